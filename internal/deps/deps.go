@@ -1,0 +1,20 @@
+package deps
+import (
+ _ "github.com/twmb/franz-go/pkg/kgo"
+ _ "github.com/twmb/franz-go/pkg/sr"
+ _ "github.com/twmb/franz-go/pkg/kadm"
+ _ "github.com/twmb/franz-go/pkg/kfake"
+ _ "github.com/linkedin/goavro/v2"
+ _ "github.com/parquet-go/parquet-go"
+ _ "github.com/aws/aws-sdk-go-v2/config"
+ _ "github.com/aws/aws-sdk-go-v2/service/s3"
+ _ "github.com/aws/aws-sdk-go-v2/credentials"
+ _ "github.com/johannesboyne/gofakes3"
+ _ "github.com/johannesboyne/gofakes3/backend/s3mem"
+ _ "github.com/prometheus/client_golang/prometheus"
+ _ "go.yaml.in/yaml/v3"
+ _ "github.com/stretchr/testify/require"
+ _ "github.com/RoaringBitmap/roaring/v2"
+ _ "github.com/google/uuid"
+ _ "golang.org/x/sync/errgroup"
+)
