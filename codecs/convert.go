@@ -1,0 +1,414 @@
+package codecs
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// conv selects how a goavro-decoded value becomes a row value. A switch on
+// a small enum keeps the per-value path free of indirect calls.
+type conv uint8
+
+const (
+	convPass         conv = iota // value already has its final Go type
+	convShort                    // int32 → int16
+	convByte                     // int32 → int8
+	convBytes                    // []byte copied
+	convDecimalBytes             // two's-complement bytes → Decimal
+	convDecimalText              // plain decimal string → Decimal
+	convDecimalDouble            // decimal.handling.mode=double: kept as float64
+	convBase64                   // base64 string → []byte
+	convBase64URL                // URL-safe base64 string → []byte
+	convHex                      // hex string → []byte
+	convDate                     // int32 days, range-checked
+	convTimeMillis               // int32 ms of day → int64 µs
+	convTimeMicros               // int64 µs of day
+	convTimeNanos                // int64 ns of day → µs
+	convTsMillis                 // int64 ms → µs
+	convTsMicros                 // int64 µs
+	convTsNanos                  // int64 ns → µs (floor)
+	convZoned                    // ISO-8601 with offset → UTC µs
+	convString                   // string (checked for the placeholder)
+)
+
+// Connect and Debezium semantic type names (connect.name).
+const (
+	nameDecimal       = "org.apache.kafka.connect.data.Decimal"
+	nameConnectDate   = "org.apache.kafka.connect.data.Date"
+	nameConnectTime   = "org.apache.kafka.connect.data.Time"
+	nameConnectTs     = "org.apache.kafka.connect.data.Timestamp"
+	nameDate          = "io.debezium.time.Date"
+	nameTime          = "io.debezium.time.Time"
+	nameMicroTime     = "io.debezium.time.MicroTime"
+	nameNanoTime      = "io.debezium.time.NanoTime"
+	nameTimestamp     = "io.debezium.time.Timestamp"
+	nameMicroTs       = "io.debezium.time.MicroTimestamp"
+	nameNanoTs        = "io.debezium.time.NanoTimestamp"
+	nameZonedTs       = "io.debezium.time.ZonedTimestamp"
+	connectTypeInt16  = "int16"
+	connectTypeInt8   = "int8"
+	logicalDecimal    = "decimal"
+	logicalDate       = "date"
+	logicalTimeMillis = "time-millis"
+	logicalTimeMicros = "time-micros"
+	logicalTsMillis   = "timestamp-millis"
+	logicalTsMicros   = "timestamp-micros"
+)
+
+// mapType picks the logical type and converter for an Avro primitive with
+// its properties (props may be nil for a bare primitive name).
+func mapType(prim string, props map[string]any, src sourceType, opts *Options) (Type, conv, error) {
+	name, _ := props["connect.name"].(string)
+	logical, _ := props["logicalType"].(string)
+	switch prim {
+	case "boolean":
+		return Type{Kind: KindBoolean}, convPass, nil
+	case "int":
+		switch {
+		case props["connect.type"] == connectTypeInt16:
+			return Type{Kind: KindShort}, convShort, nil
+		case props["connect.type"] == connectTypeInt8:
+			return Type{Kind: KindByte}, convByte, nil
+		case name == nameDate || name == nameConnectDate || logical == logicalDate:
+			return Type{Kind: KindDate}, convDate, nil
+		case name == nameTime || name == nameConnectTime || logical == logicalTimeMillis:
+			return Type{Kind: KindTime}, convTimeMillis, nil
+		}
+		return Type{Kind: KindInteger}, convPass, nil
+	case "long":
+		switch {
+		case name == nameTimestamp || name == nameConnectTs || logical == logicalTsMillis:
+			return Type{Kind: KindTimestampNTZ}, convTsMillis, nil
+		case name == nameMicroTs || logical == logicalTsMicros:
+			return Type{Kind: KindTimestampNTZ}, convTsMicros, nil
+		case name == nameNanoTs:
+			return Type{Kind: KindTimestampNTZ}, convTsNanos, nil
+		case name == nameMicroTime || logical == logicalTimeMicros:
+			return Type{Kind: KindTime}, convTimeMicros, nil
+		case name == nameNanoTime:
+			return Type{Kind: KindTime}, convTimeNanos, nil
+		}
+		return Type{Kind: KindLong}, convPass, nil
+	case "float":
+		return Type{Kind: KindFloat}, convPass, nil
+	case "double":
+		if src.isDecimal() {
+			// decimal.handling.mode=double: the exact value is already gone.
+			return Type{Kind: KindDouble}, convDecimalDouble, nil
+		}
+		return Type{Kind: KindDouble}, convPass, nil
+	case "bytes":
+		if name == nameDecimal || logical == logicalDecimal {
+			p, s, err := decimalShape(props)
+			if err != nil {
+				return Type{}, 0, err
+			}
+			return DecimalType(p, s), convDecimalBytes, nil
+		}
+		return Type{Kind: KindBinary}, convBytes, nil
+	case "string":
+		switch {
+		case name == nameZonedTs:
+			return Type{Kind: KindTimestamp}, convZoned, nil
+		case src.isDecimal():
+			p, s := src.decimalShape()
+			if p < 1 || p > MaxDecimalPrecision || s < 0 || s > p {
+				return Type{}, 0, fmt.Errorf("%w: decimal(%d,%d)", ErrUnsupportedSchema, p, s)
+			}
+			return DecimalType(p, s), convDecimalText, nil
+		case src.isBinary() && opts.BinaryHandling != BinaryBytes:
+			switch opts.BinaryHandling {
+			case BinaryBase64:
+				return Type{Kind: KindBinary}, convBase64, nil
+			case BinaryBase64URL:
+				return Type{Kind: KindBinary}, convBase64URL, nil
+			case BinaryHex:
+				return Type{Kind: KindBinary}, convHex, nil
+			}
+		}
+		return Type{Kind: KindString}, convString, nil
+	case "enum":
+		return Type{}, 0, fmt.Errorf("%w: avro enum", ErrUnsupportedSchema)
+	}
+	return Type{}, 0, fmt.Errorf("%w: avro type %q", ErrUnsupportedSchema, prim)
+}
+
+// decimalShape reads precision and scale of a Connect decimal. A missing
+// precision (AvroData then assumes 64) becomes 38, Delta's maximum; values
+// wider than that fail per value with a RangeError.
+func decimalShape(props map[string]any) (p, s int, err error) {
+	params, _ := props["connect.parameters"].(map[string]any)
+	s, okS := intProp(props["scale"])
+	if !okS {
+		if v, ok := params["scale"].(string); ok {
+			s, okS = atoi(v)
+		}
+	}
+	p, okP := intProp(props["precision"])
+	if !okP {
+		if v, ok := params["connect.decimal.precision"].(string); ok {
+			p, okP = atoi(v)
+		}
+	}
+	if !okP || p > MaxDecimalPrecision {
+		p = MaxDecimalPrecision
+	}
+	if s < 0 || s > p || p < 1 {
+		return 0, 0, fmt.Errorf("%w: decimal(%d,%d)", ErrUnsupportedSchema, p, s)
+	}
+	return p, s, nil
+}
+
+func intProp(v any) (int, bool) {
+	f, ok := v.(float64) // encoding/json's number type
+	if !ok || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// Delta's (Spark's) supported range: 0001-01-01 through 9999-12-31.
+const (
+	minDays   = -719162
+	maxDays   = 2932896
+	minMicros = -62135596800 * 1_000_000
+	maxMicros = 253402300800*1_000_000 - 1
+	dayMicros = 86400 * 1_000_000
+)
+
+// placeholders holds every rendering of the unavailable-value marker.
+type placeholders struct {
+	text    string
+	raw     []byte
+	encoded [3]string // base64, base64url, hex renderings of raw
+}
+
+func newPlaceholders(p string) placeholders {
+	raw := []byte(p)
+	return placeholders{
+		text: p,
+		raw:  raw,
+		encoded: [3]string{
+			base64.StdEncoding.EncodeToString(raw),
+			base64.URLEncoding.EncodeToString(raw),
+			hex.EncodeToString(raw),
+		},
+	}
+}
+
+func (p *placeholders) matchString(s string) bool {
+	if len(s) < len(p.text) {
+		return false
+	}
+	return s == p.text || s == p.encoded[0] || s == p.encoded[1] || s == p.encoded[2]
+}
+
+// errUnavailable is an internal signal, never returned to callers.
+var errUnavailable = fmt.Errorf("unavailable")
+
+// value converts one goavro-decoded, union-unwrapped, non-nil value.
+// It returns errUnavailable for the placeholder.
+func (c *Column) value(v any, ph *placeholders) (any, error) {
+	switch c.conv {
+	case convPass:
+		if !sameGoType(c.Type.Kind, v) {
+			return nil, c.typeErr(v)
+		}
+		return v, nil
+	case convString:
+		s, ok := v.(string)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if ph.matchString(s) {
+			return nil, errUnavailable
+		}
+		return v, nil
+	case convShort:
+		n, ok := v.(int32)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return nil, c.rangeErr(strconv.Itoa(int(n)))
+		}
+		return int16(n), nil
+	case convByte:
+		n, ok := v.(int32)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if n < math.MinInt8 || n > math.MaxInt8 {
+			return nil, c.rangeErr(strconv.Itoa(int(n)))
+		}
+		return int8(n), nil
+	case convBytes:
+		b, ok := v.([]byte)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if bytes.Equal(b, ph.raw) {
+			return nil, errUnavailable
+		}
+		// goavro aliases the record buffer; a Change owns its data.
+		return bytes.Clone(b), nil
+	case convDecimalBytes:
+		b, ok := v.([]byte)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		d, ok := DecimalFromBytes(b, c.Type.Scale)
+		if !ok || !d.FitsPrecision(c.Type.Precision) {
+			return nil, c.rangeErr("0x" + hex.EncodeToString(b))
+		}
+		return d, nil
+	case convDecimalText:
+		s, ok := v.(string)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if ph.matchString(s) {
+			return nil, errUnavailable
+		}
+		d, err := ParseDecimal(s, c.Type.Scale)
+		if err != nil || !d.FitsPrecision(c.Type.Precision) {
+			return nil, c.rangeErr(strconv.Quote(s))
+		}
+		return d, nil
+	case convDecimalDouble:
+		if _, ok := v.(float64); !ok {
+			return nil, c.typeErr(v)
+		}
+		return v, nil
+	case convBase64, convBase64URL, convHex:
+		s, ok := v.(string)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if ph.matchString(s) {
+			return nil, errUnavailable
+		}
+		var b []byte
+		var err error
+		switch c.conv {
+		case convBase64:
+			b, err = base64.StdEncoding.DecodeString(s)
+		case convBase64URL:
+			b, err = base64.URLEncoding.DecodeString(s)
+		default:
+			b, err = hex.DecodeString(s)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: %v", ErrBadBody, c.Name, err)
+		}
+		return b, nil
+	case convDate:
+		n, ok := v.(int32)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if n < minDays || n > maxDays {
+			return nil, c.rangeErr(strconv.Itoa(int(n)) + " days")
+		}
+		return v, nil
+	case convTimeMillis:
+		n, ok := v.(int32)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		return c.timeOfDay(int64(n)*1000, strconv.Itoa(int(n))+"ms")
+	case convTimeMicros:
+		n, ok := v.(int64)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		return c.timeOfDay(n, strconv.FormatInt(n, 10)+"µs")
+	case convTimeNanos:
+		n, ok := v.(int64)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		return c.timeOfDay(n/1000, strconv.FormatInt(n, 10)+"ns")
+	case convTsMillis:
+		n, ok := v.(int64)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if n < minMicros/1000 || n > maxMicros/1000 {
+			return nil, c.rangeErr(strconv.FormatInt(n, 10) + "ms")
+		}
+		return n * 1000, nil
+	case convTsMicros:
+		n, ok := v.(int64)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		if n < minMicros || n > maxMicros {
+			return nil, c.rangeErr(strconv.FormatInt(n, 10) + "µs")
+		}
+		return v, nil
+	case convTsNanos:
+		n, ok := v.(int64)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		// Floor, not round: truncating the 100 ns digit keeps the value in
+		// the same second, minute and day (and never past 9999-12-31).
+		us := n / 1000
+		if n%1000 < 0 {
+			us--
+		}
+		return us, nil // every int64 ns count is inside Delta's range
+	case convZoned:
+		s, ok := v.(string)
+		if !ok {
+			return nil, c.typeErr(v)
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: zoned timestamp %q: %v", ErrBadBody, c.Name, s, err)
+		}
+		us := t.UnixMicro()
+		if us < minMicros || us > maxMicros {
+			return nil, c.rangeErr(strconv.Quote(s))
+		}
+		return us, nil
+	}
+	return nil, fmt.Errorf("%w: column %q: no converter", ErrUnsupportedSchema, c.Name)
+}
+
+func (c *Column) timeOfDay(us int64, raw string) (any, error) {
+	if us < 0 || us >= dayMicros {
+		return nil, c.rangeErr(raw)
+	}
+	return us, nil
+}
+
+func (c *Column) rangeErr(raw string) error {
+	return &RangeError{Column: c.Name, Type: c.Type, Value: raw}
+}
+
+func (c *Column) typeErr(v any) error {
+	return fmt.Errorf("%w: column %q: decoded %T for %s", ErrBadBody, c.Name, v, c.Type)
+}
+
+func sameGoType(k Kind, v any) bool {
+	switch v.(type) {
+	case bool:
+		return k == KindBoolean
+	case int32:
+		return k == KindInteger
+	case int64:
+		return k == KindLong
+	case float32:
+		return k == KindFloat
+	case float64:
+		return k == KindDouble
+	}
+	return false
+}

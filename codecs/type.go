@@ -1,0 +1,112 @@
+package codecs
+
+import "strconv"
+
+// Kind is the logical kind of a column, one per Delta primitive type.
+type Kind uint8
+
+// Column kinds. Each maps 1:1 to a Delta primitive type (see [Type.DeltaName]).
+// The Go value a [Change] row holds for each kind is given in brackets; nil
+// is SQL NULL for every kind.
+const (
+	KindInvalid Kind = iota
+	KindBoolean      // [bool]
+	KindByte         // [int8]; SQL Server has no signed 8-bit type, kept for completeness
+	KindShort        // [int16]; smallint and tinyint (0..255 does not fit Delta's signed byte)
+	KindInteger      // [int32]
+	KindLong         // [int64]
+	KindFloat        // [float32]
+	KindDouble       // [float64]
+	KindDecimal      // [Decimal], precision and scale in the Type
+	KindString       // [string]
+	KindBinary       // [[]byte], never aliasing the record buffer
+	KindDate         // [int32] days since 1970-01-01
+	KindTimestamp    // [int64] microseconds since the Unix epoch, an instant (UTC)
+	KindTimestampNTZ // [int64] microseconds since 1970-01-01T00:00, a wall-clock reading
+	// KindTime is a SQL Server time(p): Delta has no time-of-day type, so it
+	// is stored as a Delta long counting microseconds since midnight
+	// [int64]; see ADR 0002.
+	KindTime
+)
+
+var kindNames = [...]string{
+	KindInvalid:      "invalid",
+	KindBoolean:      "boolean",
+	KindByte:         "byte",
+	KindShort:        "short",
+	KindInteger:      "integer",
+	KindLong:         "long",
+	KindFloat:        "float",
+	KindDouble:       "double",
+	KindDecimal:      "decimal",
+	KindString:       "string",
+	KindBinary:       "binary",
+	KindDate:         "date",
+	KindTimestamp:    "timestamp",
+	KindTimestampNTZ: "timestamp_ntz",
+	KindTime:         "time",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// MaxDecimalPrecision is the widest decimal Delta (and [Decimal]) holds.
+const MaxDecimalPrecision = 38
+
+// Type is a column's logical type. Precision and Scale are set only for
+// KindDecimal.
+type Type struct {
+	Kind      Kind
+	Precision int
+	Scale     int
+}
+
+// DecimalType returns decimal(p,s).
+func DecimalType(p, s int) Type { return Type{Kind: KindDecimal, Precision: p, Scale: s} }
+
+// DeltaName returns the type as written in a Delta schema string:
+// "long", "decimal(19,4)", "timestamp_ntz", ... A time of day is a "long".
+func (t Type) DeltaName() string {
+	switch t.Kind {
+	case KindDecimal:
+		return "decimal(" + strconv.Itoa(t.Precision) + "," + strconv.Itoa(t.Scale) + ")"
+	case KindTime:
+		return "long"
+	}
+	return t.Kind.String()
+}
+
+func (t Type) String() string {
+	if t.Kind == KindTime {
+		return "time"
+	}
+	return t.DeltaName()
+}
+
+// Widens reports whether every value of type from is exactly representable
+// in t, so a column of type from can be changed to t without rewriting data
+// in a way that loses information.
+func (t Type) Widens(from Type) bool {
+	if t == from {
+		return true
+	}
+	switch from.Kind {
+	case KindByte:
+		return t.Kind == KindShort || t.Kind == KindInteger || t.Kind == KindLong
+	case KindShort:
+		return t.Kind == KindInteger || t.Kind == KindLong
+	case KindInteger:
+		return t.Kind == KindLong
+	case KindFloat:
+		return t.Kind == KindDouble
+	case KindDecimal:
+		// Same scale, more integer digits: every old value still fits.
+		return t.Kind == KindDecimal && t.Scale >= from.Scale &&
+			t.Precision-t.Scale >= from.Precision-from.Scale
+	}
+	return false
+}

@@ -1,0 +1,189 @@
+package deltalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// commitInfoKnown lists the JSON keys CommitInfo models; everything else goes to Extra.
+var commitInfoKnown = [...]string{
+	"timestamp", "inCommitTimestamp", "operation", "operationParameters", "operationMetrics",
+	"readVersion", "isolationLevel", "isBlindAppend", "engineInfo", "txnId",
+}
+
+// commitInfoFields mirrors CommitInfo without its methods, to reuse the struct tags.
+type commitInfoFields CommitInfo
+
+// MarshalJSON writes the modelled fields and then Extra, which never overrides them.
+func (ci CommitInfo) MarshalJSON() ([]byte, error) {
+	known, err := json.Marshal(commitInfoFields(ci))
+	if err != nil {
+		return nil, err
+	}
+	if len(ci.Extra) == 0 {
+		return known, nil
+	}
+	m := make(map[string]json.RawMessage, len(ci.Extra)+len(commitInfoKnown))
+	for k, v := range ci.Extra {
+		m[k] = v
+	}
+	var km map[string]json.RawMessage
+	if err := json.Unmarshal(known, &km); err != nil {
+		return nil, err
+	}
+	for k, v := range km {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the modelled fields leniently: a writer that puts a number where
+// Spark puts a string (delta-rs writes numeric metrics) must not make the log unreadable,
+// so such values are kept in Extra verbatim instead.
+func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	*ci = CommitInfo{}
+	for k, v := range all {
+		if !isKnownCommitInfoKey(k) || !decodeCommitInfoField(ci, k, v) {
+			if ci.Extra == nil {
+				ci.Extra = make(map[string]json.RawMessage)
+			}
+			ci.Extra[k] = v
+		}
+	}
+	return nil
+}
+
+func isKnownCommitInfoKey(k string) bool {
+	for _, n := range commitInfoKnown {
+		if n == k {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeCommitInfoField decodes one modelled key; false means its JSON type did not fit.
+func decodeCommitInfoField(ci *CommitInfo, k string, v json.RawMessage) bool {
+	one := func(dst any) bool { return json.Unmarshal(v, dst) == nil }
+	switch k {
+	case "timestamp":
+		return one(&ci.Timestamp)
+	case "inCommitTimestamp":
+		return one(&ci.InCommitTimestamp)
+	case "operation":
+		return one(&ci.Operation)
+	case "operationParameters":
+		return one(&ci.OperationParameters)
+	case "operationMetrics":
+		return one(&ci.OperationMetrics)
+	case "readVersion":
+		return one(&ci.ReadVersion)
+	case "isolationLevel":
+		return one(&ci.IsolationLevel)
+	case "isBlindAppend":
+		return one(&ci.IsBlindAppend)
+	case "engineInfo":
+		return one(&ci.EngineInfo)
+	case "txnId":
+		return one(&ci.TxnID)
+	}
+	return false
+}
+
+// errEmptyCommit marks a commit file with no actions at all; it cannot be a finished commit.
+var errEmptyCommit = errors.New("deltalog: commit file is empty")
+
+// maxLogLine bounds one JSON line; larger lines are treated as corrupt rather than
+// buffered without limit.
+const maxLogLine = 256 << 20
+
+// ParseLogLine decodes one line of a commit file. Unknown action kinds give an Action with
+// no field set (ok=false), which callers skip as the protocol requires.
+func ParseLogLine(line []byte) (a Action, ok bool, err error) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return Action{}, false, nil
+	}
+	if len(line) > maxLogLine {
+		return Action{}, false, fmt.Errorf("deltalog: log line of %d bytes exceeds limit", len(line))
+	}
+	if line[0] != '{' {
+		return Action{}, false, fmt.Errorf("deltalog: log line is not a JSON object")
+	}
+	if err := json.Unmarshal(line, &a); err != nil {
+		return Action{}, false, err
+	}
+	return a, a.kind() != "", nil
+}
+
+// parseCommit decodes a whole commit file. Any undecodable line, or a file whose last line
+// is cut short, is reported as *CorruptFileError naming path.
+func parseCommit(path string, data []byte) ([]Action, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &CorruptFileError{Path: path, Err: errEmptyCommit}
+	}
+	actions := make([]Action, 0, bytes.Count(data, []byte{'\n'})+1)
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		line, rest, _ := bytes.Cut(data, []byte{'\n'})
+		data = rest
+		a, ok, err := ParseLogLine(line)
+		if err != nil {
+			return nil, &CorruptFileError{Path: path, Err: fmt.Errorf("line %d: %w", lineNo, err)}
+		}
+		if ok {
+			actions = append(actions, a)
+		}
+	}
+	return actions, nil
+}
+
+// encodeCommit writes actions as newline-delimited JSON, one action per line.
+func encodeCommit(actions []Action) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i, a := range actions {
+		if a.kind() == "" {
+			return nil, fmt.Errorf("deltalog: action %d has no field set", i)
+		}
+		if err := enc.Encode(a); err != nil {
+			return nil, fmt.Errorf("encoding action %d (%s): %w", i, a.kind(), err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// kind names the set field of an Action, or "" when none is (an unknown action).
+func (a *Action) kind() string {
+	switch {
+	case a.CommitInfo != nil:
+		return "commitInfo"
+	case a.Protocol != nil:
+		return "protocol"
+	case a.Metadata != nil:
+		return "metaData"
+	case a.Add != nil:
+		return "add"
+	case a.Remove != nil:
+		return "remove"
+	case a.Txn != nil:
+		return "txn"
+	case a.CDC != nil:
+		return "cdc"
+	case a.DomainMetadata != nil:
+		return "domainMetadata"
+	case a.CheckpointMetadata != nil:
+		return "checkpointMetadata"
+	case a.Sidecar != nil:
+		return "sidecar"
+	}
+	return ""
+}

@@ -1,0 +1,215 @@
+package datafile
+
+import (
+	"fmt"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// leafKind says how a Go value becomes a Parquet value.
+type leafKind uint8
+
+const (
+	leafBool leafKind = iota
+	leafInt8
+	leafInt16
+	leafInt32
+	leafInt64
+	leafFloat
+	leafDouble
+	leafString
+	leafBinary
+	leafDate
+	leafTimestamp
+	leafTimestampNTZ
+	leafDecimal32
+	leafDecimal64
+	leafDecimalFixed
+)
+
+// nodeKind distinguishes leaves from the three nested shapes.
+type nodeKind uint8
+
+const (
+	nodeLeaf nodeKind = iota
+	nodeStruct
+	nodeList
+	nodeMap
+)
+
+// wnode is the write plan of one schema node: its Dremel levels, its leaf column and,
+// for the columns that get statistics, the collector.
+type wnode struct {
+	kind     nodeKind
+	leaf     leafKind
+	path     string // logical dotted path, for errors
+	optional bool
+	def      uint8 // definition level when this node is non-null
+	repDef   uint8 // list/map: definition level when an element exists
+	rep      uint8 // list/map: repetition level of the repeated group
+	col      int   // leaf: Parquet column index
+	children []*wnode
+	typ      deltalog.Type
+
+	// decimal parameters
+	scale    int
+	limit    Decimal
+	fixedLen int
+
+	stats *colStats // nil unless the column is indexed for data skipping
+}
+
+// planOptions select which columns collect statistics.
+type planOptions struct {
+	mode        mappingMode
+	numIndexed  int             // -1 means all
+	statsPaths  map[string]bool // logical dotted paths; overrides numIndexed when non-nil
+	statsLeaves *[]*colStats
+}
+
+// buildPlan builds the plan for the data fields; the returned root is a required struct.
+func buildPlan(fields []deltalog.StructField, o planOptions) (*wnode, int, error) {
+	b := planBuilder{opts: o}
+	root := &wnode{kind: nodeStruct}
+	for i := range fields {
+		f := &fields[i]
+		c, err := b.node(f.Type, f.Nullable, 0, 0, f.Name, []string{physicalName(f, o.mode)}, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		root.children = append(root.children, c)
+	}
+	return root, b.cols, nil
+}
+
+type planBuilder struct {
+	opts  planOptions
+	cols  int
+	units int // stats-eligible units seen so far, in schema order
+}
+
+// node builds the plan for one field. parentDef and parentRep are the levels of the
+// enclosing node; repeated is true below a list or map, where no statistics are kept.
+func (b *planBuilder) node(t deltalog.Type, nullable bool, parentDef, parentRep uint8, path string, phys []string, repeated bool) (*wnode, error) {
+	n := &wnode{path: path, optional: nullable, def: parentDef, typ: t}
+	if nullable {
+		n.def++
+	}
+	switch t := t.(type) {
+	case *deltalog.StructType:
+		n.kind = nodeStruct
+		for i := range t.Fields {
+			f := &t.Fields[i]
+			c, err := b.node(f.Type, f.Nullable, n.def, parentRep, path+"."+f.Name, append(phys[:len(phys):len(phys)], physicalName(f, b.opts.mode)), repeated)
+			if err != nil {
+				return nil, err
+			}
+			n.children = append(n.children, c)
+		}
+		return n, nil
+	case *deltalog.ArrayType:
+		n.kind = nodeList
+		b.collect(n, phys, path, repeated)
+		n.repDef, n.rep = n.def+1, parentRep+1
+		e, err := b.node(t.ElementType, t.ContainsNull, n.repDef, n.rep, path+".element", nil, true)
+		if err != nil {
+			return nil, err
+		}
+		n.children = []*wnode{e}
+		return n, nil
+	case *deltalog.MapType:
+		n.kind = nodeMap
+		b.collect(n, phys, path, repeated)
+		n.repDef, n.rep = n.def+1, parentRep+1
+		k, err := b.node(t.KeyType, false, n.repDef, n.rep, path+".key", nil, true)
+		if err != nil {
+			return nil, err
+		}
+		v, err := b.node(t.ValueType, t.ValueContainsNull, n.repDef, n.rep, path+".value", nil, true)
+		if err != nil {
+			return nil, err
+		}
+		n.children = []*wnode{k, v}
+		return n, nil
+	case deltalog.DecimalType:
+		n.kind, n.scale, n.limit = nodeLeaf, t.Scale, decimalLimit(t.Precision)
+		switch {
+		case t.Precision <= 9:
+			n.leaf = leafDecimal32
+		case t.Precision <= 18:
+			n.leaf = leafDecimal64
+		default:
+			n.leaf, n.fixedLen = leafDecimalFixed, decimalBytes(t.Precision)
+		}
+	case deltalog.PrimitiveType:
+		n.kind = nodeLeaf
+		k, ok := primitiveLeaf[t]
+		if !ok {
+			return nil, fmt.Errorf("datafile: column %s: unsupported type %q", path, string(t))
+		}
+		n.leaf = k
+	default:
+		return nil, fmt.Errorf("datafile: column %s: unsupported type %v", path, t)
+	}
+	n.col = b.cols
+	b.cols++
+	b.collect(n, phys, path, repeated)
+	return n, nil
+}
+
+var primitiveLeaf = map[deltalog.PrimitiveType]leafKind{
+	deltalog.TypeBoolean:      leafBool,
+	deltalog.TypeByte:         leafInt8,
+	deltalog.TypeShort:        leafInt16,
+	deltalog.TypeInteger:      leafInt32,
+	deltalog.TypeLong:         leafInt64,
+	deltalog.TypeFloat:        leafFloat,
+	deltalog.TypeDouble:       leafDouble,
+	deltalog.TypeString:       leafString,
+	deltalog.TypeBinary:       leafBinary,
+	deltalog.TypeDate:         leafDate,
+	deltalog.TypeTimestamp:    leafTimestamp,
+	deltalog.TypeTimestampNTZ: leafTimestampNTZ,
+}
+
+// collect attaches a statistics collector to a stats unit (a primitive leaf, or a whole
+// array or map, outside any repeated group) if it is among the indexed columns.
+func (b *planBuilder) collect(n *wnode, phys []string, path string, repeated bool) {
+	if repeated {
+		return
+	}
+	idx := b.units
+	b.units++
+	if b.opts.statsPaths != nil {
+		if !pathSelected(b.opts.statsPaths, path) {
+			return
+		}
+	} else if b.opts.numIndexed >= 0 && idx >= b.opts.numIndexed {
+		return
+	}
+	n.stats = &colStats{path: phys, leaf: n.leaf, scale: n.scale, minmax: n.kind == nodeLeaf && minMaxEligible(n.leaf)}
+	*b.opts.statsLeaves = append(*b.opts.statsLeaves, n.stats)
+}
+
+// pathSelected reports whether path or one of its parent structs is listed.
+func pathSelected(paths map[string]bool, path string) bool {
+	for {
+		if paths[path] {
+			return true
+		}
+		i := lastDot(path)
+		if i < 0 {
+			return false
+		}
+		path = path[:i]
+	}
+}
+
+func lastDot(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return i
+		}
+	}
+	return -1
+}

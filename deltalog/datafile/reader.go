@@ -1,0 +1,262 @@
+package datafile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// ReadOptions configure Read and ReadColumns.
+type ReadOptions struct {
+	// Properties is metaData.configuration; it supplies the column mapping mode.
+	Properties map[string]string
+	// PartitionColumns are the table's partition columns (logical names). When nil, the
+	// fields whose physical names are keys of add.PartitionValues are partition columns.
+	PartitionColumns []string
+	// DeletedRows, when set, are the row indexes to drop instead of those of
+	// add.DeletionVector.
+	DeletedRows *roaring64.Bitmap
+}
+
+// Read returns the live rows of the logical file add, aligned with schema's fields:
+// partition columns come from add.PartitionValues, columns the file lacks read as null,
+// and rows deleted by the file's deletion vector are left out.
+func Read(ctx context.Context, store deltalog.Store, add *deltalog.Add, schema *deltalog.StructType, opts ReadOptions) ([][]any, error) {
+	return ReadColumns(ctx, store, add, schema, nil, opts)
+}
+
+// ReadColumns is Read restricted to the named top-level columns (logical names), in that
+// order; only their Parquet columns are decoded. nil columns means all of them.
+func ReadColumns(ctx context.Context, store deltalog.Store, add *deltalog.Add, schema *deltalog.StructType, columns []string, opts ReadOptions) ([][]any, error) {
+	if add == nil || schema == nil {
+		return nil, fmt.Errorf("%w: nil add or schema", ErrSchema)
+	}
+	mode, err := parseMappingMode(opts.Properties)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := selectFields(schema, columns)
+	if err != nil {
+		return nil, err
+	}
+	key, err := objectKey(add.Path)
+	if err != nil {
+		return nil, err
+	}
+	deleted := opts.DeletedRows
+	if deleted == nil && add.DeletionVector != nil {
+		if deleted, err = loadDeletionVector(ctx, store, add.DeletionVector); err != nil {
+			return nil, fmt.Errorf("reading deletion vector of %s: %w", key, err)
+		}
+	}
+	parts, err := partitionConsts(schema, add, fields, mode, opts.PartitionColumns)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", key, err)
+	}
+	data, err := fetch(ctx, store, key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decode(ctx, data, fields, parts, mode, deleted)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, err
+		}
+		return nil, &deltalog.CorruptFileError{Path: key, Err: err}
+	}
+	return rows, nil
+}
+
+func selectFields(schema *deltalog.StructType, columns []string) ([]*deltalog.StructField, error) {
+	if columns == nil {
+		out := make([]*deltalog.StructField, len(schema.Fields))
+		for i := range schema.Fields {
+			out[i] = &schema.Fields[i]
+		}
+		return out, nil
+	}
+	out := make([]*deltalog.StructField, 0, len(columns))
+	for _, c := range columns {
+		i := fieldIndex(schema, c)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: no column %q", ErrSchema, c)
+		}
+		out = append(out, &schema.Fields[i])
+	}
+	return out, nil
+}
+
+// fieldIndex finds a top-level field, case-insensitively as Delta column names are.
+func fieldIndex(schema *deltalog.StructType, name string) int {
+	for i := range schema.Fields {
+		if schema.Fields[i].Name == name {
+			return i
+		}
+	}
+	for i := range schema.Fields {
+		if strings.EqualFold(schema.Fields[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// objectKey percent-decodes add.path into a store key; absolute URIs are not supported.
+func objectKey(p string) (string, error) {
+	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "file:") {
+		return "", fmt.Errorf("%w: absolute data file path %q", ErrSchema, p)
+	}
+	k, err := url.PathUnescape(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: bad data file path %q: %w", ErrSchema, p, err)
+	}
+	return k, nil
+}
+
+// partitionConsts parses the partition values of the selected fields; nil entries are
+// data columns.
+func partitionConsts(schema *deltalog.StructType, add *deltalog.Add, fields []*deltalog.StructField, mode mappingMode, partCols []string) ([]*rnode, error) {
+	isPart := map[string]bool{}
+	for _, c := range partCols {
+		if i := fieldIndex(schema, c); i >= 0 {
+			isPart[schema.Fields[i].Name] = true
+		}
+	}
+	out := make([]*rnode, len(fields))
+	for i, f := range fields {
+		phys := physicalName(f, mode)
+		s, inAdd := add.PartitionValues[phys]
+		if partCols != nil && !isPart[f.Name] || partCols == nil && !inAdd {
+			continue
+		}
+		v, err := ParsePartitionValue(f.Type, s)
+		if err != nil {
+			return nil, fmt.Errorf("partition value of %s: %w", f.Name, err)
+		}
+		out[i] = &rnode{kind: nodeConst, constVal: v}
+	}
+	return out, nil
+}
+
+func fetch(ctx context.Context, store deltalog.Store, key string) ([]byte, error) {
+	rc, err := store.Get(ctx, key)
+	if err != nil {
+		return nil, &deltalog.CorruptFileError{Path: key, Err: fmt.Errorf("opening data file: %w", err)}
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, &deltalog.CorruptFileError{Path: key, Err: fmt.Errorf("reading data file: %w", err)}
+	}
+	return data, nil
+}
+
+// decode parses one Parquet file and assembles the selected rows. parquet-go can panic on
+// malformed input, so a panic becomes an error here, at the boundary.
+func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, parts []*rnode, mode mappingMode, deleted *roaring64.Bitmap) (rows [][]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rows, err = nil, fmt.Errorf("malformed parquet: %v", r)
+		}
+	}()
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, err
+	}
+	p := &planner{mode: mode, byCol: map[int]int{}}
+	top := make([]*rnode, len(fields))
+	for i, fd := range fields {
+		if parts[i] != nil {
+			top[i] = parts[i]
+			continue
+		}
+		c := p.findColumn(f.Root(), fd)
+		if c == nil {
+			top[i] = &rnode{kind: nodeNull}
+			continue
+		}
+		if top[i], err = p.field(fd.Type, c); err != nil {
+			return nil, err
+		}
+	}
+	numRows := f.NumRows()
+	if numRows < 0 {
+		return nil, errors.New("negative row count")
+	}
+	for _, l := range p.leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := l.read(numRows); err != nil {
+			return nil, fmt.Errorf("column %s: %w", strings.Join(l.col.Path(), "."), err)
+		}
+	}
+	return assemble(top, p.leaves, numRows, deleted), nil
+}
+
+// read decodes every page of the column, converting values as it goes because page
+// buffers are recycled.
+func (l *leafReader) read(numRows int64) error {
+	pages := l.col.Pages()
+	defer pages.Close()
+	buf := make([]parquet.Value, 1024)
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		vr := page.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			for _, v := range buf[:n] {
+				d, r := v.DefinitionLevel(), v.RepetitionLevel()
+				var x any
+				if d == l.maxDef && l.conv != nil && !v.IsNull() {
+					if x, err = l.conv(v); err != nil {
+						parquet.Release(page)
+						return err
+					}
+				}
+				l.vals = append(l.vals, x)
+				l.def = append(l.def, uint8(d))
+				l.rep = append(l.rep, uint8(r))
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				parquet.Release(page)
+				return err
+			}
+		}
+		parquet.Release(page)
+	}
+	if l.col.MaxRepetitionLevel() == 0 {
+		if int64(len(l.vals)) != numRows {
+			return fmt.Errorf("%d values for %d rows", len(l.vals), numRows)
+		}
+		return nil
+	}
+	for i, r := range l.rep {
+		if r == 0 {
+			l.starts = append(l.starts, i)
+		}
+	}
+	if int64(len(l.starts)) != numRows || len(l.rep) > 0 && l.rep[0] != 0 {
+		return fmt.Errorf("%d records for %d rows", len(l.starts), numRows)
+	}
+	l.starts = append(l.starts, len(l.vals))
+	return nil
+}

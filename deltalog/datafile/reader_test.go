@@ -1,0 +1,146 @@
+package datafile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+func idSchema() *deltalog.StructType {
+	return &deltalog.StructType{Fields: []deltalog.StructField{
+		field("id", deltalog.TypeLong, false),
+		field("s", deltalog.TypeString, true),
+	}}
+}
+
+func idRows(n int) [][]any {
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = []any{int64(i), "some text that takes a few bytes " + string(rune('a'+i%26))}
+	}
+	return rows
+}
+
+func TestTargetFileSizeSplits(t *testing.T) {
+	rows := idRows(20000)
+	opts := Options{Schema: idSchema(), TargetFileSize: 64 << 10, RowGroupSize: 16 << 10, Properties: map[string]string{propCodec: "uncompressed"}}
+	adds, got, s := writeRead(t, opts, rows)
+	require.Greater(t, len(adds), 3)
+	require.Equal(t, rows, got, "files hold the rows in order, none lost or repeated")
+	var total int64
+	for i, a := range adds {
+		st, ok, err := deltalog.ParseStats(a.Stats)
+		require.NoError(t, err)
+		require.True(t, ok)
+		total += st.NumRecords
+		require.Regexp(t, fmt.Sprintf(`^part-%05d-`, i), a.Path)
+		f := openFile(t, s, a)
+		require.Greater(t, len(f.RowGroups()), 1, "row group size splits each file")
+		require.Less(t, a.Size, int64(2*opts.TargetFileSize))
+	}
+	require.Equal(t, int64(len(rows)), total)
+}
+
+func TestEmptyWriteMakesNoRows(t *testing.T) {
+	adds, got, _ := writeRead(t, Options{Schema: idSchema()}, nil)
+	require.Len(t, adds, 1, "an empty write still yields one (empty) file")
+	require.Empty(t, got)
+	require.JSONEq(t, `{"numRecords":0,"nullCount":{"id":0,"s":0}}`, adds[0].Stats)
+}
+
+func TestReadAppliesDeletedRows(t *testing.T) {
+	rows := idRows(10)
+	s := newStore()
+	w, err := NewWriter(Options{Schema: idSchema()})
+	require.NoError(t, err)
+	adds, err := w.Write(t.Context(), s, rows)
+	require.NoError(t, err)
+	got, err := ReadColumns(t.Context(), s, &adds[0], idSchema(), []string{"id"}, ReadOptions{DeletedRows: roaring64.BitmapOf(0, 3, 9, 100)})
+	require.NoError(t, err)
+	require.Equal(t, [][]any{{int64(1)}, {int64(2)}, {int64(4)}, {int64(5)}, {int64(6)}, {int64(7)}, {int64(8)}}, got)
+}
+
+func TestReadErrorsNameTheFile(t *testing.T) {
+	s := newStore()
+	w, err := NewWriter(Options{Schema: idSchema()})
+	require.NoError(t, err)
+	adds, err := w.Write(t.Context(), s, idRows(100))
+	require.NoError(t, err)
+	good := fileBytes(t, s, adds[0].Path)
+
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"empty", []byte{}},
+		{"truncated", good[:len(good)/2]},
+		{"no footer", good[:len(good)-8]},
+		{"garbage", bytes.Repeat([]byte("PAR1"), 64)},
+		{"flipped page bytes", flip(good, 40)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, s.Put(t.Context(), "bad.parquet", tc.data))
+			_, err := Read(t.Context(), s, &deltalog.Add{Path: "bad.parquet"}, idSchema(), ReadOptions{})
+			if tc.name == "flipped page bytes" && err == nil {
+				return // a flip inside a value can still decode; the point is no panic
+			}
+			var cf *deltalog.CorruptFileError
+			require.ErrorAs(t, err, &cf)
+			require.Equal(t, "bad.parquet", cf.Path)
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		_, err := Read(t.Context(), s, &deltalog.Add{Path: "gone%20away.parquet"}, idSchema(), ReadOptions{})
+		var cf *deltalog.CorruptFileError
+		require.ErrorAs(t, err, &cf)
+		require.Equal(t, "gone away.parquet", cf.Path)
+		require.ErrorIs(t, err, deltalog.ErrNotExist)
+	})
+	t.Run("type mismatch", func(t *testing.T) {
+		other := &deltalog.StructType{Fields: []deltalog.StructField{field("id", deltalog.TypeString, false)}}
+		_, err := Read(t.Context(), s, &adds[0], other, ReadOptions{})
+		require.ErrorIs(t, err, ErrSchema)
+	})
+	t.Run("canceled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		_, err := Read(ctx, s, &adds[0], idSchema(), ReadOptions{})
+		require.True(t, errors.Is(err, context.Canceled), "got %v", err)
+	})
+}
+
+func fileBytes(t *testing.T, s deltalog.Store, key string) []byte {
+	t.Helper()
+	rc, err := s.Get(t.Context(), key)
+	require.NoError(t, err)
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	return b
+}
+
+func flip(b []byte, at int) []byte {
+	out := append([]byte{}, b...)
+	for i := at; i < at+16 && i < len(out); i++ {
+		out[i] ^= 0xff
+	}
+	return out
+}
+
+func TestWriteCanceled(t *testing.T) {
+	w, err := NewWriter(Options{Schema: idSchema()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = w.Write(ctx, newStore(), idRows(10))
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -1,0 +1,346 @@
+package datafile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// Defaults of Options.
+const (
+	DefaultTargetFileSize = 128 << 20
+	DefaultRowGroupSize   = 64 << 20
+	propDeletionVectors   = "delta.enableDeletionVectors"
+	writeBatchRows        = 256
+)
+
+// Options configure a Writer.
+type Options struct {
+	// Schema is the table schema (logical names). Required.
+	Schema *deltalog.StructType
+	// PartitionColumns are top-level logical column names, as in metaData.
+	PartitionColumns []string
+	// Properties is metaData.configuration: it supplies the codec
+	// (delta.parquet.compression.codec, default DefaultCodec), column mapping,
+	// statistics columns and whether deletion vectors are enabled (tightBounds).
+	Properties map[string]string
+	// TargetFileSize starts a new file once a file reaches about this many bytes
+	// (estimated before compression, so files come out smaller). Default 128 MiB.
+	TargetFileSize int64
+	// RowGroupSize closes a row group at about this many buffered bytes. Default 64 MiB.
+	RowGroupSize int64
+	// NoDataChange marks the adds dataChange=false (compaction, rewrites that keep rows).
+	NoDataChange bool
+	// Now stamps modificationTime; default time.Now.
+	Now func() time.Time
+}
+
+// Writer writes rows as Parquet data files and describes them as add actions. A Writer
+// is not safe for concurrent use; it reuses its buffers between calls.
+type Writer struct {
+	opts      Options
+	mode      mappingMode
+	schema    *parquet.Schema
+	codec     codec
+	plan      *wnode
+	shred     *shredder
+	stats     []*colStats
+	tight     bool
+	dataIdx   []int // schema field index of each data column
+	partIdx   []int // schema field index of each partition column
+	partNames []string
+	partTypes []deltalog.Type
+	pw        *parquet.Writer
+	buf       bytes.Buffer
+	rows      []parquet.Row
+	dataRow   []any
+}
+
+// NewWriter validates the options and prepares the Parquet schema and statistics plan.
+func NewWriter(opts Options) (*Writer, error) {
+	if opts.Schema == nil || len(opts.Schema.Fields) == 0 {
+		return nil, fmt.Errorf("%w: empty table schema", ErrSchema)
+	}
+	if opts.TargetFileSize <= 0 {
+		opts.TargetFileSize = DefaultTargetFileSize
+	}
+	if opts.RowGroupSize <= 0 {
+		opts.RowGroupSize = DefaultRowGroupSize
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	mode, err := parseMappingMode(opts.Properties)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{opts: opts, mode: mode, tight: opts.Properties[propDeletionVectors] == "true"}
+	if w.codec, err = codecFor(opts.Properties[propCodec]); err != nil {
+		return nil, err
+	}
+	isPart := map[string]int{}
+	for _, p := range opts.PartitionColumns {
+		isPart[p] = -1
+	}
+	var data []deltalog.StructField
+	for i := range opts.Schema.Fields {
+		f := &opts.Schema.Fields[i]
+		if _, ok := isPart[f.Name]; ok {
+			isPart[f.Name] = i
+			continue
+		}
+		w.dataIdx = append(w.dataIdx, i)
+		data = append(data, *f)
+	}
+	for _, p := range opts.PartitionColumns {
+		i := isPart[p]
+		if i < 0 {
+			return nil, fmt.Errorf("%w: partition column %q not in schema", ErrSchema, p)
+		}
+		f := &opts.Schema.Fields[i]
+		switch f.Type.(type) {
+		case deltalog.PrimitiveType, deltalog.DecimalType:
+		default:
+			return nil, fmt.Errorf("%w: partition column %q has nested type %s", ErrSchema, p, f.Type)
+		}
+		w.partIdx = append(w.partIdx, i)
+		w.partNames = append(w.partNames, physicalName(f, mode))
+		w.partTypes = append(w.partTypes, f.Type)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: every column is a partition column", ErrSchema)
+	}
+	if w.schema, err = parquetSchema(data, mode); err != nil {
+		return nil, err
+	}
+	po := planOptions{mode: mode, numIndexed: defaultNumIndexed, statsLeaves: &w.stats}
+	if s := opts.Properties[propStatsColumns]; s != "" {
+		po.statsPaths = parseStatsColumns(s)
+	} else if s := opts.Properties[propNumIndexedCols]; s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < -1 {
+			return nil, fmt.Errorf("%w: bad %s %q", ErrSchema, propNumIndexedCols, s)
+		}
+		po.numIndexed = n
+	}
+	root, ncols, err := buildPlan(data, po)
+	if err != nil {
+		return nil, err
+	}
+	w.plan = root
+	w.shred = newShredder(root, ncols)
+	w.dataRow = make([]any, len(data))
+	w.pw = parquet.NewWriter(&w.buf, w.schema,
+		parquet.Compression(w.codec.Codec),
+		parquet.CreatedBy("cdc2delta", "", ""),
+		parquet.PageBufferSize(1<<20),
+	)
+	return w, nil
+}
+
+// Write stores rows (aligned with the schema fields, partition columns included) as one
+// or more new data files and returns their add actions. Nothing is committed: the caller
+// puts the adds in a commit. On error some files may already exist; they are orphans
+// VACUUM removes.
+func (w *Writer) Write(ctx context.Context, store deltalog.Store, rows [][]any) (adds []deltalog.Add, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("datafile: writing parquet: %v", r)
+		}
+	}()
+	for i, r := range rows {
+		if len(r) != len(w.opts.Schema.Fields) {
+			return nil, &ValueError{Row: i, Column: "*", Err: fmt.Errorf("%w: row has %d values, schema %d columns", ErrSchema, len(r), len(w.opts.Schema.Fields))}
+		}
+	}
+	if len(w.partIdx) == 0 {
+		idx := make([]int, len(rows))
+		for i := range idx {
+			idx[i] = i
+		}
+		return w.writeGroup(ctx, store, rows, idx, nil)
+	}
+	groups, values, err := w.groupByPartition(rows)
+	if err != nil {
+		return nil, err
+	}
+	for g, idx := range groups {
+		a, err := w.writeGroup(ctx, store, rows, idx, values[g])
+		adds = append(adds, a...)
+		if err != nil {
+			return adds, err
+		}
+	}
+	return adds, nil
+}
+
+// groupByPartition splits row indices by partition tuple, in order of first appearance.
+func (w *Writer) groupByPartition(rows [][]any) ([][]int, [][]*string, error) {
+	var groups [][]int
+	var values [][]*string
+	seen := map[string]int{}
+	var key []byte
+	for i, r := range rows {
+		key = key[:0]
+		vals := make([]*string, len(w.partIdx))
+		for j, fi := range w.partIdx {
+			s, err := PartitionValue(w.partTypes[j], r[fi])
+			if err != nil {
+				return nil, nil, &ValueError{Row: i, Column: w.opts.Schema.Fields[fi].Name, Err: err}
+			}
+			if s == nil && !w.opts.Schema.Fields[fi].Nullable {
+				return nil, nil, &ValueError{Row: i, Column: w.opts.Schema.Fields[fi].Name, Err: ErrNull}
+			}
+			vals[j] = s
+			if s == nil {
+				key = append(key, 0)
+			} else {
+				key = strconv.AppendInt(append(key, 1), int64(len(*s)), 10)
+				key = append(append(key, ':'), *s...)
+			}
+		}
+		g, ok := seen[string(key)]
+		if !ok {
+			g = len(groups)
+			seen[string(key)] = g
+			groups = append(groups, nil)
+			values = append(values, vals)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups, values, nil
+}
+
+// writeGroup writes the rows idx of one partition into as many files as the target size needs.
+func (w *Writer) writeGroup(ctx context.Context, store deltalog.Store, rows [][]any, idx []int, part []*string) ([]deltalog.Add, error) {
+	var adds []deltalog.Add
+	for len(idx) > 0 || len(adds) == 0 {
+		n, err := w.fill(ctx, rows, idx)
+		if err != nil {
+			return adds, err
+		}
+		idx = idx[n:]
+		add, err := w.finish(ctx, store, part, int64(n), len(adds))
+		if err != nil {
+			return adds, err
+		}
+		adds = append(adds, add)
+		if len(idx) == 0 {
+			break
+		}
+	}
+	return adds, nil
+}
+
+// fill writes rows into a fresh file buffer until they run out or the file reaches the
+// target size, and returns how many it took.
+func (w *Writer) fill(ctx context.Context, rows [][]any, idx []int) (int, error) {
+	w.buf.Reset()
+	w.pw.Reset(&w.buf)
+	for _, s := range w.stats {
+		s.reset()
+	}
+	var rgStart int64
+	done := 0
+	for done < len(idx) {
+		if err := ctx.Err(); err != nil {
+			return done, err
+		}
+		end := min(done+writeBatchRows, len(idx))
+		// Rows are reused across batches: WriteRows copies values into column buffers.
+		if n := end - done; cap(w.rows) < n {
+			w.rows = append(w.rows[:cap(w.rows)], make([]parquet.Row, n-cap(w.rows))...)
+		}
+		w.rows = w.rows[:end-done]
+		for k := done; k < end; k++ {
+			r := rows[idx[k]]
+			for j, fi := range w.dataIdx {
+				w.dataRow[j] = r[fi]
+			}
+			row, err := w.shred.shred(w.rows[k-done][:0], w.dataRow)
+			if err != nil {
+				var ve *ValueError
+				if errors.As(err, &ve) {
+					ve.Row = idx[k]
+				}
+				return done, err
+			}
+			w.rows[k-done] = row
+		}
+		if _, err := w.pw.WriteRows(w.rows); err != nil {
+			return done, fmt.Errorf("writing parquet rows: %w", err)
+		}
+		done = end
+		size := w.pw.Size()
+		if size-rgStart >= w.opts.RowGroupSize {
+			if err := w.pw.Flush(); err != nil {
+				return done, fmt.Errorf("flushing row group: %w", err)
+			}
+			rgStart = w.pw.Size()
+		}
+		if size >= w.opts.TargetFileSize {
+			break
+		}
+	}
+	return done, nil
+}
+
+// finish closes the current file, stores it and builds its add action.
+func (w *Writer) finish(ctx context.Context, store deltalog.Store, part []*string, numRows int64, seq int) (deltalog.Add, error) {
+	if err := w.pw.Close(); err != nil {
+		return deltalog.Add{}, fmt.Errorf("closing parquet file: %w", err)
+	}
+	id, err := uuid.NewRandom()
+	if err != nil {
+		return deltalog.Add{}, fmt.Errorf("naming data file: %w", err)
+	}
+	name := fmt.Sprintf("part-%05d-%s.c000", seq, id)
+	if w.codec.tag != "" {
+		name += "." + w.codec.tag
+	}
+	name += ".parquet"
+	var dir string
+	switch {
+	case w.mode != mappingNone:
+		// Spark's layout for column-mapped tables: physical names make Hive directories
+		// meaningless, and random prefixes spread S3 load.
+		dir = randomPrefix(id) + "/"
+	case len(w.partNames) > 0:
+		dir = partitionDir(w.partNames, part)
+	}
+	key := dir + name
+	data := w.buf.Bytes()
+	if err := store.Put(ctx, key, data); err != nil {
+		return deltalog.Add{}, fmt.Errorf("storing data file %s: %w", key, err)
+	}
+	stats, err := fileStats(numRows, w.stats, w.tight)
+	if err != nil {
+		return deltalog.Add{}, err
+	}
+	pv := make(map[string]*string, len(w.partNames))
+	for i, n := range w.partNames {
+		pv[n] = part[i]
+	}
+	return deltalog.Add{
+		Path:             uriEscapePath(key),
+		PartitionValues:  pv,
+		Size:             int64(len(data)),
+		ModificationTime: w.opts.Now().UnixMilli(),
+		DataChange:       !w.opts.NoDataChange,
+		Stats:            stats,
+	}, nil
+}
+
+// randomPrefix derives a two-character alphanumeric directory from the file's UUID.
+func randomPrefix(id uuid.UUID) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	return string([]byte{alphabet[int(id[14])%len(alphabet)], alphabet[int(id[15])%len(alphabet)]})
+}

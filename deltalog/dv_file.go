@@ -1,0 +1,192 @@
+package deltalog
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/google/uuid"
+)
+
+// dvFileVersion is the first byte of every deletion vector file.
+const dvFileVersion = 1
+
+var (
+	errDVChecksum    = errors.New("deltalog: deletion vector checksum mismatch")
+	errDVCardinality = errors.New("deltalog: deletion vector cardinality mismatch")
+)
+
+// ReadDeletionVector loads the rows a deletion vector marks deleted. For file-backed
+// vectors it checks the file version, the record size against the descriptor, the
+// CRC-32 and the cardinality; any mismatch or truncation is a *CorruptFileError naming
+// the file. A missing file is a *CorruptFileError matching ErrNotExist.
+func ReadDeletionVector(ctx context.Context, s Store, dv *DeletionVector) (*roaring64.Bitmap, error) {
+	if dv == nil {
+		return nil, fmt.Errorf("%w: nil", ErrBadDeletionVector)
+	}
+	if dv.SizeInBytes < 0 || dv.Cardinality < 0 {
+		return nil, fmt.Errorf("%w: negative size or cardinality", ErrBadDeletionVector)
+	}
+	switch dv.StorageType {
+	case DVStorageInline:
+		return readInlineDV(dv)
+	case DVStorageUUID, DVStoragePath:
+	default:
+		return nil, fmt.Errorf("%w: unknown storage type %q", ErrBadDeletionVector, dv.StorageType)
+	}
+	p, err := dvPathInStore(s, dv)
+	if err != nil {
+		return nil, err
+	}
+	bm, err := readDVFile(ctx, s, p, dv)
+	if err != nil {
+		return nil, &CorruptFileError{Path: p, Err: fmt.Errorf("reading deletion vector %s: %w", dv.UniqueID(), err)}
+	}
+	return bm, nil
+}
+
+func readInlineDV(dv *DeletionVector) (*roaring64.Bitmap, error) {
+	raw, err := z85Decode(dv.PathOrInlineDV)
+	if err != nil {
+		return nil, fmt.Errorf("%w: inline: %w", ErrBadDeletionVector, err)
+	}
+	// Z85 pads the bitmap to a multiple of 4 bytes; sizeInBytes says where it ends.
+	if int(dv.SizeInBytes) > len(raw) {
+		return nil, fmt.Errorf("%w: inline: sizeInBytes %d exceeds %d decoded bytes", ErrBadDeletionVector, dv.SizeInBytes, len(raw))
+	}
+	bm, err := decodeDVBitmap(raw[:dv.SizeInBytes])
+	if err != nil {
+		return nil, fmt.Errorf("%w: inline: %w", ErrBadDeletionVector, err)
+	}
+	if got := bm.GetCardinality(); got != uint64(dv.Cardinality) {
+		return nil, fmt.Errorf("%w: inline: %w: descriptor says %d, bitmap has %d", ErrBadDeletionVector, errDVCardinality, dv.Cardinality, got)
+	}
+	return bm, nil
+}
+
+func readDVFile(ctx context.Context, s Store, p string, dv *DeletionVector) (*roaring64.Bitmap, error) {
+	rc, err := s.Get(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	r := bufio.NewReader(rc)
+
+	version, err := r.ReadByte()
+	if err != nil {
+		return nil, noEOF(err)
+	}
+	if version != dvFileVersion {
+		return nil, fmt.Errorf("file format version %d, want %d", version, dvFileVersion)
+	}
+	var offset int64 // an absent offset means 0, per the protocol
+	if dv.Offset != nil {
+		offset = int64(*dv.Offset)
+	}
+	if offset < 1 {
+		return nil, fmt.Errorf("offset %d points into the file header", offset)
+	}
+	if _, err := r.Discard(int(offset - 1)); err != nil {
+		return nil, noEOF(err)
+	}
+	var header [4]byte
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		return nil, noEOF(err)
+	}
+	if size := binary.BigEndian.Uint32(header[:]); size != uint32(dv.SizeInBytes) {
+		return nil, fmt.Errorf("record at offset %d has %d bytes, descriptor says %d", offset, size, dv.SizeInBytes)
+	}
+	// Read through a limit rather than allocating sizeInBytes up front: a corrupt
+	// descriptor must not make us allocate gigabytes.
+	data, err := io.ReadAll(io.LimitReader(r, int64(dv.SizeInBytes)))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) != int(dv.SizeInBytes) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	if _, err := io.ReadFull(r, header[:]); err != nil {
+		return nil, noEOF(err)
+	}
+	if want, got := binary.BigEndian.Uint32(header[:]), crc32.ChecksumIEEE(data); want != got {
+		return nil, fmt.Errorf("%w: stored %#08x, computed %#08x", errDVChecksum, want, got)
+	}
+	bm, err := decodeDVBitmap(data)
+	if err != nil {
+		return nil, err
+	}
+	if got := bm.GetCardinality(); got != uint64(dv.Cardinality) {
+		return nil, fmt.Errorf("%w: descriptor says %d, bitmap has %d", errDVCardinality, dv.Cardinality, got)
+	}
+	return bm, nil
+}
+
+// noEOF turns a clean EOF into ErrUnexpectedEOF: the descriptor promised more bytes.
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// WriteDeletionVectors stores bitmaps in one new deletion vector file and returns their
+// descriptors ("u" storage), in the order given. prefix is an optional directory under
+// the table root (Spark uses a random two-character one to spread files over S3 key
+// space); empty puts the file at the root. The file is written with PutIfAbsent, never
+// replacing an existing one.
+func WriteDeletionVectors(ctx context.Context, s Store, prefix string, bitmaps []*roaring64.Bitmap) ([]DeletionVector, error) {
+	if len(bitmaps) == 0 {
+		return nil, nil
+	}
+	if prefix != "" {
+		if err := CheckPath(prefix); err != nil {
+			return nil, fmt.Errorf("writing deletion vectors: prefix: %w", err)
+		}
+	}
+	id := uuid.New()
+	encoded, err := z85Encode(id[:])
+	if err != nil {
+		return nil, err
+	}
+	p := dvFileName(id)
+	if prefix != "" {
+		p = prefix + "/" + p
+	}
+
+	buf := []byte{dvFileVersion}
+	dvs := make([]DeletionVector, len(bitmaps))
+	for i, bm := range bitmaps {
+		if bm == nil {
+			return nil, fmt.Errorf("writing deletion vectors: bitmap %d is nil", i)
+		}
+		data, err := encodeDVBitmap(bm)
+		if err != nil {
+			return nil, err
+		}
+		offset := len(buf)
+		if offset > math.MaxInt32 || len(data) > math.MaxInt32-offset-8 {
+			return nil, fmt.Errorf("writing deletion vectors: file %s would exceed 2 GiB", p)
+		}
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(data)))
+		buf = append(buf, data...)
+		buf = binary.BigEndian.AppendUint32(buf, crc32.ChecksumIEEE(data))
+		off32 := int32(offset)
+		dvs[i] = DeletionVector{
+			StorageType:    DVStorageUUID,
+			PathOrInlineDV: prefix + encoded,
+			Offset:         &off32,
+			SizeInBytes:    int32(len(data)),
+			Cardinality:    int64(bm.GetCardinality()),
+		}
+	}
+	if err := s.PutIfAbsent(ctx, p, buf); err != nil {
+		return nil, fmt.Errorf("writing deletion vector file %s: %w", p, err)
+	}
+	return dvs, nil
+}

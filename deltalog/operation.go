@@ -1,0 +1,52 @@
+package deltalog
+
+// Operation names as Spark records them in commitInfo.operation; DESCRIBE HISTORY, delta-rs
+// history() and UIs display them.
+const (
+	OpWrite           = "WRITE"
+	OpMerge           = "MERGE"
+	OpDelete          = "DELETE"
+	OpUpdate          = "UPDATE"
+	OpOptimize        = "OPTIMIZE"
+	OpRestore         = "RESTORE"
+	OpCreateTable     = "CREATE TABLE"
+	OpVacuumStart     = "VACUUM START"
+	OpVacuumEnd       = "VACUUM END"
+	OpSetTblProps     = "SET TBLPROPERTIES"
+	OpStreamingUpdate = "STREAMING UPDATE"
+)
+
+// Operation describes a commit for commitInfo. It is plain data: Commit copies it into
+// commitInfo.operation, operationParameters and operationMetrics.
+//
+// Parameters are Spark's operationParameters, each value itself a JSON-encoded string:
+//   - WRITE: mode ("Append", "Overwrite"), partitionBy (JSON array)
+//   - MERGE: predicate, matchedPredicates, notMatchedPredicates, notMatchedBySourcePredicates
+//   - DELETE / UPDATE: predicate
+//   - OPTIMIZE: predicate, zOrderBy
+//   - VACUUM START: retentionCheckEnabled, defaultRetentionMillis, specifiedRetentionMillis
+//   - VACUUM END: status
+//   - RESTORE: version, timestamp
+//
+// Metrics are Spark's operationMetrics with decimal string values:
+//   - WRITE: numFiles, numOutputRows, numOutputBytes (+ numRemovedFiles, numRemovedBytes on overwrite)
+//   - MERGE: numSourceRows, numTargetRowsInserted, numTargetRowsUpdated, numTargetRowsDeleted,
+//     numTargetRowsCopied, numTargetFilesAdded, numTargetFilesRemoved, numTargetBytesAdded,
+//     numTargetBytesRemoved, numOutputRows, numTargetChangeFilesAdded,
+//     numTargetDeletionVectorsAdded, numTargetDeletionVectorsRemoved,
+//     numTargetDeletionVectorsUpdated, executionTimeMs, scanTimeMs, rewriteTimeMs
+//   - DELETE: numAddedFiles, numRemovedFiles, numDeletedRows, numCopiedRows,
+//     numDeletionVectorsAdded, numDeletionVectorsRemoved, numDeletionVectorsUpdated,
+//     numAddedChangeFiles, numRemovedBytes, numAddedBytes, executionTimeMs
+//   - UPDATE: as DELETE with numUpdatedRows instead of numDeletedRows
+//   - OPTIMIZE: numAddedFiles, numRemovedFiles, numAddedBytes, numRemovedBytes, minFileSize,
+//     p25FileSize, p50FileSize, p75FileSize, maxFileSize, numDeletionVectorsRemoved
+//   - VACUUM START: numFilesToDelete, sizeOfDataToDelete; VACUUM END: numDeletedFiles,
+//     numVacuumedDirectories
+//   - RESTORE: tableSizeAfterRestore, numOfFilesAfterRestore, numRemovedFiles,
+//     numRestoredFiles, removedFilesSize, restoredFilesSize
+type Operation struct {
+	Name       string
+	Parameters map[string]string
+	Metrics    map[string]string
+}

@@ -1,0 +1,70 @@
+package deltalog
+
+import "net/url"
+
+// fileKey identifies a logical file: its (decoded) path plus its deletion vector.
+type fileKey struct {
+	path string
+	dv   string
+}
+
+func keyOf(path string, dv *DeletionVector) fileKey {
+	// Spark decodes paths before keying; a path that does not decode is kept raw.
+	if p, err := url.PathUnescape(path); err == nil {
+		path = p
+	}
+	return fileKey{path: path, dv: dv.UniqueID()}
+}
+
+// tableState is the reconciled state while replaying the log.
+type tableState struct {
+	protocol   *Protocol
+	metadata   *Metadata
+	txns       map[string]Txn
+	domains    map[string]DomainMetadata
+	files      map[fileKey]*Add
+	tombstones map[fileKey]*Remove
+	// ict is the inCommitTimestamp of the last applied commit, if it had one.
+	ict *int64
+}
+
+func newTableState() *tableState {
+	return &tableState{
+		txns:       map[string]Txn{},
+		domains:    map[string]DomainMetadata{},
+		files:      map[fileKey]*Add{},
+		tombstones: map[fileKey]*Remove{},
+	}
+}
+
+// apply folds one commit's (or checkpoint's) actions into the state, in log order.
+func (s *tableState) apply(actions []Action) {
+	s.ict = nil
+	for i := range actions {
+		a := &actions[i]
+		switch {
+		case a.Protocol != nil:
+			s.protocol = a.Protocol
+		case a.Metadata != nil:
+			s.metadata = a.Metadata
+		case a.Txn != nil:
+			s.txns[a.Txn.AppID] = *a.Txn
+		case a.DomainMetadata != nil:
+			if a.DomainMetadata.Removed {
+				delete(s.domains, a.DomainMetadata.Domain)
+			} else {
+				s.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+			}
+		case a.Add != nil:
+			k := keyOf(a.Add.Path, a.Add.DeletionVector)
+			s.files[k] = a.Add
+			delete(s.tombstones, k)
+		case a.Remove != nil:
+			k := keyOf(a.Remove.Path, a.Remove.DeletionVector)
+			delete(s.files, k)
+			s.tombstones[k] = a.Remove
+		case a.CommitInfo != nil:
+			s.ict = a.CommitInfo.InCommitTimestamp
+		}
+	}
+}

@@ -1,0 +1,369 @@
+package deltalog
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Snapshot is the immutable state of a table at one version.
+type Snapshot struct {
+	version    int64
+	protocol   Protocol
+	metadata   Metadata
+	schema     *StructType
+	files      []Add
+	tombstones []Remove
+	txns       map[string]Txn
+	domains    map[string]DomainMetadata
+	commitTime time.Time
+}
+
+// Version returns the table version the snapshot reflects.
+func (s *Snapshot) Version() int64 { return s.version }
+
+// Protocol returns the table's protocol.
+func (s *Snapshot) Protocol() Protocol { return s.protocol }
+
+// Metadata returns the table's metaData action.
+func (s *Snapshot) Metadata() Metadata { return s.metadata }
+
+// Schema returns the parsed table schema. Callers must not modify it.
+func (s *Snapshot) Schema() *StructType { return s.schema }
+
+// Files returns the live logical files, ordered by path and then deletion vector id.
+func (s *Snapshot) Files() []Add { return slices.Clone(s.files) }
+
+// NumFiles returns the number of live logical files.
+func (s *Snapshot) NumFiles() int { return len(s.files) }
+
+// Tombstones returns the removes that have not yet expired
+// (deletionTimestamp + delta.deletedFileRetentionDuration is after the snapshot's load
+// time); VACUUM must keep their files and checkpoints keep them.
+func (s *Snapshot) Tombstones() []Remove { return slices.Clone(s.tombstones) }
+
+// TxnVersion returns the latest version recorded for appID by a txn action.
+func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
+	t, ok := s.txns[appID]
+	return t.Version, ok
+}
+
+// Txns returns the latest txn action of every application id.
+func (s *Snapshot) Txns() map[string]Txn { return maps.Clone(s.txns) }
+
+// DomainMetadata returns the live (not removed) metadata domains.
+func (s *Snapshot) DomainMetadata() map[string]DomainMetadata { return maps.Clone(s.domains) }
+
+// CommitTimestamp returns when the snapshot's version was committed: its
+// inCommitTimestamp when in-commit timestamps are enabled, else its commit file's
+// modification time.
+func (s *Snapshot) CommitTimestamp() time.Time { return s.commitTime }
+
+// stateActions returns the reconciled state as actions, as a checkpoint stores it.
+func (s *Snapshot) stateActions() []Action {
+	out := make([]Action, 0, 2+len(s.txns)+len(s.domains)+len(s.files)+len(s.tombstones))
+	p, m := s.protocol, s.metadata
+	out = append(out, Action{Protocol: &p}, Action{Metadata: &m})
+	for _, id := range slices.Sorted(maps.Keys(s.txns)) {
+		t := s.txns[id]
+		out = append(out, Action{Txn: &t})
+	}
+	for _, d := range slices.Sorted(maps.Keys(s.domains)) {
+		dm := s.domains[d]
+		out = append(out, Action{DomainMetadata: &dm})
+	}
+	for i := range s.files {
+		out = append(out, Action{Add: &s.files[i]})
+	}
+	for i := range s.tombstones {
+		out = append(out, Action{Remove: &s.tombstones[i]})
+	}
+	return out
+}
+
+// Snapshot loads the latest version of the table.
+func (t *Table) Snapshot(ctx context.Context) (*Snapshot, error) {
+	ll, start, err := t.listFromHint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := ll.latestVersion()
+	if v < 0 {
+		return nil, fmt.Errorf("deltalog: no table in %s: %w", logDir, ErrNotExist)
+	}
+	return t.loadSnapshot(ctx, ll, start, v)
+}
+
+// SnapshotAt loads the table as of version v (time travel).
+func (t *Table) SnapshotAt(ctx context.Context, v int64) (*Snapshot, error) {
+	ll, start, err := t.listFromHint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v < start {
+		if ll, err = listLog(ctx, t.store, 0); err != nil {
+			return nil, err
+		}
+		start = 0
+	}
+	if latest := ll.latestVersion(); v < 0 || v > latest {
+		return nil, &VersionRangeError{Version: v, Earliest: ll.earliestVersion(), Latest: latest}
+	}
+	return t.loadSnapshot(ctx, ll, start, v)
+}
+
+// listFromHint lists the log from the _last_checkpoint hint, falling back to a full
+// listing when the hint is missing, corrupt or stale. It returns the start version.
+func (t *Table) listFromHint(ctx context.Context) (*logListing, int64, error) {
+	lc, err := readLastCheckpoint(ctx, t.store)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		if _, corrupt := errors.AsType[*CorruptFileError](err); !corrupt {
+			return nil, 0, err
+		}
+		t.opts.logger.WarnContext(ctx, "ignoring unusable _last_checkpoint", "err", err)
+		lc = nil
+	}
+	if lc != nil && lc.Version > 0 {
+		ll, err := listLog(ctx, t.store, lc.Version)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ll.hasCheckpointAt(lc.Version) {
+			return ll, lc.Version, nil
+		}
+	}
+	ll, err := listLog(ctx, t.store, 0)
+	return ll, 0, err
+}
+
+// loadSnapshot replays the log up to version v. A checkpoint that cannot be read is
+// skipped in favour of an older one (relisting from the start if needed), as Spark does.
+func (t *Table) loadSnapshot(ctx context.Context, ll *logListing, start, v int64) (*Snapshot, error) {
+	bad := map[string]error{}
+	skip := func(cp checkpointRef) bool { _, isBad := bad[cp.paths[0]]; return isBad }
+	for {
+		plan, err := ll.planFor(v, skip)
+		if err != nil {
+			if errors.Is(err, ErrLogGap) && start > 0 {
+				if ll, err = listLog(ctx, t.store, 0); err != nil {
+					return nil, err
+				}
+				start = 0
+				continue
+			}
+			if len(bad) > 0 {
+				return nil, errors.Join(append([]error{err}, slices.Collect(maps.Values(bad))...)...)
+			}
+			return nil, err
+		}
+		snap, err := t.replay(ctx, ll, plan)
+		var cpErr *checkpointReadError
+		if errors.As(err, &cpErr) && ctx.Err() == nil {
+			t.opts.logger.WarnContext(ctx, "skipping unreadable checkpoint", "version", plan.checkpoint.version, "err", cpErr.err)
+			bad[plan.checkpoint.paths[0]] = cpErr.err
+			continue
+		}
+		return snap, err
+	}
+}
+
+// checkpointReadError marks a failure to read a checkpoint, which loadSnapshot can
+// recover from by using an older one.
+type checkpointReadError struct{ err error }
+
+func (e *checkpointReadError) Error() string { return e.err.Error() }
+func (e *checkpointReadError) Unwrap() error { return e.err }
+
+func (t *Table) replay(ctx context.Context, ll *logListing, plan replayPlan) (*Snapshot, error) {
+	st := newTableState()
+	if plan.checkpoint != nil {
+		actions, err := readCheckpoint(ctx, t.store, plan.checkpoint.paths)
+		if err != nil {
+			return nil, &checkpointReadError{fmt.Errorf("reading checkpoint %d: %w", plan.checkpoint.version, err)}
+		}
+		st.apply(actions)
+	}
+	commits, err := t.readCommits(ctx, plan.commits)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range commits {
+		st.apply(c)
+	}
+	return t.finishSnapshot(ctx, ll, plan, st)
+}
+
+// readCommits fetches and parses commit files concurrently, returning them in order.
+func (t *Table) readCommits(ctx context.Context, files []commitFile) ([][]Action, error) {
+	out := make([][]Action, len(files))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(t.opts.readConcurrency)
+	for i, f := range files {
+		g.Go(func() error {
+			a, err := readCommitFile(gctx, t.store, f.path)
+			out[i] = a
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readCommitFile reads and parses one commit; a missing or unparseable file is a
+// *CorruptFileError naming it.
+func readCommitFile(ctx context.Context, s Store, path string) ([]Action, error) {
+	data, err := readObject(ctx, s, path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &CorruptFileError{Path: path, Err: err}
+	}
+	return parseCommit(path, data)
+}
+
+func readObject(ctx context.Context, s Store, path string) ([]byte, error) {
+	rc, err := s.Get(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	_, err = io.Copy(&buf, rc)
+	if cerr := rc.Close(); err == nil {
+		err = cerr
+	}
+	return buf.Bytes(), err
+}
+
+func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayPlan, st *tableState) (*Snapshot, error) {
+	where := commitPath(plan.version)
+	if plan.checkpoint != nil && len(plan.commits) == 0 {
+		where = plan.checkpoint.paths[0]
+	}
+	if st.protocol == nil {
+		return nil, &CorruptFileError{Path: where, Err: errors.New("table state has no protocol")}
+	}
+	if st.metadata == nil {
+		return nil, &CorruptFileError{Path: where, Err: errors.New("table state has no metaData")}
+	}
+	if err := st.protocol.CheckRead(); err != nil {
+		return nil, fmt.Errorf("reading version %d: %w", plan.version, err)
+	}
+	schema, err := ParseSchema(st.metadata.SchemaString)
+	if err != nil {
+		return nil, fmt.Errorf("reading version %d schema: %w", plan.version, err)
+	}
+	now := t.opts.now()
+	snap := &Snapshot{
+		version:  plan.version,
+		protocol: *st.protocol,
+		metadata: *st.metadata,
+		schema:   schema,
+		txns:     st.txns,
+		domains:  st.domains,
+	}
+	snap.files = make([]Add, 0, len(st.files))
+	for _, a := range st.files {
+		snap.files = append(snap.files, *a)
+	}
+	slices.SortFunc(snap.files, func(a, b Add) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID()))
+	})
+	cutoff := now.Add(-durationProp(st.metadata.Configuration, PropDeletedFileRetention, defaultDeletedFileRetention)).UnixMilli()
+	for _, r := range st.tombstones {
+		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {
+			snap.tombstones = append(snap.tombstones, *r)
+		}
+	}
+	slices.SortFunc(snap.tombstones, func(a, b Remove) int {
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID()))
+	})
+	if ret, ok := st.metadata.Configuration[PropSetTxnRetentionDuration]; ok {
+		// Kernel semantics: a txn without lastUpdated never expires (Spark would drop it);
+		// dropping an offset would make the processor re-apply data, so we keep it.
+		if d, err := parseInterval(ret); err == nil {
+			limit := now.Add(-d).UnixMilli()
+			for id, tx := range snap.txns {
+				if tx.LastUpdated != nil && *tx.LastUpdated < limit {
+					delete(snap.txns, id)
+				}
+			}
+		}
+	}
+	ts, err := t.versionTimestamp(ctx, ll, plan.version, snap.metadata.Configuration, st.ict, len(plan.commits) > 0)
+	if err != nil {
+		return nil, err
+	}
+	snap.commitTime = ts
+	return snap, nil
+}
+
+// versionTimestamp is the commit time of version v: its inCommitTimestamp when ICT is
+// enabled at v, else the commit file's modification time. ict is the ICT of the last
+// replayed commit (only meaningful when haveCommit).
+func (t *Table) versionTimestamp(ctx context.Context, ll *logListing, v int64, config map[string]string, ict *int64, haveCommit bool) (time.Time, error) {
+	if ictEnabledAt(config, v) {
+		if haveCommit && ict != nil {
+			return time.UnixMilli(*ict), nil
+		}
+		if c, ok := ll.commit(v); ok {
+			ci, err := readCommitInfo(ctx, t.store, c.path)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if ci != nil && ci.InCommitTimestamp != nil {
+				return time.UnixMilli(*ci.InCommitTimestamp), nil
+			}
+		}
+	}
+	if c, ok := ll.commit(v); ok {
+		return c.modTime, nil
+	}
+	for _, cp := range ll.checkpoints {
+		if cp.version == v {
+			return cp.modTime, nil
+		}
+	}
+	return time.Time{}, nil
+}
+
+// ictEnabledAt reports whether version v carries an inCommitTimestamp by the table
+// properties (delta.enableInCommitTimestamps and its enablement version).
+func ictEnabledAt(config map[string]string, v int64) bool {
+	if !isTrue(config[PropEnableInCommitTimestamps]) {
+		return false
+	}
+	ev, err := strconv.ParseInt(config[PropICTEnablementVersion], 10, 64)
+	if err != nil {
+		return true // enabled at creation
+	}
+	return v >= ev
+}
+
+// readCommitInfo returns the commitInfo of a commit file, or nil if it has none.
+func readCommitInfo(ctx context.Context, s Store, path string) (*CommitInfo, error) {
+	actions, err := readCommitFile(ctx, s, path)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range actions {
+		if a.CommitInfo != nil {
+			return a.CommitInfo, nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,59 @@
+package deltalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Stats are the per-file statistics stored as a JSON string in add.stats. Keys are
+// physical column names; nested structs appear as nested maps. NumRecords counts physical
+// rows, ignoring any deletion vector.
+type Stats struct {
+	NumRecords int64          `json:"numRecords"`
+	MinValues  map[string]any `json:"minValues,omitempty"`
+	MaxValues  map[string]any `json:"maxValues,omitempty"`
+	NullCount  map[string]any `json:"nullCount,omitempty"`
+	// TightBounds is only meaningful with deletion vectors; nil (absent) means true.
+	TightBounds *bool `json:"tightBounds,omitempty"`
+}
+
+// JSON encodes the stats as the compact JSON stored in add.stats.
+func (s Stats) JSON() (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return "", fmt.Errorf("encoding stats: %w", err)
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})), nil
+}
+
+// ParseStats decodes add.stats. Numbers stay json.Number so decimals and large longs are
+// exact; an empty string gives ok=false (no stats).
+func ParseStats(s string) (st Stats, ok bool, err error) {
+	if len(bytes.TrimSpace([]byte(s))) == 0 {
+		return Stats{}, false, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var raw struct {
+		NumRecords  *json.Number   `json:"numRecords"`
+		MinValues   map[string]any `json:"minValues"`
+		MaxValues   map[string]any `json:"maxValues"`
+		NullCount   map[string]any `json:"nullCount"`
+		TightBounds *bool          `json:"tightBounds"`
+	}
+	if err := dec.Decode(&raw); err != nil {
+		return Stats{}, false, fmt.Errorf("parsing stats: %w", err)
+	}
+	st = Stats{MinValues: raw.MinValues, MaxValues: raw.MaxValues, NullCount: raw.NullCount, TightBounds: raw.TightBounds}
+	if raw.NumRecords != nil {
+		n, err := raw.NumRecords.Int64()
+		if err != nil || n < 0 {
+			return Stats{}, false, fmt.Errorf("parsing stats: bad numRecords %q", raw.NumRecords.String())
+		}
+		st.NumRecords = n
+	}
+	return st, true, nil
+}

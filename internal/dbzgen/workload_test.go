@@ -1,0 +1,219 @@
+package dbzgen_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+)
+
+// position orders events as the brief §2.4 does: commit, change, serial.
+func position(ev dbzgen.Event) [3][]byte {
+	return [3][]byte{ev.Source.CommitLSN[:], ev.Source.ChangeLSN[:], fmt.Appendf(nil, "%020d", ev.Source.SerialNo)}
+}
+
+func comparePos(a, b [3][]byte) int {
+	for i := range a {
+		if c := bytes.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func keyOf(ev dbzgen.Event, key string) string {
+	img := ev.After
+	if img == nil {
+		img = ev.Before
+	}
+	return fmt.Sprint(img[key])
+}
+
+func TestWorkloadIsDeterministic(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	orders, err := gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	opts := dbzgen.WorkloadOptions{Seed: 7, Keys: 20, Snapshot: true, MaxTxEvents: 3, Redeliver: 0.1}
+	a, err := dbzgen.NewWorkload(orders, opts)
+	require.NoError(t, err)
+	b, err := dbzgen.NewWorkload(orders, opts)
+	require.NoError(t, err)
+	for range 300 {
+		require.Equal(t, a.Next(), b.Next())
+	}
+	opts.Seed = 8
+	c, err := dbzgen.NewWorkload(orders, opts)
+	require.NoError(t, err)
+	differs := false
+	for range 300 {
+		if !assertEqualEvents(a.Next(), c.Next()) {
+			differs = true
+		}
+	}
+	require.True(t, differs, "another seed gives another sequence")
+}
+
+func assertEqualEvents(x, y dbzgen.Event) bool { return fmt.Sprint(x) == fmt.Sprint(y) }
+
+// A sink that applies each event only when it is newer than what it holds
+// for the key must end with exactly the workload's source rows, with or
+// without re-deliveries; and fresh events come in increasing positions.
+func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts dbzgen.WorkloadOptions
+	}{
+		{"streaming", dbzgen.WorkloadOptions{Seed: 1, Keys: 30}},
+		{"snapshot and transactions", dbzgen.WorkloadOptions{Seed: 2, Keys: 30, Snapshot: true, MaxTxEvents: 4, TransactionMetadata: true}},
+		{"redeliveries", dbzgen.WorkloadOptions{Seed: 3, Keys: 10, MaxTxEvents: 2, Redeliver: 0.3, DeleteRatio: 0.3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+			orders, err := gen.Table(dbzgen.Orders())
+			require.NoError(t, err)
+			w, err := dbzgen.NewWorkload(orders, tc.opts)
+			require.NoError(t, err)
+
+			type stored struct {
+				pos [3][]byte
+				row dbzgen.Row // nil once deleted
+			}
+			sink := map[string]stored{}
+			var last [3][]byte
+			seen := map[string]bool{}
+			for range 2000 {
+				ev := w.Next()
+				k := keyOf(ev, "order_id")
+				p := position(ev)
+				id := fmt.Sprint(p, k, ev.Tombstone)
+				fresh := !seen[id]
+				seen[id] = true
+				if fresh && !ev.Tombstone {
+					require.GreaterOrEqual(t, comparePos(p, last), 0, "positions never go back")
+					if last[0] != nil && ev.Op != dbzgen.OpRead {
+						require.Equal(t, 1, comparePos(p, last), "streaming positions strictly increase")
+					}
+					last = p
+				}
+				switch ev.Op {
+				case dbzgen.OpRead:
+					require.True(t, ev.Source.ChangeLSN.IsZero())
+					require.Zero(t, ev.Source.SerialNo)
+					require.NotEmpty(t, ev.Source.Snapshot)
+				case dbzgen.OpUpdate:
+					require.Equal(t, int64(2), ev.Source.SerialNo)
+				default:
+					require.Equal(t, int64(1), ev.Source.SerialNo)
+				}
+				if ev.Tombstone {
+					continue
+				}
+				if cur, ok := sink[k]; ok && comparePos(p, cur.pos) <= 0 {
+					continue // stale or duplicate
+				}
+				row := ev.After
+				if ev.Op == dbzgen.OpDelete {
+					row = nil
+				}
+				sink[k] = stored{pos: p, row: row}
+			}
+			var got []dbzgen.Row
+			for _, s := range sink {
+				if s.row != nil {
+					got = append(got, s.row)
+				}
+			}
+			want := w.Rows()
+			require.ElementsMatch(t, want, got)
+			counts := w.Counts()
+			require.Positive(t, counts.Updates)
+			require.Positive(t, counts.Deletes)
+			if tc.opts.Snapshot {
+				require.Equal(t, tc.opts.Keys, counts.Reads)
+			}
+			if tc.opts.Redeliver > 0 {
+				require.Positive(t, counts.Redeliveries)
+			} else {
+				// The last delete's tombstone may still be queued.
+				require.LessOrEqual(t, counts.Deletes-counts.Tombstones, 1)
+				require.GreaterOrEqual(t, counts.Deletes, counts.Tombstones)
+			}
+		})
+	}
+}
+
+func TestWorkloadSnapshotMarkersAndTombstones(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	customers, err := gen.Table(dbzgen.Customers())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(customers, dbzgen.WorkloadOptions{Seed: 4, Keys: 5, Snapshot: true, DeleteRatio: 0.5})
+	require.NoError(t, err)
+	var markers []string
+	for range 5 {
+		ev := w.Next()
+		require.Equal(t, dbzgen.OpRead, ev.Op)
+		require.Equal(t, "0000002a:00000b38:0003", ev.Source.CommitLSN.String())
+		markers = append(markers, ev.Source.Snapshot)
+	}
+	require.Equal(t, []string{"first", "true", "true", "true", "last"}, markers)
+	prev := dbzgen.Event{}
+	for range 200 {
+		ev := w.Next()
+		if ev.Tombstone {
+			require.Equal(t, dbzgen.OpDelete, prev.Op)
+			require.Equal(t, prev.Before, ev.Before)
+		}
+		if prev.Op == dbzgen.OpDelete && !prev.Tombstone {
+			require.True(t, ev.Tombstone, "a tombstone follows each delete")
+		}
+		prev = ev
+	}
+}
+
+// Random rows must be valid for every type and mode: encode a few hundred
+// events of the every-type table under several option sets.
+func TestWorkloadEncodesEveryType(t *testing.T) {
+	modes := []dbzgen.Options{dbzgen.DefaultOptions()}
+	o := dbzgen.DefaultOptions()
+	o.TimePrecision, o.DecimalHandling, o.BinaryHandling, o.Layout = dbzgen.TimeConnect, dbzgen.DecimalString, dbzgen.BinaryHex, dbzgen.Layout25
+	modes = append(modes, o)
+	o.TimePrecision, o.DecimalHandling, o.BinaryHandling, o.Layout, o.PropagateSourceTypes = dbzgen.TimeAdaptiveMicroseconds, dbzgen.DecimalDouble, dbzgen.BinaryBase64, dbzgen.Layout26, true
+	modes = append(modes, o)
+	for i, opts := range modes {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			h := newHarness(t, opts)
+			tab, err := h.gen.Table(dbzgen.EveryType())
+			require.NoError(t, err)
+			w, err := dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{Seed: uint64(i), Keys: 40, Snapshot: true, MaxTxEvents: 3, TransactionMetadata: true})
+			require.NoError(t, err)
+			for range 300 {
+				ev := w.Next()
+				key, value, err := h.gen.Encode(t.Context(), ev)
+				require.NoError(t, err)
+				require.NotNil(t, key)
+				if ev.Tombstone {
+					require.Nil(t, value)
+					continue
+				}
+				env := h.decode(t, value)
+				require.Equal(t, string(ev.Op), env["op"])
+			}
+		})
+	}
+}
+
+func TestWorkloadNeedsAKey(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	tab, err := gen.Table(dbzgen.TableDef{Database: "d", Schema: "dbo", Name: "t", Columns: []dbzgen.Column{{Name: "a", Type: "int"}}})
+	require.NoError(t, err)
+	_, err = dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{})
+	require.ErrorIs(t, err, dbzgen.ErrBadTable)
+
+	tab, err = gen.Table(dbzgen.TableDef{Database: "d", Schema: "dbo", Name: "t", Columns: []dbzgen.Column{{Name: "a", Type: "tinyint"}}, Key: []string{"a"}})
+	require.NoError(t, err)
+	_, err = dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{Keys: 300})
+	require.ErrorIs(t, err, dbzgen.ErrBadTable)
+}

@@ -1,0 +1,32 @@
+// Package fulltier finds the external servers of the full test tier and
+// runs the helpers that go with them: a real Apache Kafka broker and its
+// command-line tools, a moto S3 endpoint, and the Python Delta readers
+// (delta-rs, DuckDB, Spark) of scripts/py/deltaread.py.
+//
+// scripts/test.sh starts the servers and exports their addresses in the
+// environment variables named by the Env* constants before it runs
+// `go test -tags integration ./...`. Tests behind the `integration` build tag
+// call these helpers; a helper whose variable is missing fails the test
+// (it never skips), because a full-tier run without its servers is a broken
+// run, not a passing one. See docs/TESTING.md.
+//
+// The package is for tests only and carries no API-stability promise.
+package fulltier
+
+// Environment variables set by scripts/test.sh for the full tier.
+const (
+	// EnvKafkaBrokers holds the bootstrap address of the Kafka broker,
+	// "127.0.0.1:PORT" (a comma-separated list in general).
+	EnvKafkaBrokers = "CDC2DELTA_KAFKA_BROKERS"
+	// EnvKafkaTool holds the path of scripts/setup/kafka-tool.sh, which runs
+	// Kafka's own command-line tools (kafka-consumer-groups, kafka-topics, ...).
+	EnvKafkaTool = "CDC2DELTA_KAFKA_TOOL"
+	// EnvS3Endpoint holds the URL of the moto S3 server, "http://127.0.0.1:PORT".
+	// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_REGION hold dummies.
+	EnvS3Endpoint = "CDC2DELTA_S3_ENDPOINT"
+	// EnvPython holds the python of the venv that has deltalake, duckdb,
+	// pyspark with delta-spark, moto and fastavro.
+	EnvPython = "CDC2DELTA_PYTHON"
+	// EnvScripts holds the absolute path of scripts/py.
+	EnvScripts = "CDC2DELTA_SCRIPTS"
+)

@@ -1,0 +1,567 @@
+#!/usr/bin/env python3
+"""Read Delta tables with independent engines and print canonical JSON.
+
+The full test tier uses this to check that tables written by cdc2delta read
+back identically in delta-rs (the ``deltalake`` package), DuckDB's delta
+extension and Spark with delta-spark.
+
+Input: a JSON list of requests, from the file named by the first argument or
+from stdin. Each request is an object:
+
+    {"engine": "deltars" | "duckdb" | "spark",
+     "path": "/abs/table" or "s3://bucket/table",
+     "version": 3,                       (optional time travel)
+     "timestamp": "2024-01-01T00:00:00Z", (optional time travel)
+     "filter": "id > 3",                 (optional SQL predicate)
+     "app_ids": ["app-0"]}               (optional txn lookups)
+
+Output on stdout: a JSON list with one result per request, in order:
+
+    {"engine", "path", "version" (snapshot read, if the engine says),
+     "schema": [{"name", "type", "nullable"}],
+     "rows": [{column: value}], "num_rows",
+     "txn": {appId: version or null}, "protocol": {...} or null,
+     "error": null or "message"}
+
+Types are Delta type strings ("long", "decimal(10,2)", "timestamp_ntz") or,
+for nested columns, Delta schema JSON objects without field metadata. Values
+are canonical so that engines compare equal: integers as numbers, decimals as
+exact strings with their scale, floats as numbers ("NaN", "Infinity" and
+"-Infinity" as strings), timestamps as ISO-8601 UTC with microseconds and a
+"Z", timestamp_ntz the same without zone, dates ISO, binary as hex, maps as
+[{"key", "value"}] sorted by key, null as null. Rows are sorted.
+
+Nullability is null for DuckDB, which does not report it. Spark and DuckDB
+cannot read S3 here (see docs/TESTING.md); Spark reads the txn versions of
+the snapshot it reads through Delta's JVM API.
+
+S3 paths use CDC2DELTA_S3_ENDPOINT and the AWS_* variables of the environment.
+One invocation starts at most one Spark session, which serves all requests.
+"""
+
+import base64
+import datetime as dt
+import decimal
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+DELTA_SPARK_VERSION_ENV = "CDC2DELTA_DELTA_SPARK_VERSION"
+
+UTC = dt.timezone.utc
+
+
+def main(argv):
+    # Spark's JVM and native libraries inherit our stdout; keep the real one
+    # for the JSON result and send everything else to stderr.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+
+    if len(argv) > 1 and argv[1] != "-":
+        with open(argv[1]) as f:
+            requests = json.load(f)
+    else:
+        requests = json.load(sys.stdin)
+    if not isinstance(requests, list):
+        raise SystemExit("deltaread: input must be a JSON list of requests")
+
+    readers = {}
+    results = []
+    try:
+        for req in requests:
+            results.append(read_one(readers, req))
+    finally:
+        for r in readers.values():
+            r.close()
+    json.dump(results, out, allow_nan=False)
+    out.write("\n")
+    out.flush()
+    return 0
+
+
+def read_one(readers, req):
+    engine = req.get("engine")
+    res = {
+        "engine": engine,
+        "path": req.get("path"),
+        "version": None,
+        "schema": [],
+        "rows": [],
+        "num_rows": 0,
+        "txn": {},
+        "protocol": None,
+        "error": None,
+    }
+    try:
+        factory = ENGINES.get(engine)
+        if factory is None:
+            raise ValueError(f"unknown engine {engine!r}; want one of {sorted(ENGINES)}")
+        if engine not in readers:
+            readers[engine] = factory()
+        schema, rows, extra = readers[engine].read(req)
+        res["schema"] = [
+            {"name": f["name"], "type": f["type"], "nullable": f["nullable"]} for f in schema
+        ]
+        res["rows"] = canonical_rows(schema, rows)
+        res["num_rows"] = len(res["rows"])
+        res.update(extra)
+    except Exception as e:  # reported per request; the Go side fails the test
+        res["error"] = f"{type(e).__name__}: {e}"
+    return res
+
+
+# ---------------------------------------------------------------- canonical values
+
+
+def canonical_rows(schema, rows):
+    out = []
+    for row in rows:
+        out.append({f["name"]: canonical(f["type"], v) for f, v in zip(schema, row)})
+    out.sort(key=lambda r: json.dumps([r[f["name"]] for f in schema], sort_keys=True))
+    return out
+
+
+DECIMAL_RE = re.compile(r"^decimal\((\d+),\s*(-?\d+)\)$")
+
+
+def canonical(typ, v):
+    if v is None:
+        return None
+    if isinstance(typ, dict):
+        kind = typ["type"]
+        if kind == "struct":
+            if not isinstance(v, dict):
+                v = as_dict(v)
+            return {f["name"]: canonical(f["type"], v.get(f["name"])) for f in typ["fields"]}
+        if kind == "array":
+            return [canonical(typ["elementType"], x) for x in v]
+        if kind == "map":
+            pairs = [
+                {"key": canonical(typ["keyType"], k), "value": canonical(typ["valueType"], x)}
+                for k, x in map_items(v)
+            ]
+            pairs.sort(key=lambda p: json.dumps(p["key"], sort_keys=True))
+            return pairs
+        raise ValueError(f"unknown nested type {kind!r}")
+    if typ in ("long", "integer", "short", "byte"):
+        return int(v)
+    if typ in ("float", "double"):
+        f = float(v)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "Infinity" if f > 0 else "-Infinity"
+        return f
+    if typ == "boolean":
+        return bool(v)
+    if typ == "string":
+        return str(v)
+    if typ == "binary":
+        return bytes(v).hex()
+    if typ == "date":
+        if isinstance(v, dt.datetime):
+            v = v.date()
+        return v.isoformat()
+    if typ == "timestamp":
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=UTC)  # engines hand naive values in the UTC session zone
+        return v.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if typ == "timestamp_ntz":
+        return v.replace(tzinfo=None).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    m = DECIMAL_RE.match(typ)
+    if m:
+        scale = int(m.group(2))
+        d = decimal.Decimal(str(v)) if not isinstance(v, decimal.Decimal) else v
+        return format(d.quantize(decimal.Decimal(1).scaleb(-scale)), "f")
+    raise ValueError(f"unknown Delta type {typ!r}")
+
+
+def as_dict(v):
+    if hasattr(v, "asDict"):
+        return v.asDict()
+    raise ValueError(f"struct value of type {type(v).__name__}")
+
+
+def map_items(v):
+    if isinstance(v, dict):
+        # DuckDB may hand a map as {"key": [...], "value": [...]}.
+        if set(v) == {"key", "value"} and isinstance(v["key"], list):
+            return list(zip(v["key"], v["value"]))
+        return list(v.items())
+    return [tuple(p) for p in v]  # pyarrow: list of (key, value)
+
+
+def strip_metadata(typ):
+    """Delta/Spark schema JSON without field metadata, primitives as strings."""
+    if isinstance(typ, str):
+        return typ
+    kind = typ["type"]
+    if kind == "struct":
+        return {
+            "type": "struct",
+            "fields": [
+                {
+                    "name": f["name"],
+                    "type": strip_metadata(f["type"]),
+                    "nullable": f["nullable"],
+                }
+                for f in typ["fields"]
+            ],
+        }
+    if kind == "array":
+        return {
+            "type": "array",
+            "elementType": strip_metadata(typ["elementType"]),
+            "containsNull": typ["containsNull"],
+        }
+    if kind == "map":
+        return {
+            "type": "map",
+            "keyType": strip_metadata(typ["keyType"]),
+            "valueType": strip_metadata(typ["valueType"]),
+            "valueContainsNull": typ["valueContainsNull"],
+        }
+    return kind
+
+
+def schema_fields(schema_json):
+    return strip_metadata(schema_json)["fields"]
+
+
+def parse_timestamp(s):
+    t = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return t
+
+
+# ---------------------------------------------------------------- S3 settings
+
+
+def s3_settings():
+    endpoint = os.environ.get("CDC2DELTA_S3_ENDPOINT")
+    if not endpoint:
+        raise ValueError("s3:// path but CDC2DELTA_S3_ENDPOINT is not set")
+    return {
+        "endpoint": endpoint,
+        "key": os.environ.get("AWS_ACCESS_KEY_ID", "test"),
+        "secret": os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
+        "region": os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")),
+    }
+
+
+def is_s3(path):
+    return path.startswith("s3://") or path.startswith("s3a://")
+
+
+# ---------------------------------------------------------------- delta-rs
+
+
+class DeltaRS:
+    def __init__(self):
+        import deltalake  # noqa: F401 (fail early if missing)
+
+    def close(self):
+        pass
+
+    def read(self, req):
+        import deltalake
+        import pyarrow as pa
+
+        path = req["path"]
+        opts = None
+        if is_s3(path):
+            s3 = s3_settings()
+            opts = {
+                "AWS_ENDPOINT_URL": s3["endpoint"],
+                "AWS_ACCESS_KEY_ID": s3["key"],
+                "AWS_SECRET_ACCESS_KEY": s3["secret"],
+                "AWS_REGION": s3["region"],
+                "AWS_ALLOW_HTTP": "true",
+                "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
+                "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
+            }
+            path = "s3://" + path.split("://", 1)[1]
+        table = deltalake.DeltaTable(path, version=req.get("version"), storage_options=opts)
+        if req.get("timestamp"):
+            table.load_as_version(parse_timestamp(req["timestamp"]))
+        schema = schema_fields(json.loads(table.schema().to_json()))
+        if req.get("filter"):
+            qb = deltalake.QueryBuilder().register("t", table)
+            data = pa.table(qb.execute(f"SELECT * FROM t WHERE {req['filter']}"))
+        else:
+            data = pa.table(table.to_pyarrow_table())
+        names = [f["name"] for f in schema]
+        cols = [data.column(n).to_pylist() for n in names]
+        rows = list(zip(*cols)) if cols else []
+        p = table.protocol()
+        extra = {
+            "version": table.version(),
+            "txn": {a: table.transaction_version(a) for a in req.get("app_ids") or []},
+            "protocol": {
+                "minReaderVersion": p.min_reader_version,
+                "minWriterVersion": p.min_writer_version,
+                "readerFeatures": sorted(p.reader_features) if p.reader_features else None,
+                "writerFeatures": sorted(p.writer_features) if p.writer_features else None,
+            },
+        }
+        return schema, rows, extra
+
+
+# ---------------------------------------------------------------- DuckDB
+
+
+class DuckDB:
+    def __init__(self):
+        import duckdb
+        import duckdb_extension_delta
+
+        self.con = duckdb.connect(config={"autoinstall_known_extensions": False,
+                                          "autoload_known_extensions": False})
+        # Load the extension shipped in the pip wheel by path: there is no
+        # extension download from the internet in CI.
+        self.con.execute(f"LOAD '{extension_file(duckdb_extension_delta, duckdb)}'")
+        self.con.execute("SET TimeZone = 'UTC'")
+        self.s3_ready = False
+
+    def close(self):
+        self.con.close()
+
+    def enable_s3(self):
+        if self.s3_ready:
+            return
+        import duckdb
+        import duckdb_extension_httpfs
+
+        self.con.execute(f"LOAD '{extension_file(duckdb_extension_httpfs, duckdb)}'")
+        s3 = s3_settings()
+        endpoint = re.sub(r"^https?://", "", s3["endpoint"]).rstrip("/")
+        self.con.execute(
+            "CREATE SECRET cdc2delta_s3 (TYPE s3, KEY_ID ?, SECRET ?, REGION ?, "
+            "ENDPOINT ?, URL_STYLE 'path', USE_SSL false)".replace("?", "'{}'").format(
+                s3["key"], s3["secret"], s3["region"], endpoint
+            )
+        )
+        self.s3_ready = True
+
+    def read(self, req):
+        path = req["path"]
+        if is_s3(path):
+            self.enable_s3()
+            path = "s3://" + path.split("://", 1)[1]
+        if req.get("timestamp"):
+            raise ValueError("duckdb delta_scan has no time travel by timestamp")
+        args = [sql_string(path)]
+        if req.get("version") is not None:
+            args.append(f"version := {int(req['version'])}")
+        sql = f"SELECT * FROM delta_scan({', '.join(args)})"
+        if req.get("filter"):
+            sql += f" WHERE {req['filter']}"
+        rel = self.con.sql(sql)
+        schema = [
+            {"name": n, "type": duck_type(t), "nullable": None}
+            for n, t in zip(rel.columns, rel.types)
+        ]
+        rows = rel.fetchall()
+        return schema, rows, {}
+
+
+def extension_file(module, duckdb):
+    base = os.path.join(os.path.dirname(module.__file__), "extensions")
+    want = os.path.join(base, "v" + duckdb.__version__)
+    for root, _, files in os.walk(want if os.path.isdir(want) else base):
+        for f in files:
+            if f.endswith(".duckdb_extension"):
+                return os.path.join(root, f)
+    raise FileNotFoundError(f"no .duckdb_extension under {base} for duckdb {duckdb.__version__}")
+
+
+def sql_string(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+DUCK_PRIMITIVES = {
+    "bigint": "long",
+    "integer": "integer",
+    "smallint": "short",
+    "tinyint": "byte",
+    "float": "float",
+    "double": "double",
+    "boolean": "boolean",
+    "varchar": "string",
+    "blob": "binary",
+    "date": "date",
+    "timestamp with time zone": "timestamp",
+    "timestamp": "timestamp_ntz",
+}
+
+
+def duck_type(t):
+    kind = t.id
+    if kind in DUCK_PRIMITIVES:
+        return DUCK_PRIMITIVES[kind]
+    if kind == "decimal":
+        c = dict(t.children)
+        return f"decimal({c['precision']},{c['scale']})"
+    if kind == "struct":
+        return {
+            "type": "struct",
+            "fields": [
+                {"name": n, "type": duck_type(ct), "nullable": None} for n, ct in t.children
+            ],
+        }
+    if kind == "list":
+        return {"type": "array", "elementType": duck_type(t.children[0][1]), "containsNull": None}
+    if kind == "map":
+        c = dict(t.children)
+        return {
+            "type": "map",
+            "keyType": duck_type(c["key"]),
+            "valueType": duck_type(c["value"]),
+            "valueContainsNull": None,
+        }
+    raise ValueError(f"unmapped DuckDB type {t}")
+
+
+# ---------------------------------------------------------------- Spark
+
+
+SPARK_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = STDERR
+appender.console.type = Console
+appender.console.name = STDERR
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+class Spark:
+    def __init__(self):
+        import pyspark
+        from delta import pip_utils
+        from pyspark.sql import SparkSession
+
+        self.tmp = tempfile.mkdtemp(prefix="deltaread-spark-")
+        log4j = os.path.join(self.tmp, "log4j2.properties")
+        with open(log4j, "w") as f:
+            f.write(SPARK_LOG4J)
+        cache = os.environ.get(
+            "CDC2DELTA_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "cdc2delta")
+        )
+        java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dderby.system.home={self.tmp}"
+        builder = (
+            SparkSession.builder.master("local[2]")
+            .appName("cdc2delta-deltaread")
+            .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+            .config(
+                "spark.sql.catalog.spark_catalog",
+                "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+            )
+            .config("spark.jars.ivy", os.path.join(cache, "ivy"))
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.memory", "1g")
+            .config("spark.local.dir", self.tmp)
+            .config("spark.sql.warehouse.dir", os.path.join(self.tmp, "warehouse"))
+            .config("spark.driver.extraJavaOptions", java_opts)
+        )
+        builder = pip_utils.configure_spark_with_delta_pip(builder)
+        self.spark = builder.getOrCreate()
+        self.spark.sparkContext.setLogLevel("ERROR")
+        self.jvm = self.spark.sparkContext._jvm
+        self.pyspark_version = pyspark.__version__
+
+    def close(self):
+        try:
+            self.spark.stop()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def read(self, req):
+        path = req["path"]
+        if is_s3(path):
+            raise ValueError("spark: S3 is not set up (hadoop-aws is not installed)")
+        reader = self.spark.read.format("delta")
+        if req.get("version") is not None:
+            reader = reader.option("versionAsOf", int(req["version"]))
+        if req.get("timestamp"):
+            ts = parse_timestamp(req["timestamp"]).strftime("%Y-%m-%d %H:%M:%S.%f")
+            reader = reader.option("timestampAsOf", ts)
+        df = reader.load(path)
+        if req.get("filter"):
+            df = df.where(req["filter"])
+        schema = schema_fields(df.schema.jsonValue())
+        rows = [tuple(r) for r in df.collect()]
+        snap = self.snapshot(path, req)
+        txns = snap.transactions()
+        txn = {}
+        for a in req.get("app_ids") or []:
+            o = txns.get(a)
+            txn[a] = int(o.get()) if o.isDefined() else None
+        p = snap.protocol()
+        extra = {
+            "version": int(snap.version()),
+            "txn": txn,
+            "protocol": {
+                "minReaderVersion": int(p.minReaderVersion()),
+                "minWriterVersion": int(p.minWriterVersion()),
+                "readerFeatures": scala_set(p.readerFeatures()),
+                "writerFeatures": scala_set(p.writerFeatures()),
+            },
+        }
+        return schema, rows, extra
+
+    def snapshot(self, path, req):
+        """The Delta snapshot the request reads, from Delta's JVM API."""
+        delta_log_cls = self.jvm.org.apache.spark.sql.delta.DeltaLog
+        delta_log_cls.clearCache()  # the table may have changed since the last request
+        log = delta_log_cls.forTable(self.spark._jsparkSession, path)
+        snap = log.unsafeVolatileSnapshot()
+        version = req.get("version")
+        if req.get("timestamp"):
+            ms = int(parse_timestamp(req["timestamp"]).timestamp() * 1000)
+            history = log.history()
+            commit = history.getActiveCommitAtTime(ms, self.jvm.scala.Option.empty(),
+                                                   False, True, False)
+            version = commit.version()
+        if version is not None and int(version) != snap.version():
+            snap = self.snapshot_at(log, int(version))
+        return snap
+
+    def snapshot_at(self, log, version):
+        # getSnapshotAt has Scala default arguments; py4j needs them spelled out.
+        none = self.jvm.scala.Option.empty()
+        for nargs in (4, 3, 2):
+            try:
+                return log.getSnapshotAt(version, *([none] * (nargs - 1)))
+            except Exception as e:  # wrong arity for this Delta version
+                last = e
+        raise last
+
+
+def scala_set(opt):
+    if not opt.isDefined():
+        return None
+    it = opt.get().iterator()
+    out = []
+    while it.hasNext():
+        out.append(str(it.next()))
+    return sorted(out)
+
+
+ENGINES = {"deltars": DeltaRS, "duckdb": DuckDB, "spark": Spark}
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

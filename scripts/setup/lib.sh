@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/test.sh and scripts/setup/*.sh. Source it; do not run it.
+#
+# Everything downloaded or built lives under CDC2DELTA_CACHE so that a second run
+# on the same machine reuses it. Maven keeps its own cache in ~/.m2 and Go in
+# $(go env GOMODCACHE); both are left where the tools expect them.
+
+CDC2DELTA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CDC2DELTA_CACHE="${CDC2DELTA_CACHE:-$HOME/.cache/cdc2delta}"
+export CDC2DELTA_ROOT CDC2DELTA_CACHE
+
+# log writes to stderr so that scripts can print results on stdout.
+log() { printf '%s %s\n' "[$(date -u +%H:%M:%S)]" "$*" >&2; }
+
+die() { log "ERROR: $*"; exit 1; }
+
+# section prints a header that is easy to find in a long CI log.
+section() { printf '\n==== [%s] %s ====\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# sha256_of prints one hash over the given files' contents and any extra words.
+sha256_of() {
+	local f
+	{
+		for f in "$@"; do
+			if [[ -f $f ]]; then cat "$f"; else printf '%s\n' "$f"; fi
+		done
+	} | sha256sum | cut -d' ' -f1
+}
+
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+	python3 - <<'PY'
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+# wait_port waits until 127.0.0.1:PORT accepts connections, or fails after
+# TIMEOUT seconds. PID, when given, must stay alive while we wait.
+wait_port() {
+	local port=$1 timeout=$2 pid=${3:-} i
+	for ((i = 0; i < timeout * 4; i++)); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			return 0
+		fi
+		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+			log "process $pid exited before 127.0.0.1:$port opened"
+			return 1
+		fi
+		sleep 0.25
+	done
+	log "timed out after ${timeout}s waiting for 127.0.0.1:$port"
+	return 1
+}
+
+# need_cmd installs a Debian package when a command is missing, so that a
+# fresh machine needs nothing done by hand.
+need_cmd() {
+	local cmd=$1 pkg=$2
+	command -v "$cmd" >/dev/null 2>&1 && return 0
+	log "$cmd not found"
+	apt_install "$pkg"
+}
+
+# apt_install installs Debian packages (we run as root in CI).
+apt_install() {
+	log "installing Debian packages: $*"
+	if [[ $(id -u) -ne 0 ]]; then
+		die "not root: install $* by hand"
+	fi
+	if [[ -z ${CDC2DELTA_APT_UPDATED:-} ]]; then
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+		CDC2DELTA_APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# venv.sh creates the pinned Python venv of the full tier under
+# $CDC2DELTA_CACHE/venv and prints its python on stdout. It reuses the venv
+# while scripts/py/requirements.txt and the base interpreter are unchanged.
+set -euo pipefail
+# shellcheck source=scripts/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+need_cmd python3 python3
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+	apt_install python3-venv
+fi
+
+req="$CDC2DELTA_ROOT/scripts/py/requirements.txt"
+venv="$CDC2DELTA_CACHE/venv"
+stamp="$venv/.cdc2delta-requirements.sha256"
+want="$(sha256_of "$req" "$(python3 -c 'import sys; print(sys.version)')")"
+
+if [[ -f $stamp && $(cat "$stamp") == "$want" && -x $venv/bin/python ]]; then
+	log "venv up to date: $venv"
+else
+	# Build in place (venv scripts hard-code their path) and write the stamp
+	# last, so an interrupted build is redone next time.
+	log "building venv $venv (requirements hash ${want:0:12})"
+	rm -rf "$venv"
+	mkdir -p "$CDC2DELTA_CACHE"
+	python3 -m venv "$venv"
+	"$venv/bin/python" -m pip install -q --upgrade pip >&2
+	"$venv/bin/python" -m pip install -q -r "$req" >&2
+	printf '%s\n' "$want" >"$stamp"
+fi
+printf '%s\n' "$venv/bin/python"
