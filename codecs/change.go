@@ -15,6 +15,7 @@ const (
 	OpTombstone Op = '-'
 )
 
+// String names the operation ("create", "tombstone", ...).
 func (o Op) String() string {
 	switch o {
 	case OpCreate:
@@ -40,6 +41,7 @@ type TableID struct {
 	Table    string
 }
 
+// String renders the table as database.schema.table.
 func (t TableID) String() string { return t.Database + "." + t.Schema + "." + t.Table }
 
 // Change is one decoded Debezium change event.

@@ -219,8 +219,14 @@ func TestDecodeErrors(t *testing.T) {
 			require.Equal(t, tc.wantID, de.SchemaID)
 		})
 	}
+	_, err := f.dec.DecodeRecord(t.Context(), "shop.sales.dbo.orders", 3, 1234, f.key, []byte{1})
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, DecodeError{Topic: "shop.sales.dbo.orders", Partition: 3, Offset: 1234, SchemaID: -1, Err: de.Err}, *de)
+	require.Contains(t, err.Error(), "shop.sales.dbo.orders[3]@1234")
+
 	var oe *OpError
-	_, err := f.dec.Decode(t.Context(), f.key, f.value(t, "m", nil, row, good, ""))
+	_, err = f.dec.Decode(t.Context(), f.key, f.value(t, "m", nil, row, good, ""))
 	require.ErrorAs(t, err, &oe)
 	require.Equal(t, "m", oe.Op)
 }

@@ -52,6 +52,7 @@ type DecodeError struct {
 	Err      error
 }
 
+// Error describes the failure with the record's coordinates when known.
 func (e *DecodeError) Error() string {
 	if e.Topic == "" {
 		return fmt.Sprintf("decoding record (schema %d): %v", e.SchemaID, e.Err)
@@ -59,6 +60,7 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("decoding %s[%d]@%d (schema %d): %v", e.Topic, e.Partition, e.Offset, e.SchemaID, e.Err)
 }
 
+// Unwrap returns the cause, which wraps one of the package's sentinels.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // LogValue implements slog.LogValuer so the coordinates log as attributes.
@@ -82,17 +84,21 @@ type RangeError struct {
 	Value string
 }
 
+// Error names the column, the value and the Delta type.
 func (e *RangeError) Error() string {
 	return fmt.Sprintf("codecs: column %q: value %s out of range for %s", e.Column, e.Value, e.Type.DeltaName())
 }
 
+// Unwrap returns ErrOutOfRange.
 func (e *RangeError) Unwrap() error { return ErrOutOfRange }
 
 // OpError reports an envelope op this package does not know.
 type OpError struct{ Op string }
 
+// Error quotes the op.
 func (e *OpError) Error() string { return fmt.Sprintf("codecs: unknown op %q", e.Op) }
 
+// Unwrap returns ErrUnknownOp.
 func (e *OpError) Unwrap() error { return ErrUnknownOp }
 
 // SchemaChangeError lists why a new schema cannot replace a table's current
@@ -101,8 +107,10 @@ type SchemaChangeError struct {
 	Problems []string
 }
 
+// Error lists the problems.
 func (e *SchemaChangeError) Error() string {
 	return fmt.Sprintf("codecs: unsafe schema change: %v", e.Problems)
 }
 
+// Unwrap returns ErrSchemaChange.
 func (e *SchemaChangeError) Unwrap() error { return ErrSchemaChange }

@@ -73,10 +73,13 @@ func FuzzDecodeChange(f *testing.F) {
 	f.Add(key2, encode(f, 21, env2, envelope(layoutV2, "d", row2, nil, src, "")))
 	f.Add([]byte{0, 0, 0, 0, 7, 0xff}, []byte{0, 0, 0, 0, 8, 0xff, 0xff, 0xff})
 
+	whole := wholeTwin(f, fx.dec)
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		if len(key)+len(value) > 1<<16 {
 			return
 		}
+		// The envelope plan and goavro alone must agree on every input.
+		sameDecode(t, fx.dec, whole, key, value)
 		ch, err := fx.dec.Decode(t.Context(), key, value)
 		if err != nil {
 			var de *DecodeError

@@ -98,7 +98,7 @@ func sourceSchema(v layoutVersion) map[string]any {
 		map[string]any{"name": "ts_ms", "type": "long"},
 		map[string]any{"name": "snapshot", "type": []any{map[string]any{"type": "string", "connect.version": 1,
 			"connect.parameters": map[string]any{"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
-			"connect.default": "false", "connect.name": "io.debezium.data.Enum"}, "null"}, "default": "false"},
+			"connect.default":    "false", "connect.name": "io.debezium.data.Enum"}, "null"}, "default": "false"},
 		map[string]any{"name": "db", "type": "string"},
 		optString("sequence"),
 	}

@@ -19,6 +19,10 @@ type Column struct {
 	Comment string
 
 	conv conv
+	// branch is goavro's name for the non-null union branch of a nullable
+	// column ("string", "long", ...): a direct map lookup beats ranging
+	// over goavro's single-entry union map.
+	branch string
 }
 
 // Layout is the ordered column set of one Avro row or key record, derived

@@ -3,6 +3,7 @@ package codecs
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 )
 
 // BinaryMode is the connector's binary.handling.mode.
@@ -55,5 +56,7 @@ func (o *Options) normalize() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The decoder reads the map concurrently; the caller keeps its own.
+	o.KeyColumns = maps.Clone(o.KeyColumns)
 	return nil
 }

@@ -21,7 +21,9 @@ const lsnTextLen = 22
 // ParseLSN parses Debezium's rendering of an LSN: 8, 8 and 4 hex digits
 // separated by colons, e.g. "0000002b:00000d98:0002". Upper-case digits are
 // accepted.
-func ParseLSN(s string) (LSN, error) {
+func ParseLSN(s string) (LSN, error) { return parseLSN(s) }
+
+func parseLSN[T string | []byte](s T) (LSN, error) {
 	var l LSN
 	if len(s) != lsnTextLen || s[8] != ':' || s[17] != ':' {
 		return l, fmt.Errorf("%w: malformed LSN %q", ErrBadEnvelope, s)
@@ -137,4 +139,26 @@ func ParsePosition(s string) (Position, error) {
 		}
 	}
 	return p, nil
+}
+
+// PositionHexLen is the length of [Position.Hex]'s rendering.
+const PositionHexLen = 2 * PositionLen
+
+// Hex renders p as 56 lower-case hex digits whose text order equals
+// [Position.Compare]'s, for a string column compared as text.
+func (p Position) Hex() string {
+	var buf [PositionLen]byte
+	return hex.EncodeToString(p.AppendBinary(buf[:0]))
+}
+
+// PositionFromHex decodes [Position.Hex]'s rendering.
+func PositionFromHex(s string) (Position, error) {
+	if len(s) != PositionHexLen {
+		return Position{}, fmt.Errorf("decoding position %q: %d hex digits, want %d", s, len(s), PositionHexLen)
+	}
+	var buf [PositionLen]byte
+	if _, err := hex.Decode(buf[:], []byte(s)); err != nil {
+		return Position{}, fmt.Errorf("decoding position %q: %w", s, err)
+	}
+	return PositionFromBinary(buf[:])
 }

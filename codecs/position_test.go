@@ -3,6 +3,7 @@ package codecs
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,7 @@ func TestPositionOrder(t *testing.T) {
 	// (null lowest). Listed in ascending order.
 	ordered := []Position{
 		{}, // nothing known
-		{Commit: mustLSN(t, "0000002b:00000d98:0002")},                                                               // snapshot r
+		{Commit: mustLSN(t, "0000002b:00000d98:0002")},                                                                // snapshot r
 		{Commit: mustLSN(t, "0000002b:00000d98:0002"), Change: mustLSN(t, "0000002b:00000d90:0001"), Serial: 1},       // streaming, same commit
 		{Commit: mustLSN(t, "0000002b:00000e10:0005"), Change: mustLSN(t, "0000002b:00000e10:0003"), Serial: 1},       // next transaction
 		{Commit: mustLSN(t, "0000002b:00000e10:0005"), Change: mustLSN(t, "0000002b:00000e10:0003"), Serial: 2},       // PK-update c after d
@@ -68,6 +69,7 @@ func TestPositionOrder(t *testing.T) {
 			require.Equal(t, want, ordered[i].Compare(ordered[j]), "%d vs %d", i, j)
 			bi, bj := ordered[i].AppendBinary(nil), ordered[j].AppendBinary(nil)
 			require.Equal(t, want, bytes.Compare(bi, bj), "binary order %d vs %d", i, j)
+			require.Equal(t, want, strings.Compare(ordered[i].Hex(), ordered[j].Hex()), "hex order %d vs %d", i, j)
 		}
 	}
 }
@@ -90,11 +92,18 @@ func TestPositionRoundTrip(t *testing.T) {
 		b, err := PositionFromBinary(p.AppendBinary(nil))
 		require.NoError(t, err)
 		require.Equal(t, p, b)
+		h, err := PositionFromHex(p.Hex())
+		require.NoError(t, err)
+		require.Equal(t, p, h)
 	}
 	for _, bad := range []string{"", "a/b", "0000002b:00000d98:0002//x", "//-1", "x//"} {
 		_, err := ParsePosition(bad)
 		require.Error(t, err, bad)
 	}
 	_, err := PositionFromBinary(make([]byte, 27))
+	require.Error(t, err)
+	_, err = PositionFromHex("zz")
+	require.Error(t, err)
+	_, err = PositionFromHex(strings.Repeat("g", PositionHexLen))
 	require.Error(t, err)
 }

@@ -18,6 +18,9 @@ type compiled struct {
 	// for a key schema.
 	layout   *Layout
 	envelope bool
+	// plan decodes envelopes without materializing unused parts; nil when
+	// the envelope has a shape the plan does not cover.
+	plan *envPlan
 }
 
 // compile parses the Avro schema text of one id and derives its layout.
@@ -57,6 +60,12 @@ func compile(id int, text string, opts *Options) (*compiled, error) {
 	}
 	if c.codec, err = goavro.NewCodec(string(plain)); err != nil {
 		return nil, fmt.Errorf("%w: schema %d: %v", ErrUnsupportedSchema, id, err)
+	}
+	if c.envelope {
+		if c.plan, err = buildPlan(rec, names); err != nil {
+			opts.Logger.Info("envelope decoded by goavro alone", "schema_id", id, "reason", err)
+			c.plan = nil
+		}
 	}
 	return c, nil
 }
@@ -234,11 +243,21 @@ func deriveColumn(field map[string]any, opts *Options) (Column, error) {
 			col.Comment += " (" + col.SourceType + ")"
 		}
 	}
+	col.branch = prim
 	t, cv, err := mapType(prim, props, src, opts)
 	if err != nil {
 		return col, fmt.Errorf("column %q: %w", avroName, err)
 	}
 	col.Type, col.conv = t, cv
+	if t.Kind == KindTime {
+		// A Delta long says nothing about its unit; the comment does.
+		const unit = "time of day in microseconds since midnight"
+		if col.Comment == "" {
+			col.Comment = unit
+		} else {
+			col.Comment += "; " + unit
+		}
+	}
 	return col, nil
 }
 

@@ -9,20 +9,20 @@ type Kind uint8
 // The Go value a [Change] row holds for each kind is given in brackets; nil
 // is SQL NULL for every kind.
 const (
-	KindInvalid Kind = iota
-	KindBoolean      // [bool]
-	KindByte         // [int8]; SQL Server has no signed 8-bit type, kept for completeness
-	KindShort        // [int16]; smallint and tinyint (0..255 does not fit Delta's signed byte)
-	KindInteger      // [int32]
-	KindLong         // [int64]
-	KindFloat        // [float32]
-	KindDouble       // [float64]
-	KindDecimal      // [Decimal], precision and scale in the Type
-	KindString       // [string]
-	KindBinary       // [[]byte], never aliasing the record buffer
-	KindDate         // [int32] days since 1970-01-01
-	KindTimestamp    // [int64] microseconds since the Unix epoch, an instant (UTC)
-	KindTimestampNTZ // [int64] microseconds since 1970-01-01T00:00, a wall-clock reading
+	KindInvalid      Kind = iota
+	KindBoolean           // [bool]
+	KindByte              // [int8]; SQL Server has no signed 8-bit type, kept for completeness
+	KindShort             // [int16]; smallint and tinyint (0..255 does not fit Delta's signed byte)
+	KindInteger           // [int32]
+	KindLong              // [int64]
+	KindFloat             // [float32]
+	KindDouble            // [float64]
+	KindDecimal           // [Decimal], precision and scale in the Type
+	KindString            // [string]
+	KindBinary            // [[]byte], never aliasing the record buffer
+	KindDate              // [int32] days since 1970-01-01
+	KindTimestamp         // [int64] microseconds since the Unix epoch, an instant (UTC)
+	KindTimestampNTZ      // [int64] microseconds since 1970-01-01T00:00, a wall-clock reading
 	// KindTime is a SQL Server time(p): Delta has no time-of-day type, so it
 	// is stored as a Delta long counting microseconds since midnight
 	// [int64]; see ADR 0002.
@@ -47,6 +47,7 @@ var kindNames = [...]string{
 	KindTime:         "time",
 }
 
+// String returns the kind's Delta name ("time" for KindTime).
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -80,6 +81,7 @@ func (t Type) DeltaName() string {
 	return t.Kind.String()
 }
 
+// String is DeltaName, except that a time of day prints as "time".
 func (t Type) String() string {
 	if t.Kind == KindTime {
 		return "time"

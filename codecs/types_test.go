@@ -20,7 +20,7 @@ func int16Type() map[string]any { return map[string]any{"type": "int", "connect.
 func decType(p, s int) map[string]any {
 	return map[string]any{"type": "bytes", "scale": s, "precision": p, "connect.version": 1,
 		"connect.parameters": map[string]any{"scale": strconv.Itoa(s), "connect.decimal.precision": strconv.Itoa(p)},
-		"connect.name": nameDecimal, "logicalType": "decimal"}
+		"connect.name":       nameDecimal, "logicalType": "decimal"}
 }
 
 func logicalType(prim, logical, connectName string) map[string]any {
@@ -242,6 +242,15 @@ func TestRangeErrorCarriesColumn(t *testing.T) {
 	require.Equal(t, "shipped", re.Column)
 	require.Equal(t, Type{Kind: KindDate}, re.Type)
 	require.Equal(t, "-719163 days", re.Value)
+}
+
+func TestTimeColumnCommentNamesUnit(t *testing.T) {
+	ch, err := decodeOne(t, Options{}, tcol{name: "v", typ: propagated(dbzType("long", nameNanoTime), "TIME", "16", "7")}, int64(0))
+	require.NoError(t, err)
+	require.Equal(t, "TIME(7); time of day in microseconds since midnight", ch.Layout.Columns[1].Comment)
+	ch, err = decodeOne(t, Options{}, tcol{name: "v", typ: dbzType("int", nameTime)}, int32(0))
+	require.NoError(t, err)
+	require.Equal(t, "time of day in microseconds since midnight", ch.Layout.Columns[1].Comment)
 }
 
 func TestBinaryValueDoesNotAliasRecord(t *testing.T) {

@@ -68,32 +68,43 @@ func isKnownCommitInfoKey(k string) bool {
 	return false
 }
 
-// decodeCommitInfoField decodes one modelled key; false means its JSON type did not fit.
+// decodeCommitInfoField decodes one modelled key; false means its JSON type did not fit,
+// in which case the field is left unset.
 func decodeCommitInfoField(ci *CommitInfo, k string, v json.RawMessage) bool {
-	one := func(dst any) bool { return json.Unmarshal(v, dst) == nil }
 	switch k {
 	case "timestamp":
-		return one(&ci.Timestamp)
+		return decodeInto(v, &ci.Timestamp)
 	case "inCommitTimestamp":
-		return one(&ci.InCommitTimestamp)
+		return decodeInto(v, &ci.InCommitTimestamp)
 	case "operation":
-		return one(&ci.Operation)
+		return decodeInto(v, &ci.Operation)
 	case "operationParameters":
-		return one(&ci.OperationParameters)
+		return decodeInto(v, &ci.OperationParameters)
 	case "operationMetrics":
-		return one(&ci.OperationMetrics)
+		return decodeInto(v, &ci.OperationMetrics)
 	case "readVersion":
-		return one(&ci.ReadVersion)
+		return decodeInto(v, &ci.ReadVersion)
 	case "isolationLevel":
-		return one(&ci.IsolationLevel)
+		return decodeInto(v, &ci.IsolationLevel)
 	case "isBlindAppend":
-		return one(&ci.IsBlindAppend)
+		return decodeInto(v, &ci.IsBlindAppend)
 	case "engineInfo":
-		return one(&ci.EngineInfo)
+		return decodeInto(v, &ci.EngineInfo)
 	case "txnId":
-		return one(&ci.TxnID)
+		return decodeInto(v, &ci.TxnID)
 	}
 	return false
+}
+
+// decodeInto sets *dst only if v decodes completely: json.Unmarshal may fill a map
+// partially before failing.
+func decodeInto[T any](v json.RawMessage, dst *T) bool {
+	var x T
+	if json.Unmarshal(v, &x) != nil {
+		return false
+	}
+	*dst = x
+	return true
 }
 
 // errEmptyCommit marks a commit file with no actions at all; it cannot be a finished commit.

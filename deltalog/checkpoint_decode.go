@@ -42,7 +42,6 @@ type checkpointDecoder struct {
 		provider                  leafRef
 		options, configuration    mapRef
 		partitionColumns          listRef
-		formatPresent             groupRef
 	}
 	protocol struct {
 		present                        groupRef
@@ -50,8 +49,8 @@ type checkpointDecoder struct {
 		readerFeatures, writerFeatures listRef
 	}
 	domain struct {
-		present                       groupRef
-		domain, configuration, remove leafRef
+		present                        groupRef
+		domain, configuration, removed leafRef
 	}
 	checkpointMetadata struct {
 		present groupRef
@@ -65,6 +64,7 @@ type checkpointDecoder struct {
 	}
 }
 
+// dvRefs are the columns of a deletionVector struct.
 type dvRefs struct {
 	present                                 groupRef
 	storageType, pathOrInline, offset, size leafRef
@@ -131,7 +131,6 @@ func newCheckpointDecoder(root *colNode) (*checkpointDecoder, error) {
 		m.id = r.str(n.child("id"))
 		m.name = r.str(n.child("name"))
 		m.description = r.str(n.child("description"))
-		m.formatPresent = r.group(n.child("format"))
 		m.provider = r.str(n.at("format", "provider"))
 		m.options = r.stringMap(n.at("format", "options"))
 		m.schemaString = r.str(n.child("schemaString"))
@@ -154,7 +153,7 @@ func newCheckpointDecoder(root *colNode) (*checkpointDecoder, error) {
 		m.present = r.group(n)
 		m.domain = r.str(n.child("domain"))
 		m.configuration = r.str(n.child("configuration"))
-		m.remove = r.boolean(n.child("removed"))
+		m.removed = r.boolean(n.child("removed"))
 	}
 	{
 		n := seen(root.child(colCheckpointMetadata))
@@ -248,7 +247,7 @@ func (d *checkpointDecoder) decode(rc rowCols) (a Action, ok bool, err error) {
 			return Action{}, false, errors.New("domainMetadata without domain")
 		}
 		conf, _ := m.configuration.str(rc)
-		return Action{DomainMetadata: &DomainMetadata{Domain: name, Configuration: conf, Removed: m.remove.boolean(rc)}}, true, nil
+		return Action{DomainMetadata: &DomainMetadata{Domain: name, Configuration: conf, Removed: m.removed.boolean(rc)}}, true, nil
 	case d.checkpointMetadata.present.present(rc):
 		m := &d.checkpointMetadata
 		v, _ := m.version.int64(rc)

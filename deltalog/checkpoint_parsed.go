@@ -61,8 +61,8 @@ func compileParsedNode(name string, n *colNode) *parsedNode {
 			return p
 		}
 		p.kind = parsedGroup
-		for i, c := range n.children {
-			p.children = append(p.children, compileParsedNode(n.node.Fields()[i].Name(), c))
+		for _, c := range n.children {
+			p.children = append(p.children, compileParsedNode(c.name, c))
 		}
 		return p
 	}

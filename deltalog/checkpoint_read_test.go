@@ -1,7 +1,10 @@
 package deltalog
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -210,4 +213,248 @@ func ckptDecodeAll(t *testing.T, f *parquet.File, dec *checkpointDecoder) []Acti
 	acts, err := dec.decodeFile(t.Context(), f)
 	require.NoError(t, err)
 	return acts
+}
+
+func TestReadCheckpointMultiPart(t *testing.T) {
+	state := ckptSampleState(30)
+	rows, opts, err := checkpointRowsOf(state)
+	require.NoError(t, err)
+	part1, err := encodeCheckpointRows(rows[:10], opts, true)
+	require.NoError(t, err)
+	part2, err := encodeCheckpointRows(rows[10:], opts, true)
+	require.NoError(t, err)
+	s := newCkptTestStore()
+	paths := []string{
+		"_delta_log/00000000000000000009.checkpoint.0000000001.0000000002.parquet",
+		"_delta_log/00000000000000000009.checkpoint.0000000002.0000000002.parquet",
+	}
+	s.files[paths[0]], s.files[paths[1]] = part1, part2
+
+	got, err := readCheckpoint(t.Context(), s, paths)
+	require.NoError(t, err)
+	require.Equal(t, ckptAsCheckpointed(rows), got)
+}
+
+// ckptV2Row is a v2 top-level checkpoint row laid out as delta-rs does it: required
+// fields, required lists and maps. Reading it checks we do not depend on our own layout.
+type ckptV2Row struct {
+	CheckpointMetadata *struct {
+		Version int64 `parquet:"version"`
+	} `parquet:"checkpointMetadata,optional"`
+	Sidecar *struct {
+		Path             string `parquet:"path"`
+		SizeInBytes      int64  `parquet:"sizeInBytes"`
+		ModificationTime int64  `parquet:"modificationTime"`
+	} `parquet:"sidecar,optional"`
+	Protocol *struct {
+		MinReaderVersion int32    `parquet:"minReaderVersion"`
+		MinWriterVersion int32    `parquet:"minWriterVersion"`
+		ReaderFeatures   []string `parquet:"readerFeatures,list"`
+		WriterFeatures   []string `parquet:"writerFeatures,list"`
+	} `parquet:"protocol,optional"`
+	Metadata *struct {
+		ID               string            `parquet:"id"`
+		SchemaString     string            `parquet:"schemaString"`
+		PartitionColumns []string          `parquet:"partitionColumns,list"`
+		Configuration    map[string]string `parquet:"configuration"`
+	} `parquet:"metaData,optional"`
+}
+
+func TestReadCheckpointV2(t *testing.T) {
+	adds := ckptSampleState(12)[5:] // two removes and twelve adds
+	side1, err := encodeCheckpointRows(adds[:6], checkpointSchemaOptions{}, true)
+	require.NoError(t, err)
+	side2, err := encodeCheckpointRows(adds[6:], checkpointSchemaOptions{}, true)
+	require.NoError(t, err)
+
+	protocol := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}
+	metadata := &Metadata{ID: "id", SchemaString: "{}", PartitionColumns: []string{}, Configuration: map[string]string{"delta.checkpointPolicy": "v2"}, Format: Format{Provider: "parquet", Options: map[string]string{}}}
+	txn := &Txn{AppID: "a", Version: 3, LastUpdated: ckptPtr(int64(5))}
+	want := append([]Action{{Protocol: protocol}, {Metadata: metadata}, {Txn: txn}}, ckptAsCheckpointed(adds)...)
+
+	jsonTop := `{"checkpointMetadata":{"version":4}}
+{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["v2Checkpoint"],"writerFeatures":["v2Checkpoint"]}}
+{"metaData":{"id":"id","format":{"provider":"parquet","options":{}},"schemaString":"{}","partitionColumns":[],"configuration":{"delta.checkpointPolicy":"v2"}}}
+{"txn":{"appId":"a","version":3,"lastUpdated":5}}
+{"sidecar":{"path":"00000000000000000004.checkpoint.0000000001.0000000002.a.parquet","sizeInBytes":1,"modificationTime":1}}
+{"sidecar":{"path":"file:///somewhere/_delta_log/_sidecars/side%202.parquet","sizeInBytes":1,"modificationTime":1}}
+`
+	t.Run("json", func(t *testing.T) {
+		s := newCkptTestStore()
+		top := "_delta_log/00000000000000000004.checkpoint.3a0d65cd-4056-49b8-937b-95f9e3ee90e5.json"
+		s.files[top] = []byte(jsonTop)
+		s.files["_delta_log/_sidecars/00000000000000000004.checkpoint.0000000001.0000000002.a.parquet"] = side1
+		s.files["_delta_log/_sidecars/side 2.parquet"] = side2
+		got, err := readCheckpoint(t.Context(), s, []string{top})
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	})
+	t.Run("parquet", func(t *testing.T) {
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[ckptV2Row](&buf)
+		var rows [4]ckptV2Row
+		rows[0].CheckpointMetadata = &struct {
+			Version int64 `parquet:"version"`
+		}{Version: 4}
+		rows[1].Protocol = &struct {
+			MinReaderVersion int32    `parquet:"minReaderVersion"`
+			MinWriterVersion int32    `parquet:"minWriterVersion"`
+			ReaderFeatures   []string `parquet:"readerFeatures,list"`
+			WriterFeatures   []string `parquet:"writerFeatures,list"`
+		}{3, 7, []string{"v2Checkpoint"}, []string{"v2Checkpoint"}}
+		rows[2].Metadata = &struct {
+			ID               string            `parquet:"id"`
+			SchemaString     string            `parquet:"schemaString"`
+			PartitionColumns []string          `parquet:"partitionColumns,list"`
+			Configuration    map[string]string `parquet:"configuration"`
+		}{"id", "{}", nil, map[string]string{"delta.checkpointPolicy": "v2"}}
+		rows[3].Sidecar = &struct {
+			Path             string `parquet:"path"`
+			SizeInBytes      int64  `parquet:"sizeInBytes"`
+			ModificationTime int64  `parquet:"modificationTime"`
+		}{"s1.parquet", 1, 1}
+		_, err := w.Write(rows[:])
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+
+		s := newCkptTestStore()
+		top := "_delta_log/00000000000000000004.checkpoint.3a0d65cd-4056-49b8-937b-95f9e3ee90e5.parquet"
+		s.files[top] = buf.Bytes()
+		s.files["_delta_log/_sidecars/s1.parquet"] = side1
+		got, err := readCheckpoint(t.Context(), s, []string{top})
+		require.NoError(t, err)
+		// This file has no format column: the provider reads as empty.
+		md := *metadata
+		md.Format.Provider = ""
+		require.Equal(t, append([]Action{{Protocol: protocol}, {Metadata: &md}}, ckptAsCheckpointed(adds[:6])...), got)
+	})
+}
+
+func TestReadCheckpointCorrupt(t *testing.T) {
+	good, _, err := encodeCheckpoint(1, ckptSampleState(50))
+	require.NoError(t, err)
+	noActions := ckptParquetOf(t, []struct {
+		X int64 `parquet:"x"`
+	}{{1}})
+	badType := ckptParquetOf(t, []struct {
+		Add *struct {
+			Path string `parquet:"path"`
+			Size string `parquet:"size"`
+		} `parquet:"add,optional"`
+	}{{}})
+	noPath := ckptParquetOf(t, []struct {
+		Add *struct {
+			Path *string `parquet:"path,optional"`
+			Size int64   `parquet:"size"`
+		} `parquet:"add,optional"`
+	}{{Add: &struct {
+		Path *string `parquet:"path,optional"`
+		Size int64   `parquet:"size"`
+	}{Size: 3}}})
+	const cp = "_delta_log/00000000000000000001.checkpoint.parquet"
+
+	tests := []struct {
+		name     string
+		files    map[string][]byte
+		paths    []string
+		wantPath string
+		wantIs   error
+		wantMsg  string
+	}{
+		{name: "missing", paths: []string{cp}, wantPath: cp, wantIs: ErrNotExist},
+		{name: "empty", files: map[string][]byte{cp: {}}, paths: []string{cp}, wantPath: cp},
+		{name: "truncated", files: map[string][]byte{cp: good[:len(good)/2]}, paths: []string{cp}, wantPath: cp},
+		{name: "footer only kept", files: map[string][]byte{cp: append([]byte("PAR1"), good[len(good)-200:]...)}, paths: []string{cp}, wantPath: cp},
+		{name: "garbage", files: map[string][]byte{cp: []byte("PAR1 this is not parquet at all PAR1")}, paths: []string{cp}, wantPath: cp},
+		{name: "no action columns", files: map[string][]byte{cp: noActions}, paths: []string{cp}, wantPath: cp, wantIs: errNoActionColumns},
+		{name: "foreign column type", files: map[string][]byte{cp: badType}, paths: []string{cp}, wantPath: cp, wantMsg: "unexpected type"},
+		{name: "add without path", files: map[string][]byte{cp: noPath}, paths: []string{cp}, wantPath: cp, wantMsg: "add without path"},
+		{
+			name:     "second part missing",
+			files:    map[string][]byte{"p1.parquet": good},
+			paths:    []string{"p1.parquet", "p2.parquet"},
+			wantPath: "p2.parquet",
+			wantIs:   ErrNotExist,
+		},
+		{
+			name:     "v2 json bad line",
+			files:    map[string][]byte{"v2.json": []byte("{\"protocol\":{\"minReaderVersion\":3}}\n{\"add\":{\"path\"")},
+			paths:    []string{"v2.json"},
+			wantPath: "v2.json",
+			wantMsg:  "line 2",
+		},
+		{
+			name:     "v2 sidecar missing",
+			files:    map[string][]byte{"v2.json": []byte(`{"sidecar":{"path":"gone.parquet","sizeInBytes":1,"modificationTime":1}}`)},
+			paths:    []string{"v2.json"},
+			wantPath: "_delta_log/_sidecars/gone.parquet",
+			wantIs:   ErrNotExist,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newCkptTestStore()
+			for p, d := range tc.files {
+				s.files[p] = d
+			}
+			_, err := readCheckpoint(t.Context(), s, tc.paths)
+			var cfe *CorruptFileError
+			require.ErrorAs(t, err, &cfe)
+			require.Equal(t, tc.wantPath, cfe.Path)
+			if tc.wantIs != nil {
+				require.ErrorIs(t, err, tc.wantIs)
+			}
+			if tc.wantMsg != "" {
+				require.ErrorContains(t, err, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestReadCheckpointCanceled(t *testing.T) {
+	good, _, err := encodeCheckpoint(1, ckptSampleState(10))
+	require.NoError(t, err)
+	s := newCkptTestStore()
+	s.files["cp.parquet"] = good
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = readCheckpoint(ctx, s, []string{"cp.parquet"})
+	require.ErrorIs(t, err, context.Canceled)
+	var cfe *CorruptFileError
+	require.False(t, errors.As(err, &cfe), "cancellation is not corruption")
+}
+
+// TestReadCheckpointGoldenTables reads every checkpoint of the golden tables that the
+// COMPAT scripts produce (delta-rs and Spark), as far as they exist.
+func TestReadCheckpointGoldenTables(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "tables", "*", "_delta_log", "*.checkpoint*.parquet"))
+	require.NoError(t, err)
+	if len(files) == 0 {
+		t.Skip("no golden tables with checkpoints yet")
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			root := filepath.Dir(filepath.Dir(f))
+			s := loadCkptTestStore(t, root)
+			got, err := readCheckpoint(t.Context(), s, []string{"_delta_log/" + filepath.Base(f)})
+			require.NoError(t, err)
+			st := ckptStateOf(got)
+			require.NotNil(t, st.protocol)
+			require.NotNil(t, st.metadata)
+			for _, a := range st.adds {
+				require.NotEmpty(t, a.Path)
+				require.NotNil(t, a.PartitionValues)
+			}
+		})
+	}
+}
+
+func ckptParquetOf[T any](t *testing.T, rows []T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[T](&buf)
+	_, err := w.Write(rows)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
 }

@@ -9,6 +9,7 @@ import (
 // name through it, so column order and absent optional columns never matter.
 type colNode struct {
 	node parquet.Node
+	name string
 	// def is the definition level a value reaches when this node is non-null; rep is the
 	// repetition depth of the node (repeated ancestors, itself included).
 	def, rep int
@@ -22,10 +23,10 @@ type colNode struct {
 // which is how parquet-go numbers the values of a parquet.Row.
 func layoutOf(root parquet.Node) *colNode {
 	next := 0
-	return buildColNode(root, 0, 0, &next, true)
+	return buildColNode(root, "", 0, 0, &next, true)
 }
 
-func buildColNode(n parquet.Node, def, rep int, next *int, isRoot bool) *colNode {
+func buildColNode(n parquet.Node, name string, def, rep int, next *int, isRoot bool) *colNode {
 	if !isRoot {
 		switch {
 		case n.Optional():
@@ -35,7 +36,7 @@ func buildColNode(n parquet.Node, def, rep int, next *int, isRoot bool) *colNode
 			rep++
 		}
 	}
-	c := &colNode{node: n, def: def, rep: rep, first: *next}
+	c := &colNode{node: n, name: name, def: def, rep: rep, first: *next}
 	if n.Leaf() {
 		*next++
 		c.end = *next
@@ -45,7 +46,7 @@ func buildColNode(n parquet.Node, def, rep int, next *int, isRoot bool) *colNode
 	c.children = make([]*colNode, len(fields))
 	c.names = make(map[string]int, len(fields))
 	for i, f := range fields {
-		c.children[i] = buildColNode(f, def, rep, next, false)
+		c.children[i] = buildColNode(f, f.Name(), def, rep, next, false)
 		c.names[f.Name()] = i
 	}
 	c.end = *next

@@ -196,8 +196,8 @@ func (e *checkpointRowEncoder) encode(a Action) (parquet.Row, error) {
 		e.str(n.child("configuration"), a.DomainMetadata.Configuration)
 		e.boolean(n.child("removed"), a.DomainMetadata.Removed)
 	}
-	for i, c := range e.root.children {
-		if e.root.node.Fields()[i].Name() != active {
+	for _, c := range e.root.children {
+		if c.name != active {
 			e.null(c)
 		}
 	}

@@ -159,6 +159,13 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 		if err == nil {
 			break
 		}
+		// A failed or "already exists" put may still be ours: the store can apply a write
+		// and lose the response (then a retried put finds our own object). The txnId in
+		// the commitInfo tells.
+		if t.isOurCommit(ctx, version, ci.TxnID) {
+			t.opts.logger.DebugContext(ctx, "commit found durable after a failed put", "version", version, "err", err)
+			break
+		}
 		if !errors.Is(err, ErrExist) {
 			return CommitResult{}, fmt.Errorf("committing version %d: %w", version, err)
 		}
@@ -183,6 +190,13 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 	res.Version = version
 	t.afterCommit(ctx, &res, meta)
 	return res, nil
+}
+
+// isOurCommit reports whether version exists and carries our txnId. Errors count as
+// "no": the caller then reports its original error.
+func (t *Table) isOurCommit(ctx context.Context, version int64, txnID string) bool {
+	ci, err := readCommitInfo(ctx, t.store, commitPath(version))
+	return err == nil && ci != nil && ci.TxnID == txnID
 }
 
 func readVersionOr(v *int64) int64 {

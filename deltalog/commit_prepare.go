@@ -138,9 +138,19 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 	if err := sum.protocol.CheckWrite(&sum.meta, schema); err != nil {
 		return nil, nil, err
 	}
-	need := MinimalProtocol(schema, sum.meta.Configuration)
-	if missing := missingFeatures(need, sum.protocol); len(missing) > 0 {
-		return nil, nil, invalid("protocol lacks features the schema or properties need: %s", strings.Join(missing, ", "))
+	// Only commits that set the schema, properties or protocol must prove that the
+	// protocol covers them; existing tables keep working as their writers left them.
+	if newMeta != nil || newProto != nil {
+		var missing []string
+		reader, writer := neededFeatures(schema, sum.meta.Configuration)
+		for _, f := range append(reader, writer...) {
+			if !sum.protocol.HasWriterFeature(f) {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, nil, invalid("protocol lacks features the schema or properties need: %s", strings.Join(missing, ", "))
+		}
 	}
 	if isTrue(sum.meta.Configuration[PropAppendOnly]) {
 		for _, a := range out {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 )
 
 func TestCommitCreateAndAppend(t *testing.T) {
@@ -223,4 +224,90 @@ func TestCommitCreateRace(t *testing.T) {
 	createTable(t, tbl, nil)
 	_, err := tbl.Commit(ctx, nil, createActions(t, testSchema(), nil), deltalog.Operation{Name: deltalog.OpCreateTable})
 	require.ErrorIs(t, err, deltalog.ErrProtocolChanged)
+}
+
+func TestCommitLostResponse(t *testing.T) {
+	ctx := t.Context()
+	tbl, st, _ := newMemTable(t)
+	snap := createTable(t, tbl, nil)
+	// The put lands but the caller sees an error, as when a response is lost.
+	in := st.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000001.json", AfterWrite: true, Nth: 1})
+	res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
+	require.Equal(t, 1, in.Fired())
+	require.Equal(t, int64(1), res.Version)
+	// A genuine failure (nothing written) is reported.
+	st.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000002.json", Nth: 1})
+	snap, err = tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{addFile("b.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.ErrorIs(t, err, memstore.ErrInjected)
+}
+
+func TestCheckpointFailureDoesNotFailCommit(t *testing.T) {
+	ctx := t.Context()
+	tbl, st, _ := newMemTable(t, deltalog.CheckpointInterval(2))
+	snap := createTable(t, tbl, nil)
+	st.Inject(memstore.Fault{Ops: memstore.OpPut, Pattern: "_delta_log/*.checkpoint.parquet"})
+	_, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
+	snap, err = tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("b.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), res.Version)
+	require.False(t, res.Checkpointed)
+	require.ErrorIs(t, res.CheckpointErr, memstore.ErrInjected)
+	snap, err = tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	require.Len(t, snap.Files(), 2)
+}
+
+func TestCommitMetadataChanges(t *testing.T) {
+	ctx := t.Context()
+	tbl, _, _ := newMemTable(t)
+	snap := createTable(t, tbl, nil)
+
+	// Adding a timestamp_ntz column needs the protocol upgraded in the same commit.
+	grown := deltalog.CloneType(snap.Schema()).(*deltalog.StructType)
+	grown.Fields = append(grown.Fields, deltalog.StructField{Name: "ts", Type: deltalog.TypeTimestampNTZ, Nullable: true})
+	ss, err := grown.SchemaString()
+	require.NoError(t, err)
+	m := snap.Metadata()
+	m.SchemaString = ss
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{{Metadata: &m}}, deltalog.Operation{Name: "ADD COLUMNS"})
+	require.ErrorIs(t, err, deltalog.ErrInvalidCommit)
+
+	p := deltalog.UpgradeProtocol(snap.Protocol(), deltalog.MinimalProtocol(grown, m.Configuration))
+	res, err := tbl.Commit(ctx, snap, []deltalog.Action{{Protocol: &p}, {Metadata: &m}}, deltalog.Operation{Name: "ADD COLUMNS"})
+	require.NoError(t, err)
+	snap, err = tbl.SnapshotAt(ctx, res.Version)
+	require.NoError(t, err)
+	require.True(t, snap.Protocol().HasReaderFeature(deltalog.FeatureTimestampNTZ))
+	require.True(t, snap.Protocol().HasWriterFeature(deltalog.FeatureAppendOnly), "legacy features kept when upgrading")
+
+	// Dropping a feature or changing the table id is refused.
+	down := deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{{Protocol: &down}}, deltalog.Operation{Name: "X"})
+	require.ErrorIs(t, err, deltalog.ErrInvalidCommit)
+	m2 := snap.Metadata()
+	m2.ID = "other"
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{{Metadata: &m2}}, deltalog.Operation{Name: "X"})
+	require.ErrorIs(t, err, deltalog.ErrInvalidCommit)
+}
+
+func TestCommitToTableFeaturesWithoutLegacy(t *testing.T) {
+	// delta-rs may create (1,7) with an empty writerFeatures list; we must still write.
+	ctx := t.Context()
+	tbl, _, _ := newMemTable(t)
+	a := createActions(t, testSchema(), nil)
+	a[0].Protocol = &deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{}}
+	_, err := tbl.Commit(ctx, nil, a, deltalog.Operation{Name: deltalog.OpCreateTable})
+	require.NoError(t, err)
+	snap, err := tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	m := snap.Metadata()
+	m.Description = "now with a description"
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{{Metadata: &m}, addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
 }

@@ -85,7 +85,9 @@ func readDVFile(ctx context.Context, s Store, p string, dv *DeletionVector) (*ro
 	if version != dvFileVersion {
 		return nil, fmt.Errorf("file format version %d, want %d", version, dvFileVersion)
 	}
-	var offset int64 // an absent offset means 0, per the protocol
+	// An absent offset means the first record, right after the version byte, as in
+	// delta-kernel-rs (unwrap_or(1)); reading at 0 would always fail.
+	offset := int64(1)
 	if dv.Offset != nil {
 		offset = int64(*dv.Offset)
 	}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestZ85(t *testing.T) {
+	id := uuid.MustParse("b6a98cdd-7843-470d-8897-708cdffa38c5")
 	tests := []struct {
 		name string
 		raw  []byte
@@ -21,11 +22,9 @@ func TestZ85(t *testing.T) {
 	}{
 		{"empty", nil, ""},
 		{"zeromq vector", []byte{0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B}, "HelloWorld"},
-		{"uuid", uuid.MustParse("b6a98cdd-7843-470d-8897-708cdffa38c5").NodeID()[:0], ""},
+		{"delta uuid vector", id[:], "WYbkwCTB$gH)J7t?$/sK"},
 		{"max", []byte{0xff, 0xff, 0xff, 0xff}, "%nSc0"},
 	}
-	id := uuid.MustParse("b6a98cdd-7843-470d-8897-708cdffa38c5")
-	tests[2].raw, tests[2].enc = id[:], "WYbkwCTB$gH)J7t?$/sK"
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			enc, err := z85Encode(tc.raw)
@@ -63,6 +62,15 @@ func TestInlineDV(t *testing.T) {
 		require.ErrorIs(t, err, ErrBadDeletionVector)
 		require.ErrorIs(t, err, errDVCardinality)
 	}
+}
+
+// TestInlineDVKernelVector reads the inline vector of delta-kernel-rs's tests.
+func TestInlineDVKernelVector(t *testing.T) {
+	dv := &DeletionVector{StorageType: DVStorageInline, PathOrInlineDV: "^Bg9^0rr910000000000iXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L",
+		SizeInBytes: 44, Cardinality: 6}
+	bm, err := ReadDeletionVector(t.Context(), nil, dv)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{3, 4, 7, 11, 18, 29}, bm.ToArray())
 }
 
 func TestDecodeDVBitmapRejects(t *testing.T) {
@@ -219,4 +227,3 @@ func spread(n int, step uint64) *roaring64.Bitmap {
 	}
 	return bm
 }
-

@@ -71,6 +71,9 @@ func TestRelativePath(t *testing.T) {
 	}{
 		{"uuid vector", "u", "WYbkwCTB$gH)J7t?$/sK", sparkDVPath, nil},
 		{"with prefix", "u", "ab^-aqEH.-t@S}K{vb[*k^", "ab/deletion_vector_d2c639aa-8816-431a-aaf6-d3fe2512ff61.bin", nil},
+		{"kernel vector", "u", "vBn[lx{q8@P<9BNH/isA", "deletion_vector_61d16c75-6994-46b7-a15b-8b538852e50e.bin", nil},
+		{"multibyte prefix", "u", "éWYbkwCTB$gH)J7t?$/sK", "é/" + sparkDVPath, nil},
+		{"multibyte straddles id", "u", "éaaaaaaaaaaaaaaaaaaa", "", deltalog.ErrBadDeletionVector},
 		{"too short", "u", "WYbkwCTB$gH)J7t?$/s", "", deltalog.ErrBadDeletionVector},
 		{"not z85", "u", "WYbkwCTB$gH)J7t?$/s~", "", deltalog.ErrBadDeletionVector},
 		{"overflow", "u", "#####CTB$gH)J7t?$/sK", "", deltalog.ErrBadDeletionVector},
@@ -121,6 +124,17 @@ func TestReadSparkDeletionVector(t *testing.T) {
 	require.NoError(t, s.Put(ctx, sparkDVPath, sparkDVFile()))
 	bm, err := deltalog.ReadDeletionVector(ctx, s, sparkDescriptor())
 	require.NoError(t, err)
+	require.Equal(t, []uint64{0, 9}, bm.ToArray())
+}
+
+func TestReadWithoutOffset(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New(memstore.Options{})
+	require.NoError(t, s.Put(ctx, sparkDVPath, sparkDVFile()))
+	dv := sparkDescriptor()
+	dv.Offset = nil
+	bm, err := deltalog.ReadDeletionVector(ctx, s, dv)
+	require.NoError(t, err, "an absent offset is the first record")
 	require.Equal(t, []uint64{0, 9}, bm.ToArray())
 }
 
@@ -210,7 +224,7 @@ func TestReadCorruptDeletionVector(t *testing.T) {
 		{name: "size mismatch", file: func(b []byte) []byte { return b }, dv: func(d *deltalog.DeletionVector) { d.SizeInBytes = 35 }, wantMsg: "descriptor says 35"},
 		{name: "cardinality mismatch", file: func(b []byte) []byte { return b }, dv: func(d *deltalog.DeletionVector) { d.Cardinality = 3 }, wantMsg: "cardinality"},
 		{name: "offset past end", file: func(b []byte) []byte { return b }, dv: func(d *deltalog.DeletionVector) { d.Offset = int32p(400) }, wantMsg: "unexpected EOF"},
-		{name: "offset absent", file: func(b []byte) []byte { return b }, dv: func(d *deltalog.DeletionVector) { d.Offset = nil }, wantMsg: "offset 0"},
+		{name: "offset zero", file: func(b []byte) []byte { return b }, dv: func(d *deltalog.DeletionVector) { d.Offset = int32p(0) }, wantMsg: "offset 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

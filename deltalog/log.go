@@ -153,16 +153,26 @@ func listLog(ctx context.Context, s Store, start int64) (*logListing, error) {
 	if start > 0 {
 		startAfter = versionPrefix(start)
 	}
+	var infos []ObjectInfo
+	for oi, err := range s.List(ctx, logDir, startAfter) {
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", logDir, err)
+		}
+		infos = append(infos, oi)
+	}
+	return classifyLog(infos), nil
+}
+
+// classifyLog sorts listed objects into commits and complete checkpoints. Files that are
+// not direct children of _delta_log or match no protocol pattern are ignored.
+func classifyLog(infos []ObjectInfo) *logListing {
 	ll := &logListing{}
 	type partSet struct {
 		paths   []string
 		modTime time.Time
 	}
-	multi := map[[3]int64]*partSet{} // version, parts, 0 → paths by part
-	for oi, err := range s.List(ctx, logDir, startAfter) {
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", logDir, err)
-		}
+	multi := map[[2]int64]*partSet{} // (version, parts) → paths by part
+	for _, oi := range infos {
 		base, ok := strings.CutPrefix(oi.Path, logDir)
 		if !ok || strings.Contains(base, "/") {
 			continue
@@ -174,7 +184,7 @@ func listLog(ctx context.Context, s Store, start int64) (*logListing, error) {
 		case kindCheckpointClassic, kindCheckpointV2:
 			ll.checkpoints = append(ll.checkpoints, checkpointRef{version: n.version, kind: n.kind, paths: []string{oi.Path}, modTime: oi.ModTime})
 		case kindCheckpointMultiPart:
-			key := [3]int64{n.version, int64(n.parts)}
+			key := [2]int64{n.version, int64(n.parts)}
 			ps := multi[key]
 			if ps == nil {
 				ps = &partSet{paths: make([]string, n.parts)}
@@ -192,7 +202,7 @@ func listLog(ctx context.Context, s Store, start int64) (*logListing, error) {
 		}
 	}
 	// Listing order is lexicographic, which equals numeric order thanks to zero-padding,
-	// but sort anyway: stores are only required to list by path.
+	// but sort anyway: the multi-part map has no order.
 	slices.SortFunc(ll.commits, func(a, b commitFile) int { return cmpInt64(a.version, b.version) })
 	slices.SortStableFunc(ll.checkpoints, func(a, b checkpointRef) int {
 		if c := cmpInt64(a.version, b.version); c != 0 {
@@ -200,7 +210,7 @@ func listLog(ctx context.Context, s Store, start int64) (*logListing, error) {
 		}
 		return checkpointPreference(a.kind) - checkpointPreference(b.kind)
 	})
-	return ll, nil
+	return ll
 }
 
 // checkpointPreference orders checkpoints of one version; lower is tried first. The

@@ -26,7 +26,7 @@ const (
 
 // ReaderFeatureSet returns every feature a reader must support: the listed readerFeatures
 // for reader version 3, otherwise those implied by the legacy version.
-func (p *Protocol) ReaderFeatureSet() []string {
+func (p Protocol) ReaderFeatureSet() []string {
 	switch {
 	case p.MinReaderVersion >= 3:
 		return slices.Clone(p.ReaderFeatures)
@@ -38,7 +38,7 @@ func (p *Protocol) ReaderFeatureSet() []string {
 
 // WriterFeatureSet returns every feature a writer must support: the listed writerFeatures
 // (plus readerFeatures) for writer version 7, otherwise those implied by the legacy version.
-func (p *Protocol) WriterFeatureSet() []string {
+func (p Protocol) WriterFeatureSet() []string {
 	var out []string
 	switch {
 	case p.MinWriterVersion >= 7:
@@ -52,17 +52,17 @@ func (p *Protocol) WriterFeatureSet() []string {
 }
 
 // HasWriterFeature reports whether writers must support the named feature.
-func (p *Protocol) HasWriterFeature(name string) bool {
+func (p Protocol) HasWriterFeature(name string) bool {
 	return slices.Contains(p.WriterFeatureSet(), name)
 }
 
 // HasReaderFeature reports whether readers must support the named feature.
-func (p *Protocol) HasReaderFeature(name string) bool {
+func (p Protocol) HasReaderFeature(name string) bool {
 	return slices.Contains(p.ReaderFeatureSet(), name)
 }
 
 // CheckRead refuses a table this package cannot read correctly.
-func (p *Protocol) CheckRead() error {
+func (p Protocol) CheckRead() error {
 	if p.MinReaderVersion > 3 || p.MinReaderVersion < 1 {
 		return &UnsupportedFeatureError{Feature: "minReaderVersion " + strconv.Itoa(p.MinReaderVersion)}
 	}
@@ -79,7 +79,7 @@ func (p *Protocol) CheckRead() error {
 // features, and implemented ones that are active in a way we cannot honour (invariants,
 // CHECK constraints, generated, identity or default columns). appendOnly is enforced per
 // commit by Commit. meta may be nil (protocol-only check).
-func (p *Protocol) CheckWrite(meta *Metadata, schema *StructType) error {
+func (p Protocol) CheckWrite(meta *Metadata, schema *StructType) error {
 	if err := p.CheckRead(); err != nil {
 		if e, ok := errors.AsType[*UnsupportedFeatureError](err); ok {
 			e.Write = true
@@ -116,7 +116,7 @@ func (p *Protocol) CheckWrite(meta *Metadata, schema *StructType) error {
 
 // checkActiveColumnFeatures refuses writes when a column uses a writer feature that needs
 // per-row work we do not do.
-func checkActiveColumnFeatures(p *Protocol, schema *StructType) error {
+func checkActiveColumnFeatures(p Protocol, schema *StructType) error {
 	checks := []struct {
 		feature string
 		key     string
@@ -150,7 +150,12 @@ func checkActiveColumnFeatures(p *Protocol, schema *StructType) error {
 // features (3,7) or (1,7) are used only when a needed feature has no legacy version
 // (timestampNtz, deletionVectors, inCommitTimestamp). See ADR 0010.
 func MinimalProtocol(schema *StructType, config map[string]string) Protocol {
-	var reader, writer []string
+	return protocolFor(neededFeatures(schema, config))
+}
+
+// neededFeatures lists the reader (R+W) and writer-only features that a schema and
+// table properties make necessary.
+func neededFeatures(schema *StructType, config map[string]string) (reader, writer []string) {
 	if schema != nil && schemaHasType(schema, TypeTimestampNTZ) {
 		reader = append(reader, FeatureTimestampNTZ)
 	}
@@ -169,7 +174,7 @@ func MinimalProtocol(schema *StructType, config map[string]string) Protocol {
 	if isTrue(config[PropEnableInCommitTimestamps]) {
 		writer = append(writer, FeatureInCommitTimestamp)
 	}
-	return protocolFor(reader, writer)
+	return reader, writer
 }
 
 // protocolFor builds the smallest protocol listing the given reader (R+W) and writer-only
@@ -252,7 +257,7 @@ func UpgradeProtocol(cur, need Protocol) Protocol {
 }
 
 // Equal reports whether two protocols are identical, ignoring feature order.
-func (p *Protocol) Equal(q *Protocol) bool {
+func (p Protocol) Equal(q Protocol) bool {
 	if p.MinReaderVersion != q.MinReaderVersion || p.MinWriterVersion != q.MinWriterVersion {
 		return false
 	}

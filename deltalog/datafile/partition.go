@@ -93,7 +93,7 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 		case int64:
 			us = x
 		case time.Time:
-			us = x.UnixMicro()
+			us = timeMicros(x, k == leafTimestampNTZ)
 		default:
 			return "", bad
 		}

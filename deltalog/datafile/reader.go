@@ -3,6 +3,7 @@ package datafile
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -168,6 +169,9 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 			rows, err = nil, fmt.Errorf("malformed parquet: %v", r)
 		}
 	}()
+	if err := checkFraming(data); err != nil {
+		return nil, err
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, err
@@ -189,8 +193,21 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 		}
 	}
 	numRows := f.NumRows()
-	if numRows < 0 {
-		return nil, errors.New("negative row count")
+	var groupRows int64
+	for _, rg := range f.RowGroups() {
+		groupRows += rg.NumRows()
+	}
+	if numRows < 0 || groupRows != numRows {
+		return nil, fmt.Errorf("footer claims %d rows, row groups %d", numRows, groupRows)
+	}
+	if len(p.leaves) == 0 {
+		// Decode one column even when no selected column is in the file, so the row
+		// count comes from data rather than from the footer alone.
+		if l := firstLeaf(f.Root()); l != nil && l != f.Root() {
+			p.leafFor(l, nil)
+		} else if numRows > 0 {
+			return nil, fmt.Errorf("footer claims %d rows but the file has no columns", numRows)
+		}
 	}
 	for _, l := range p.leaves {
 		if err := ctx.Err(); err != nil {
@@ -201,6 +218,23 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 		}
 	}
 	return assemble(top, p.leaves, numRows, deleted), nil
+}
+
+// checkFraming validates the magic bytes and the footer length before parquet-go sees
+// the file: parquet-go allocates whatever footer length the file claims (up to 4 GiB).
+func checkFraming(data []byte) error {
+	const magic = "PAR1"
+	if len(data) < 12 {
+		return fmt.Errorf("%d bytes is too short for parquet", len(data))
+	}
+	if string(data[:4]) != magic || string(data[len(data)-4:]) != magic {
+		return errors.New("missing PAR1 magic (truncated, encrypted or not parquet)")
+	}
+	footer := int64(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	if footer > int64(len(data)-12) {
+		return fmt.Errorf("footer length %d exceeds file size %d", footer, len(data))
+	}
+	return nil
 }
 
 // read decodes every page of the column, converting values as it goes because page

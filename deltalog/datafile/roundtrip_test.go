@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
@@ -186,4 +187,16 @@ func TestWriteRejectsBadValues(t *testing.T) {
 			require.Equal(t, 1, ve.Row)
 		})
 	}
+}
+
+func TestWriteAcceptsTime(t *testing.T) {
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{
+		field("ts", deltalog.TypeTimestamp, true),
+		field("ntz", deltalog.TypeTimestampNTZ, true),
+	}}
+	zone := time.FixedZone("x", 2*3600)
+	at := time.Date(2024, 3, 1, 12, 0, 0, 1000, zone)
+	_, got, _ := writeRead(t, Options{Schema: schema}, [][]any{{at, at}})
+	require.Equal(t, at.UnixMicro(), got[0][0], "timestamp is the instant")
+	require.Equal(t, time.Date(2024, 3, 1, 12, 0, 0, 1000, time.UTC).UnixMicro(), got[0][1], "timestamp_ntz is the wall clock")
 }

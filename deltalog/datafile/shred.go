@@ -212,7 +212,7 @@ func (n *wnode) value(v any) (parquet.Value, error) {
 			if n.leaf == leafInt64 {
 				return parquet.Value{}, typeErr(n, v)
 			}
-			i = x.UnixMicro()
+			i = timeMicros(x, n.leaf == leafTimestampNTZ)
 		default:
 			return parquet.Value{}, typeErr(n, v)
 		}
@@ -310,4 +310,15 @@ func intValue(k leafKind, v any) (int64, bool) {
 		lo, hi = math.MinInt16, math.MaxInt16
 	}
 	return i, i >= lo && i <= hi
+}
+
+// timeMicros converts a time.Time: an instant for timestamp, the wall clock for
+// timestamp_ntz (which has no zone).
+func timeMicros(t time.Time, wallClock bool) int64 {
+	if wallClock {
+		y, mo, d := t.Date()
+		h, mi, sec := t.Clock()
+		t = time.Date(y, mo, d, h, mi, sec, t.Nanosecond(), time.UTC)
+	}
+	return t.UnixMicro()
 }

@@ -86,25 +86,16 @@ func NewWriter(opts Options) (*Writer, error) {
 	if w.codec, err = codecFor(opts.Properties[propCodec]); err != nil {
 		return nil, err
 	}
-	isPart := map[string]int{}
-	for _, p := range opts.PartitionColumns {
-		isPart[p] = -1
-	}
-	var data []deltalog.StructField
-	for i := range opts.Schema.Fields {
-		f := &opts.Schema.Fields[i]
-		if _, ok := isPart[f.Name]; ok {
-			isPart[f.Name] = i
-			continue
-		}
-		w.dataIdx = append(w.dataIdx, i)
-		data = append(data, *f)
-	}
-	for _, p := range opts.PartitionColumns {
-		i := isPart[p]
+	partOf := make([]int, len(opts.Schema.Fields)) // 1 + position in PartitionColumns, 0 for data
+	for j, p := range opts.PartitionColumns {
+		i := fieldIndex(opts.Schema, p)
 		if i < 0 {
 			return nil, fmt.Errorf("%w: partition column %q not in schema", ErrSchema, p)
 		}
+		if partOf[i] != 0 {
+			return nil, fmt.Errorf("%w: partition column %q listed twice", ErrSchema, p)
+		}
+		partOf[i] = j + 1
 		f := &opts.Schema.Fields[i]
 		switch f.Type.(type) {
 		case deltalog.PrimitiveType, deltalog.DecimalType:
@@ -114,6 +105,13 @@ func NewWriter(opts Options) (*Writer, error) {
 		w.partIdx = append(w.partIdx, i)
 		w.partNames = append(w.partNames, physicalName(f, mode))
 		w.partTypes = append(w.partTypes, f.Type)
+	}
+	var data []deltalog.StructField
+	for i := range opts.Schema.Fields {
+		if partOf[i] == 0 {
+			w.dataIdx = append(w.dataIdx, i)
+			data = append(data, opts.Schema.Fields[i])
+		}
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: every column is a partition column", ErrSchema)

@@ -97,4 +97,3 @@ func (s *Store) walk(ctx context.Context, rel, prefix, startAfter string, yield 
 	}
 	return true
 }
-

@@ -8,6 +8,8 @@ type connectType struct {
 	extra       object // type properties before the connect ones (decimal scale/precision)
 	version     int    // connect.version; 0 for none
 	params      object // connect.parameters
+	def         any    // connect.default, when hasDef
+	hasDef      bool
 	name        string // connect.name, the Connect semantic name
 	logical     string // Avro logicalType
 }
@@ -15,7 +17,7 @@ type connectType struct {
 // schema returns the Avro type: a bare primitive name when no property is
 // set, as Avro prints it, else an object in AvroData's property order.
 func (c connectType) schema() any {
-	if c.connectType == "" && len(c.extra) == 0 && c.version == 0 && len(c.params) == 0 && c.name == "" && c.logical == "" {
+	if c.connectType == "" && len(c.extra) == 0 && c.version == 0 && len(c.params) == 0 && !c.hasDef && c.name == "" && c.logical == "" {
 		return c.avro
 	}
 	o := object{}.set("type", c.avro)
@@ -28,6 +30,9 @@ func (c connectType) schema() any {
 	}
 	if len(c.params) > 0 {
 		o = o.set("connect.parameters", c.params)
+	}
+	if c.hasDef {
+		o = o.set("connect.default", c.def)
 	}
 	if c.name != "" {
 		o = o.set("connect.name", c.name)

@@ -44,6 +44,13 @@ func TestCrossCheckWithFastavro(t *testing.T) {
 		{"every type 2.6 micro double base64 propagated", micro, EveryType()},
 		{"orders 3.x", DefaultOptions(), Orders()},
 		{"customers 2.5", v25, Customers()},
+		{"SQL defaults, union default first", DefaultOptions(), TableDef{Database: "sales", Schema: "dbo", Name: "defaults", Key: []string{"id"}, Columns: []Column{
+			{Name: "id", Type: "bigint"},
+			{Name: "qty", Type: "int", Nullable: true, Default: 0},
+			{Name: "state", Type: "varchar(10)", Nullable: true, Default: "new"},
+			{Name: "level", Type: "smallint", Default: 3},
+			{Name: "ratio", Type: "float", Nullable: true, Default: 0.5},
+		}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,7 +79,7 @@ func TestCrossCheckWithFastavro(t *testing.T) {
 // crossCheckEvents is the boundary row (every-type table) or a first row,
 // then a workload with a snapshot, transactions and deletes.
 func crossCheckEvents(t *testing.T, tab *Table) []Event {
-	w, err := NewWorkload(tab, WorkloadOptions{Seed: 11, Keys: 15, Snapshot: true, MaxTxEvents: 3, TransactionMetadata: true, DeleteRatio: 0.2})
+	w, err := NewWorkload(WorkloadOptions{Seed: 11, Keys: 15, Snapshot: true, MaxTxEvents: 3, TransactionMetadata: true, DeleteRatio: 0.2}, tab)
 	require.NoError(t, err)
 	var evs []Event
 	if tab.def.Name == "all_types" {

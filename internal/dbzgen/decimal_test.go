@@ -54,7 +54,7 @@ func BenchmarkEncode(b *testing.B) {
 			h := newHarness(b, dbzgen.DefaultOptions())
 			tab, err := h.gen.Table(def)
 			require.NoError(b, err)
-			w, err := dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{Seed: 1, Keys: 1000})
+			w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 1000}, tab)
 			require.NoError(b, err)
 			events := make([]dbzgen.Event, 4096)
 			for i := range events {

@@ -40,7 +40,8 @@ type Event struct {
 // Source is the variable part of the source block.
 type Source struct {
 	// Time is source.ts_ms (and ts_us, ts_ns): the commit time for
-	// streaming events, the snapshot start for snapshot reads.
+	// streaming events, the snapshot start for snapshot reads. The zero
+	// time writes the epoch.
 	Time time.Time
 	// Snapshot is "true", "first", "first_in_data_collection",
 	// "last_in_data_collection", "last" or "incremental" for snapshot

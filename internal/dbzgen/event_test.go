@@ -1,6 +1,7 @@
 package dbzgen_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -233,4 +234,46 @@ func FuzzParseLSN(f *testing.F) {
 		require.Equal(t, l, back)
 		require.Len(t, l.String(), 22)
 	})
+}
+
+// Encode is safe for concurrent use; the first uses race to register and all
+// must agree on the ids.
+func TestConcurrentEncode(t *testing.T) {
+	h := newHarness(t, dbzgen.DefaultOptions())
+	orders, err := h.gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	const workers, each = 4, 25
+	out := make(chan []byte, workers*each)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				row := orderRow("NEW", "1")
+				row["order_id"] = w*each + i
+				_, value, err := h.gen.Encode(t.Context(), dbzgen.Event{Table: orders, Op: dbzgen.OpCreate, After: row})
+				if err != nil {
+					errs <- err
+					return
+				}
+				out <- value
+			}
+		})
+	}
+	wg.Wait()
+	close(out)
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	seen := map[int32]bool{}
+	var header []byte
+	for v := range out {
+		if header == nil {
+			header = v[:5]
+		}
+		require.Equal(t, header, v[:5], "one schema id")
+		seen[image(t, h.decode(t, v), "after")["order_id"].(int32)] = true
+	}
+	require.Len(t, seen, workers*each)
 }

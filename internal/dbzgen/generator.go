@@ -22,7 +22,8 @@ type Generator struct {
 	opts Options
 }
 
-// New returns a generator registering schemas through reg.
+// New returns a generator registering schemas through reg. A nil reg gives
+// a generator that compiles tables but cannot Encode.
 func New(reg Registrar, opts Options) *Generator {
 	return &Generator{reg: reg, opts: opts.withDefaults()}
 }
@@ -42,6 +43,9 @@ func (g *Generator) Table(def TableDef) (*Table, error) {
 // Register registers t's key and value schemas if it has not yet, and
 // returns their ids (the key id is 0 for a table without key).
 func (g *Generator) Register(ctx context.Context, t *Table) (keyID, valueID int, err error) {
+	if g.reg == nil {
+		return 0, 0, ErrNoRegistry
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mu.valueID != 0 {
@@ -58,6 +62,10 @@ func (g *Generator) Register(ctx context.Context, t *Table) (keyID, valueID int,
 	t.mu.keyID, t.mu.valueID = keyID, valueID
 	return keyID, valueID, nil
 }
+
+// ErrNoRegistry is returned by Encode on a generator built without a
+// Registrar (which can only compile schemas).
+var ErrNoRegistry = errors.New("dbzgen: no schema registry")
 
 // ErrBadEvent is wrapped by the errors Encode returns for an event that does
 // not make sense for its op (an update without before image, ...).

@@ -3,6 +3,7 @@ package dbzgen
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/linkedin/goavro/v2"
 )
@@ -15,7 +16,7 @@ func (t *Table) keyNative(row Row) (map[string]any, error) {
 	m := make(map[string]any, len(t.key))
 	for _, k := range t.key {
 		c := t.columns[k]
-		v, err := c.native(row[c.Name])
+		v, err := c.native(row[c.Name], t.opts.IgnoreDefaultForNullables)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.Name, err)
 		}
@@ -30,13 +31,13 @@ func (t *Table) rowNative(row Row) (any, error) {
 		return nil, nil
 	}
 	for name := range row {
-		if t.column(name) < 0 && !t.dropped(name) {
+		if !t.declared(name) {
 			return nil, fmt.Errorf("%w: unknown column %q", ErrBadValue, name)
 		}
 	}
 	m := make(map[string]any, len(t.columns))
 	for _, c := range t.columns {
-		v, err := c.native(row[c.Name])
+		v, err := c.native(row[c.Name], t.opts.IgnoreDefaultForNullables)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", c.Name, err)
 		}
@@ -45,8 +46,9 @@ func (t *Table) rowNative(row Row) (any, error) {
 	return goavro.Union(t.topic+".Value", m), nil
 }
 
-// dropped reports whether name is a column Debezium does not capture.
-func (t *Table) dropped(name string) bool {
+// declared reports whether name is a column of the definition, captured or
+// not (sql_variant columns are declared but dropped).
+func (t *Table) declared(name string) bool {
 	for _, c := range t.def.Columns {
 		if c.Name == name {
 			return true
@@ -56,8 +58,12 @@ func (t *Table) dropped(name string) bool {
 }
 
 // native converts one column value, wrapping it in its union branch when the
-// column is nullable.
-func (c tableColumn) native(v any) (any, error) {
+// column is nullable. A NULL in a column with a SQL default becomes the
+// default unless ignoreDefault (the converter's ignore.default.for.nullables).
+func (c tableColumn) native(v any, ignoreDefault bool) (any, error) {
+	if v == nil && c.typ.connect.hasDef && (!ignoreDefault || !c.Nullable) {
+		v = c.Default // what the converter does with an explicit NULL
+	}
 	if v == nil {
 		if !c.Nullable {
 			return nil, fmt.Errorf("%w: NULL in NOT NULL column", ErrBadValue)
@@ -146,6 +152,9 @@ func (t *Table) sourceNative(s Source) map[string]any {
 			return nil
 		}
 		return goavro.Union("string", l.String())
+	}
+	if s.Time.IsZero() {
+		s.Time = time.Unix(0, 0) // keep ts_ns in range
 	}
 	snapshot := s.Snapshot
 	if snapshot == "" && !t.opts.IgnoreDefaultForNullables {

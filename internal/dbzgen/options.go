@@ -102,10 +102,14 @@ type Options struct {
 	// Version is source.version; empty uses a release of Layout's line.
 	Version string
 
-	TimePrecision   TimePrecision
+	// TimePrecision is time.precision.mode (default adaptive).
+	TimePrecision TimePrecision
+	// DecimalHandling is decimal.handling.mode (default precise).
 	DecimalHandling DecimalHandling
-	BinaryHandling  BinaryHandling
-	NameAdjustment  NameAdjustment
+	// BinaryHandling is binary.handling.mode (default bytes).
+	BinaryHandling BinaryHandling
+	// NameAdjustment is field.name.adjustment.mode (default avro here).
+	NameAdjustment NameAdjustment
 
 	// PropagateSourceTypes emulates column.propagate.source.type=.* : every
 	// column's Avro type gets connect.parameters with

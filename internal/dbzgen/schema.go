@@ -10,7 +10,9 @@ import (
 )
 
 // Table is a table definition compiled under the generator's options: its
-// topic, Avro schemas and codecs. Build it with [Generator.Table].
+// topic, Avro schemas and codecs. Build it with [Generator.Table]; it
+// remembers the schema ids of the generator's registry, so encode it only
+// with that generator. It is safe for concurrent use.
 type Table struct {
 	def     TableDef
 	opts    Options
@@ -61,6 +63,12 @@ func newTable(def TableDef, o Options) (*Table, error) {
 		if o.PropagateSourceTypes {
 			ct.connect.params = append(ct.connect.params, sourceParams(c, st)...)
 		}
+		if c.Default != nil {
+			if ct.connect.def, err = defaultValue(ct, c.Default); err != nil {
+				return nil, fmt.Errorf("column %q: %w", c.Name, err)
+			}
+			ct.connect.hasDef = true
+		}
 		t.columns = append(t.columns, tableColumn{Column: c, field: field, sql: st, typ: ct})
 	}
 	for _, k := range def.Key {
@@ -109,7 +117,8 @@ func (t *Table) KeySchema() string { return t.keySchema }
 // ValueSchema is the envelope's Avro schema text.
 func (t *Table) ValueSchema() string { return t.valueSchema }
 
-// KeySubject and ValueSubject are the TopicNameStrategy subjects.
+// KeySubject is the subject the key schema is registered under
+// (TopicNameStrategy).
 func (t *Table) KeySubject() string { return t.topic + "-key" }
 
 // ValueSubject is the subject the envelope schema is registered under.
@@ -156,14 +165,34 @@ func compileSchema(o object) (string, *goavro.Codec, error) {
 	return string(b), c, nil
 }
 
-// fieldSchema is the record field: nullable columns are ["null", T] with
-// default null (no SQL defaults are modelled).
+// fieldSchema is the record field. Nullable columns are ["null", T] with
+// default null, or [T, "null"] with the SQL default when there is one
+// (AvroData puts the branch matching the default first).
 func (c tableColumn) fieldSchema() object {
 	f := object{}.set("name", c.field)
-	if c.Nullable {
-		return f.set("type", []any{"null", c.typ.connect.schema()}).set("default", nil)
+	t := c.typ.connect
+	switch {
+	case c.Nullable && t.hasDef:
+		return f.set("type", []any{t.schema(), "null"}).set("default", t.def)
+	case c.Nullable:
+		return f.set("type", []any{"null", t.schema()}).set("default", nil)
+	case t.hasDef:
+		return f.set("type", t.schema()).set("default", t.def)
 	}
-	return f.set("type", c.typ.connect.schema())
+	return f.set("type", t.schema())
+}
+
+// defaultValue encodes a SQL default as the Avro JSON default.
+func defaultValue(ct columnType, v any) (any, error) {
+	n, err := ct.encode(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: default: %v", ErrBadTable, err)
+	}
+	switch n.(type) {
+	case bool, int32, int64, float32, float64, string:
+		return n, nil
+	}
+	return nil, fmt.Errorf("%w: defaults of %s columns are not supported", ErrBadTable, ct.connect.branch())
 }
 
 func optional(t any) []any { return []any{"null", t} }

@@ -33,6 +33,13 @@ type Column struct {
 	Type string
 	// Nullable is true for NULL columns.
 	Nullable bool
+	// Default is the column's SQL DEFAULT as a Go value, nil for none.
+	// Debezium propagates it as the Connect default, which makes a nullable
+	// column's union [T, "null"] (default first) and makes the converter
+	// write the default for an explicit NULL unless
+	// IgnoreDefaultForNullables is set. Supported for columns whose Avro
+	// value is a boolean, number or string.
+	Default any
 }
 
 // sqlType is a parsed Column.Type.

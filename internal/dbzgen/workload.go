@@ -21,6 +21,11 @@ type WorkloadOptions struct {
 	// DeleteRatio is the share of changes to an existing row that delete
 	// it (default 0.1; negative means none).
 	DeleteRatio float64
+	// KeyChangeRatio is the share of changes to an existing row that
+	// update its primary key. SQL Server logs such an update as a delete
+	// and an insert sharing one change LSN; Debezium emits op=d (serial 1),
+	// its tombstone, then op=c for the new key (serial 2).
+	KeyChangeRatio float64
 	// MaxTxEvents is the largest number of events per source transaction
 	// (default 1); all events of one share a commit_lsn.
 	MaxTxEvents int
@@ -44,20 +49,37 @@ type WorkloadOptions struct {
 }
 
 // Workload is a deterministic random stream of change events over a fixed
-// key space of one table, with monotonically increasing positions. It also
-// tracks the source table's current rows, which a correct sink converges to.
+// key space of one or more tables of a database, with monotonically
+// increasing positions shared by the tables (as one SQL Server log orders
+// them). It also tracks the source tables' current rows, which a correct sink
+// converges to. It is not safe for concurrent use.
 type Workload struct {
-	table *Table
-	opts  WorkloadOptions
-	rng   *rand.Rand
-	keys  []Row // key column values per key index
+	opts   WorkloadOptions
+	rng    *rand.Rand
+	tables []*tableState
 
-	rows    map[int]Row // current source rows by key index
-	queue   []Event
+	queue   []queued
 	history []Event // last RedeliverWindow emitted events
 	lsn     LSN
 	now     time.Time
 	counts  WorkloadCounts
+}
+
+// tableState is one table of a workload.
+type tableState struct {
+	table *Table
+	keys  []Row       // key column values per key index
+	rows  map[int]Row // source rows by key index, as generated
+	// emitted holds the rows as of the events Next returned: generation
+	// runs a transaction ahead of emission.
+	emitted map[int]Row
+}
+
+// queued is a generated event not yet returned, with what it changes.
+type queued struct {
+	ev    Event
+	table *tableState
+	key   int
 }
 
 // WorkloadCounts says what a workload emitted so far.
@@ -65,11 +87,12 @@ type WorkloadCounts struct {
 	Reads, Creates, Updates, Deletes, Tombstones, Redeliveries int
 }
 
-// NewWorkload returns a workload over t. The table needs a key whose
-// columns are integers, decimals, strings, uniqueidentifier or dates.
-func NewWorkload(t *Table, o WorkloadOptions) (*Workload, error) {
-	if len(t.key) == 0 {
-		return nil, fmt.Errorf("%w: a workload needs a table with a key", ErrBadTable)
+// NewWorkload returns a workload over the tables (at least one). Each table
+// needs a key whose columns are integers, decimals, strings,
+// uniqueidentifier or dates.
+func NewWorkload(o WorkloadOptions, tables ...*Table) (*Workload, error) {
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("%w: a workload needs a table", ErrBadTable)
 	}
 	if o.Keys <= 0 {
 		o.Keys = 100
@@ -90,21 +113,28 @@ func NewWorkload(t *Table, o WorkloadOptions) (*Workload, error) {
 		o.StartLSN = MakeLSN(0x2a, 0xb38, 3)
 	}
 	w := &Workload{
-		table: t, opts: o,
+		opts: o,
 		rng:  rand.New(rand.NewPCG(o.Seed, 0x9e3779b97f4a7c15)),
-		rows: map[int]Row{}, lsn: o.StartLSN, now: o.Start,
+		lsn:  o.StartLSN, now: o.Start,
 	}
-	for i := 1; i <= o.Keys; i++ {
-		k := Row{}
-		for _, ki := range t.key {
-			c := t.columns[ki]
-			v, err := keyValue(i, c.sql)
-			if err != nil {
-				return nil, fmt.Errorf("key column %q: %w", c.Name, err)
-			}
-			k[c.Name] = v
+	for _, t := range tables {
+		if len(t.key) == 0 {
+			return nil, fmt.Errorf("%w: a workload needs tables with a key; %s has none", ErrBadTable, t.topic)
 		}
-		w.keys = append(w.keys, k)
+		ts := &tableState{table: t, rows: map[int]Row{}, emitted: map[int]Row{}}
+		for i := 1; i <= o.Keys; i++ {
+			k := Row{}
+			for _, ki := range t.key {
+				c := t.columns[ki]
+				v, err := keyValue(i, c.sql)
+				if err != nil {
+					return nil, fmt.Errorf("%s key column %q: %w", t.topic, c.Name, err)
+				}
+				k[c.Name] = v
+			}
+			ts.keys = append(ts.keys, k)
+		}
+		w.tables = append(w.tables, ts)
 	}
 	if o.Snapshot {
 		w.snapshot()
@@ -115,13 +145,20 @@ func NewWorkload(t *Table, o WorkloadOptions) (*Workload, error) {
 // Counts reports how many events of each kind Next returned.
 func (w *Workload) Counts() WorkloadCounts { return w.counts }
 
-// Rows returns the source table's current rows in key order.
-func (w *Workload) Rows() []Row {
-	out := make([]Row, 0, len(w.rows))
-	for _, i := range slices.Sorted(maps.Keys(w.rows)) {
-		out = append(out, maps.Clone(w.rows[i]))
+// Rows returns the rows of source table t, in key order, as of the events
+// Next returned so far; nil for a table the workload does not change.
+func (w *Workload) Rows(t *Table) []Row {
+	for _, ts := range w.tables {
+		if ts.table != t {
+			continue
+		}
+		out := make([]Row, 0, len(ts.emitted))
+		for _, i := range slices.Sorted(maps.Keys(ts.emitted)) {
+			out = append(out, maps.Clone(ts.emitted[i]))
+		}
+		return out
 	}
-	return out
+	return nil
 }
 
 // Next returns the next event. It never ends.
@@ -135,8 +172,16 @@ func (w *Workload) Next() Event {
 	if len(w.queue) == 0 {
 		w.transaction()
 	}
-	ev := w.queue[0]
+	q := w.queue[0]
 	w.queue = w.queue[1:]
+	ev := q.ev
+	switch {
+	case ev.Tombstone:
+	case ev.Op == OpDelete:
+		delete(q.table.emitted, q.key)
+	default:
+		q.table.emitted[q.key] = ev.After
+	}
 	w.history = append(w.history, ev)
 	if len(w.history) > w.opts.RedeliverWindow {
 		w.history = w.history[1:]
@@ -156,23 +201,32 @@ func (w *Workload) Next() Event {
 	return ev
 }
 
-// snapshot queues one op=r event per key, as an initial snapshot does.
+// snapshot queues one op=r event per key of each table, as an initial
+// snapshot does, with Debezium 3.x's snapshot markers.
 func (w *Workload) snapshot() {
-	for i := range w.keys {
-		row := w.newRow(i)
-		w.rows[i] = row
-		marker := "true"
-		switch i {
-		case 0:
-			marker = "first"
-		case len(w.keys) - 1:
-			marker = "last"
+	n := 0
+	for ti, ts := range w.tables {
+		for i := range ts.keys {
+			row := w.newRow(ts, i)
+			ts.rows[i] = row
+			marker := "true"
+			switch {
+			case ti == 0 && i == 0:
+				marker = "first"
+			case ti == len(w.tables)-1 && i == len(ts.keys)-1:
+				marker = "last"
+			case i == 0:
+				marker = "first_in_data_collection"
+			case i == len(ts.keys)-1:
+				marker = "last_in_data_collection"
+			}
+			w.queue = append(w.queue, queued{ev: Event{
+				Table: ts.table, Op: OpRead, After: maps.Clone(row),
+				Source:      Source{Time: w.now, Snapshot: marker, CommitLSN: w.lsn},
+				ProcessedAt: w.now.Add(time.Duration(n) * time.Millisecond),
+			}, table: ts, key: i})
+			n++
 		}
-		w.queue = append(w.queue, Event{
-			Table: w.table, Op: OpRead, After: maps.Clone(row),
-			Source:      Source{Time: w.now, Snapshot: marker, CommitLSN: w.lsn},
-			ProcessedAt: w.now.Add(time.Duration(i) * time.Millisecond),
-		})
 	}
 }
 
@@ -180,55 +234,90 @@ func (w *Workload) snapshot() {
 func (w *Workload) transaction() {
 	w.now = w.now.Add(time.Duration(w.rng.IntN(6)) * time.Millisecond) // many changes share a ms
 	n := 1 + w.rng.IntN(w.opts.MaxTxEvents)
-	var evs []Event
+	var evs []queued
 	for range n {
-		evs = append(evs, w.change())
+		evs = append(evs, w.change()...)
 	}
 	commit := w.advance()
 	processed := w.now.Add(time.Duration(50+w.rng.IntN(450)) * time.Millisecond)
+	perTable := map[*Table]int64{}
 	for j := range evs {
-		evs[j].Source.CommitLSN = commit
-		evs[j].ProcessedAt = processed
+		ev := &evs[j].ev
+		ev.Source.CommitLSN = commit
+		ev.ProcessedAt = processed
 		if w.opts.TransactionMetadata {
-			evs[j].Transaction = &Transaction{ID: commit.String(), TotalOrder: int64(j + 1), DataCollectionOrder: int64(j + 1)}
+			perTable[ev.Table]++
+			ev.Transaction = &Transaction{ID: commit.String(), TotalOrder: int64(j + 1), DataCollectionOrder: perTable[ev.Table]}
 		}
 		w.queue = append(w.queue, evs[j])
-		if evs[j].Op == OpDelete && !w.opts.SkipTombstones {
+		if ev.Op == OpDelete && !w.opts.SkipTombstones {
 			tomb := evs[j]
-			tomb.Tombstone = true
+			tomb.ev.Tombstone = true
 			w.queue = append(w.queue, tomb)
 		}
 	}
 }
 
-// change picks a key and makes an insert, update or delete of it, applying
-// it to the tracked rows. The commit LSN is set by the caller.
-func (w *Workload) change() Event {
-	i := w.rng.IntN(len(w.keys))
-	ev := Event{Table: w.table, Source: Source{Time: w.now, ChangeLSN: w.advance(), SerialNo: 1}}
-	old, exists := w.rows[i]
+// change picks a table and key and makes an insert, update or delete of it,
+// applying it to the tracked rows. The commit LSN is set by the caller.
+func (w *Workload) change() []queued {
+	ts := w.tables[w.rng.IntN(len(w.tables))]
+	i := w.rng.IntN(len(ts.keys))
+	ev := Event{Table: ts.table, Source: Source{Time: w.now, ChangeLSN: w.advance(), SerialNo: 1}}
+	old, exists := ts.rows[i]
+	if exists && w.opts.KeyChangeRatio > 0 && w.rng.Float64() < w.opts.KeyChangeRatio {
+		if j, ok := w.freeKey(ts); ok {
+			return w.keyChange(ts, ev, i, j)
+		}
+	}
 	switch {
 	case !exists:
-		row := w.newRow(i)
-		w.rows[i] = row
+		row := w.newRow(ts, i)
+		ts.rows[i] = row
 		ev.Op, ev.After = OpCreate, maps.Clone(row)
 	case w.rng.Float64() < w.opts.DeleteRatio:
-		delete(w.rows, i)
+		delete(ts.rows, i)
 		ev.Op, ev.Before = OpDelete, old
 	default:
 		row := maps.Clone(old)
-		w.mutate(row)
-		w.rows[i] = row
+		w.mutate(ts, row)
+		ts.rows[i] = row
 		// An update is two CDC rows (3 and 4) at one position: serial 2.
 		ev.Op, ev.Before, ev.After, ev.Source.SerialNo = OpUpdate, old, maps.Clone(row), 2
 	}
-	return ev
+	return []queued{{ev: ev, table: ts, key: i}}
 }
 
-// newRow is a random row with key i.
-func (w *Workload) newRow(i int) Row {
-	row := maps.Clone(w.keys[i])
-	for _, c := range w.table.columns {
+// freeKey picks a key index with no row, if there is one.
+func (w *Workload) freeKey(ts *tableState) (int, bool) {
+	start := w.rng.IntN(len(ts.keys))
+	for n := range ts.keys {
+		j := (start + n) % len(ts.keys)
+		if _, taken := ts.rows[j]; !taken {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// keyChange moves the row of key i to key j: a delete and an insert at one
+// change position, serials 1 and 2.
+func (w *Workload) keyChange(ts *tableState, del Event, i, j int) []queued {
+	old := ts.rows[i]
+	row := maps.Clone(old)
+	maps.Copy(row, ts.keys[j])
+	delete(ts.rows, i)
+	ts.rows[j] = row
+	del.Op, del.Before = OpDelete, old
+	ins := Event{Table: ts.table, Op: OpCreate, After: maps.Clone(row), Source: del.Source}
+	ins.Source.SerialNo = 2
+	return []queued{{ev: del, table: ts, key: i}, {ev: ins, table: ts, key: j}}
+}
+
+// newRow is a random row of ts with key i.
+func (w *Workload) newRow(ts *tableState, i int) Row {
+	row := maps.Clone(ts.keys[i])
+	for _, c := range ts.table.columns {
 		if _, isKey := row[c.Name]; isKey {
 			continue
 		}
@@ -238,10 +327,10 @@ func (w *Workload) newRow(i int) Row {
 }
 
 // mutate changes one or two non-key columns.
-func (w *Workload) mutate(row Row) {
+func (w *Workload) mutate(ts *tableState, row Row) {
 	var cols []tableColumn
-	for _, c := range w.table.columns {
-		if _, isKey := w.keys[0][c.Name]; !isKey {
+	for _, c := range ts.table.columns {
+		if _, isKey := ts.keys[0][c.Name]; !isKey {
 			cols = append(cols, c)
 		}
 	}

@@ -37,15 +37,15 @@ func TestWorkloadIsDeterministic(t *testing.T) {
 	orders, err := gen.Table(dbzgen.Orders())
 	require.NoError(t, err)
 	opts := dbzgen.WorkloadOptions{Seed: 7, Keys: 20, Snapshot: true, MaxTxEvents: 3, Redeliver: 0.1}
-	a, err := dbzgen.NewWorkload(orders, opts)
+	a, err := dbzgen.NewWorkload(opts, orders)
 	require.NoError(t, err)
-	b, err := dbzgen.NewWorkload(orders, opts)
+	b, err := dbzgen.NewWorkload(opts, orders)
 	require.NoError(t, err)
 	for range 300 {
 		require.Equal(t, a.Next(), b.Next())
 	}
 	opts.Seed = 8
-	c, err := dbzgen.NewWorkload(orders, opts)
+	c, err := dbzgen.NewWorkload(opts, orders)
 	require.NoError(t, err)
 	differs := false
 	for range 300 {
@@ -69,12 +69,13 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 		{"streaming", dbzgen.WorkloadOptions{Seed: 1, Keys: 30}},
 		{"snapshot and transactions", dbzgen.WorkloadOptions{Seed: 2, Keys: 30, Snapshot: true, MaxTxEvents: 4, TransactionMetadata: true}},
 		{"redeliveries", dbzgen.WorkloadOptions{Seed: 3, Keys: 10, MaxTxEvents: 2, Redeliver: 0.3, DeleteRatio: 0.3}},
+		{"key changes", dbzgen.WorkloadOptions{Seed: 6, Keys: 20, MaxTxEvents: 3, KeyChangeRatio: 0.2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gen := dbzgen.New(nil, dbzgen.DefaultOptions())
 			orders, err := gen.Table(dbzgen.Orders())
 			require.NoError(t, err)
-			w, err := dbzgen.NewWorkload(orders, tc.opts)
+			w, err := dbzgen.NewWorkload(tc.opts, orders)
 			require.NoError(t, err)
 
 			type stored struct {
@@ -105,6 +106,9 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 					require.NotEmpty(t, ev.Source.Snapshot)
 				case dbzgen.OpUpdate:
 					require.Equal(t, int64(2), ev.Source.SerialNo)
+				case dbzgen.OpCreate:
+					// 2 when it is the insert half of a key change.
+					require.Contains(t, []int64{1, 2}, ev.Source.SerialNo)
 				default:
 					require.Equal(t, int64(1), ev.Source.SerialNo)
 				}
@@ -126,7 +130,7 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 					got = append(got, s.row)
 				}
 			}
-			want := w.Rows()
+			want := w.Rows(orders)
 			require.ElementsMatch(t, want, got)
 			counts := w.Counts()
 			require.Positive(t, counts.Updates)
@@ -149,7 +153,7 @@ func TestWorkloadSnapshotMarkersAndTombstones(t *testing.T) {
 	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
 	customers, err := gen.Table(dbzgen.Customers())
 	require.NoError(t, err)
-	w, err := dbzgen.NewWorkload(customers, dbzgen.WorkloadOptions{Seed: 4, Keys: 5, Snapshot: true, DeleteRatio: 0.5})
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 4, Keys: 5, Snapshot: true, DeleteRatio: 0.5}, customers)
 	require.NoError(t, err)
 	var markers []string
 	for range 5 {
@@ -187,7 +191,7 @@ func TestWorkloadEncodesEveryType(t *testing.T) {
 			h := newHarness(t, opts)
 			tab, err := h.gen.Table(dbzgen.EveryType())
 			require.NoError(t, err)
-			w, err := dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{Seed: uint64(i), Keys: 40, Snapshot: true, MaxTxEvents: 3, TransactionMetadata: true})
+			w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: uint64(i), Keys: 40, Snapshot: true, MaxTxEvents: 3, TransactionMetadata: true}, tab)
 			require.NoError(t, err)
 			for range 300 {
 				ev := w.Next()
@@ -209,11 +213,92 @@ func TestWorkloadNeedsAKey(t *testing.T) {
 	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
 	tab, err := gen.Table(dbzgen.TableDef{Database: "d", Schema: "dbo", Name: "t", Columns: []dbzgen.Column{{Name: "a", Type: "int"}}})
 	require.NoError(t, err)
-	_, err = dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{})
+	_, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{}, tab)
 	require.ErrorIs(t, err, dbzgen.ErrBadTable)
 
 	tab, err = gen.Table(dbzgen.TableDef{Database: "d", Schema: "dbo", Name: "t", Columns: []dbzgen.Column{{Name: "a", Type: "tinyint"}}, Key: []string{"a"}})
 	require.NoError(t, err)
-	_, err = dbzgen.NewWorkload(tab, dbzgen.WorkloadOptions{Keys: 300})
+	_, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{Keys: 300}, tab)
 	require.ErrorIs(t, err, dbzgen.ErrBadTable)
+}
+
+// The sample database: two tables share one log, so positions increase
+// across both, snapshot markers span both, and each table converges.
+func TestWorkloadOverTheSampleDatabase(t *testing.T) {
+	h := newHarness(t, dbzgen.DefaultOptions())
+	customers, err := h.gen.Table(dbzgen.Customers())
+	require.NoError(t, err)
+	orders, err := h.gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 5, Keys: 3, Snapshot: true, MaxTxEvents: 4, TransactionMetadata: true}, customers, orders)
+	require.NoError(t, err)
+
+	sinks := map[*dbzgen.Table]map[string]dbzgen.Row{customers: {}, orders: {}}
+	keyCol := map[*dbzgen.Table]string{customers: "customer_id", orders: "order_id"}
+	var markers []string
+	for range 6 {
+		ev := w.Next()
+		markers = append(markers, ev.Source.Snapshot)
+		sinks[ev.Table][keyOf(ev, keyCol[ev.Table])] = ev.After
+	}
+	require.Equal(t, []string{"first", "true", "last_in_data_collection", "first_in_data_collection", "true", "last"}, markers)
+	var last dbzgen.Event
+	for range 500 {
+		ev := w.Next()
+		if ev.Tombstone {
+			continue
+		}
+		if last.Table != nil && ev.Source.CommitLSN == last.Source.CommitLSN && ev.Transaction.DataCollectionOrder > 1 {
+			require.Greater(t, ev.Transaction.TotalOrder, last.Transaction.TotalOrder)
+		}
+		if last.Table != nil {
+			require.Equal(t, 1, comparePos(position(ev), position(last)), "one increasing log over both tables")
+		}
+		last = ev
+		k := keyOf(ev, keyCol[ev.Table])
+		if ev.Op == dbzgen.OpDelete {
+			delete(sinks[ev.Table], k)
+		} else {
+			sinks[ev.Table][k] = ev.After
+		}
+		_, _, err := h.gen.Encode(t.Context(), ev)
+		require.NoError(t, err)
+	}
+	for tab, sink := range sinks {
+		var got []dbzgen.Row
+		for _, r := range sink {
+			got = append(got, r)
+		}
+		require.ElementsMatch(t, w.Rows(tab), got, tab.Topic())
+	}
+	require.Nil(t, w.Rows(nil))
+}
+
+func TestWorkloadKeyChangeIsDeleteTombstoneInsert(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	orders, err := gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 9, Keys: 10, KeyChangeRatio: 0.5, DeleteRatio: -1}, orders)
+	require.NoError(t, err)
+	var evs []dbzgen.Event
+	for range 300 {
+		evs = append(evs, w.Next())
+	}
+	found := 0
+	for i := 0; i+2 < len(evs); i++ {
+		d, tomb, c := evs[i], evs[i+1], evs[i+2]
+		if d.Op != dbzgen.OpDelete || d.Tombstone {
+			continue
+		}
+		// With DeleteRatio < 0 every delete is half of a key change.
+		require.True(t, tomb.Tombstone)
+		require.Equal(t, dbzgen.OpCreate, c.Op)
+		require.Equal(t, d.Source.ChangeLSN, c.Source.ChangeLSN)
+		require.Equal(t, d.Source.CommitLSN, c.Source.CommitLSN)
+		require.Equal(t, []int64{1, 2}, []int64{d.Source.SerialNo, c.Source.SerialNo})
+		require.NotEqual(t, d.Before["order_id"], c.After["order_id"])
+		require.Equal(t, d.Before["status"], c.After["status"], "the row moves, its values stay")
+		found++
+	}
+	require.Positive(t, found)
 }

@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -279,4 +280,31 @@ func TestStartServesOnLocalhost(t *testing.T) {
 	require.NoError(t, r.Close())
 	_, err = cl.SchemaByID(t.Context(), id)
 	require.Error(t, err, "a closed registry must not answer")
+}
+
+func decodeJSON(resp *http.Response, v any) error {
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// FuzzRegister feeds arbitrary schema text: the registry either refuses it
+// as invalid or stores it so that it reads back and re-registers to one id.
+func FuzzRegister(f *testing.F) {
+	for _, s := range []string{keySchema, otherSchema, `"string"`, `{"type":"record","name":"X"}`, `{`, ``, `[]`, `["null","int"]`, `{"type":"enum","name":"E","symbols":["A","A"]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		r, err := registry.New()
+		require.NoError(t, err)
+		s, err := r.Register("s-value", schema)
+		if err != nil {
+			require.ErrorIs(t, err, registry.ErrInvalidSchema)
+			return
+		}
+		text, err := r.SchemaByID(s.ID)
+		require.NoError(t, err)
+		require.Equal(t, s.Schema, text)
+		again, err := r.Register("s-value", text)
+		require.NoError(t, err)
+		require.Equal(t, s, again)
+	})
 }

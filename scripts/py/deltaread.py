@@ -37,6 +37,9 @@ the snapshot it reads through Delta's JVM API.
 
 S3 paths use CDC2DELTA_S3_ENDPOINT and the AWS_* variables of the environment.
 One invocation starts at most one Spark session, which serves all requests.
+
+`deltaread.py --check [ENGINE...]` instead starts each engine and reads a
+tiny table with it, exiting non-zero if any engine fails.
 """
 
 import base64
@@ -65,6 +68,8 @@ def main(argv):
     os.environ["TZ"] = "UTC"
     time.tzset()
 
+    if len(argv) > 1 and argv[1] == "--check":
+        return check(out, argv[2:] or sorted(ENGINES))
     if len(argv) > 1 and argv[1] != "-":
         with open(argv[1]) as f:
             requests = json.load(f)
@@ -87,6 +92,40 @@ def main(argv):
     return 0
 
 
+def check(out, engines):
+    """Start each engine once and read a two-row table written by delta-rs.
+
+    scripts/test.sh runs this as a setup step: the first time, Spark resolves
+    delta-spark from Maven Central, and a broken install fails here with a
+    clear message rather than in the middle of the tests.
+    """
+    import deltalake
+    import pyarrow as pa
+
+    tmp = tempfile.mkdtemp(prefix="deltaread-check-")
+    readers = {}
+    try:
+        path = os.path.join(tmp, "t")
+        deltalake.write_deltalake(path, pa.table({"id": [1, 2], "s": ["a", None]}))
+        want = [{"id": 1, "s": "a"}, {"id": 2, "s": None}]
+        bad = 0
+        for engine in engines:
+            start = time.monotonic()
+            res = read_one(readers, {"engine": engine, "path": path})
+            took = time.monotonic() - start
+            ok = res["error"] is None and res["rows"] == want
+            bad += not ok
+            detail = res["error"] or ("" if ok else f"rows {res['rows']}, want {want}")
+            print(f"deltaread check: {engine}: {'ok' if ok else 'FAILED'} ({took:.1f}s) {detail}",
+                  file=out)
+        out.flush()
+        return 1 if bad else 0
+    finally:
+        for r in readers.values():
+            r.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def read_one(readers, req):
     engine = req.get("engine")
     res = {
@@ -105,7 +144,11 @@ def read_one(readers, req):
         if factory is None:
             raise ValueError(f"unknown engine {engine!r}; want one of {sorted(ENGINES)}")
         if engine not in readers:
-            readers[engine] = factory()
+            try:
+                readers[engine] = factory()
+            except Exception as e:
+                # Remember the failure: starting Spark again would only fail slowly again.
+                readers[engine] = Broken(f"starting {engine}: {error_text(e)}")
         schema, rows, extra = readers[engine].read(req)
         res["schema"] = [
             {"name": f["name"], "type": f["type"], "nullable": f["nullable"]} for f in schema
@@ -114,8 +157,31 @@ def read_one(readers, req):
         res["num_rows"] = len(res["rows"])
         res.update(extra)
     except Exception as e:  # reported per request; the Go side fails the test
-        res["error"] = f"{type(e).__name__}: {e}"
+        res["error"] = error_text(e)
     return res
+
+
+def error_text(e):
+    """A short message: Java stack traces run to hundreds of lines."""
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        text = f"{type(e).__name__}: {java.toString()}"
+    else:
+        text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+class Broken:
+    """Stands in for an engine that failed to start."""
+
+    def __init__(self, message):
+        self.message = message
+
+    def read(self, req):
+        raise RuntimeError(self.message)
+
+    def close(self):
+        pass
 
 
 # ---------------------------------------------------------------- canonical values
@@ -471,6 +537,11 @@ class Spark:
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.default.parallelism", "2")
+            # Delta rebuilds snapshot state with 50 tasks by default; test
+            # tables are tiny and the machine has 2 cores.
+            .config("spark.databricks.delta.snapshotPartitions", "2")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.memory", "1g")
             .config("spark.local.dir", self.tmp)
             .config("spark.sql.warehouse.dir", os.path.join(self.tmp, "warehouse"))
@@ -531,23 +602,18 @@ class Spark:
         version = req.get("version")
         if req.get("timestamp"):
             ms = int(parse_timestamp(req["timestamp"]).timestamp() * 1000)
-            history = log.history()
-            commit = history.getActiveCommitAtTime(ms, self.jvm.scala.Option.empty(),
-                                                   False, True, False)
+            # The arguments after the timestamp are what timestampAsOf uses:
+            # no catalog table, not past the last commit, recreatable, not
+            # before the earliest commit.
+            commit = log.history().getActiveCommitAtTime(
+                self.jvm.java.sql.Timestamp(ms), self.jvm.scala.Option.empty(), False, True, False
+            )
             version = commit.version()
         if version is not None and int(version) != snap.version():
-            snap = self.snapshot_at(log, int(version))
+            # py4j cannot omit Scala default arguments; ask Scala for them.
+            defaults = [getattr(log, f"getSnapshotAt$default${i}")() for i in (2, 3, 4)]
+            snap = log.getSnapshotAt(int(version), *defaults)
         return snap
-
-    def snapshot_at(self, log, version):
-        # getSnapshotAt has Scala default arguments; py4j needs them spelled out.
-        none = self.jvm.scala.Option.empty()
-        for nargs in (4, 3, 2):
-            try:
-                return log.getSnapshotAt(version, *([none] * (nargs - 1)))
-            except Exception as e:  # wrong arity for this Delta version
-                last = e
-        raise last
 
 
 def scala_set(opt):

@@ -299,6 +299,8 @@ class Spark:
         # Fixtures get Spark's optional extras only when a case asks.
         self.spark.conf.set(
             "spark.databricks.delta.properties.defaults.enableDeletionVectors", "false")
+        # Tiny tables: Spark's default of 50 replay partitions only costs time.
+        self.spark.conf.set("spark.databricks.delta.snapshotPartitions", "2")
 
     def close(self):
         self.reader.close()

@@ -1,0 +1,217 @@
+package codecs
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// srcTarget names the source-block field a srcField fills.
+type srcTarget uint8
+
+const (
+	srcNone srcTarget = iota
+	srcDB
+	srcSchema
+	srcTable
+	srcTsMs
+	srcSnapshot
+	srcChangeLSN
+	srcCommitLSN
+	srcSerial
+)
+
+type srcField struct {
+	target  srcTarget
+	long    bool // value is a long (else a string)
+	nullIdx int  // union branch index of null, or -1 for a plain type
+	skip    skipFn
+}
+
+var srcTargets = map[string]srcTarget{
+	"db": srcDB, "schema": srcSchema, "table": srcTable, "ts_ms": srcTsMs, "snapshot": srcSnapshot,
+	"change_lsn": srcChangeLSN, "commit_lsn": srcCommitLSN, "event_serial_no": srcSerial,
+}
+
+func buildSource(node any, ns string, names map[string]map[string]any, sb *skipBuilder) ([]srcField, error) {
+	rec, ok := node.(map[string]any)
+	if !ok || rec["type"] != "record" {
+		return nil, fmt.Errorf("source is not an inline record")
+	}
+	recNS := ns
+	if s, ok := rec["namespace"].(string); ok {
+		recNS = s
+	}
+	fields, _ := rec["fields"].([]any)
+	out := make([]srcField, 0, len(fields))
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		name, _ := fm["name"].(string)
+		sf := srcField{target: srcTargets[name], nullIdx: -1}
+		if sf.target == srcNone {
+			var err error
+			if sf.skip, err = sb.build(fm["type"], recNS); err != nil {
+				return nil, fmt.Errorf("source.%s: %w", name, err)
+			}
+			out = append(out, sf)
+			continue
+		}
+		prim, nullIdx, ok := scalarOf(fm["type"])
+		if !ok {
+			return nil, fmt.Errorf("source.%s has type %v", name, fm["type"])
+		}
+		sf.long, sf.nullIdx = prim == "long", nullIdx
+		// The full path reads db/schema/table only as plain strings and
+		// timestamps/serials only as longs (serial also as a string).
+		switch sf.target {
+		case srcDB, srcSchema, srcTable:
+			ok = prim == "string" && nullIdx < 0
+		case srcTsMs:
+			ok = prim == "long"
+		case srcSnapshot, srcChangeLSN, srcCommitLSN:
+			ok = prim == "string"
+		case srcSerial:
+			ok = prim == "long" || prim == "string"
+		}
+		if !ok {
+			return nil, fmt.Errorf("source.%s has type %v", name, fm["type"])
+		}
+		out = append(out, sf)
+	}
+	return out, nil
+}
+
+// scalarOf recognises string/long, possibly as a two-branch union with null.
+func scalarOf(t any) (prim string, nullIdx int, ok bool) {
+	nullIdx = -1
+	if u, isUnion := t.([]any); isUnion {
+		if len(u) != 2 {
+			return "", 0, false
+		}
+		switch {
+		case u[0] == "null":
+			nullIdx, t = 0, u[1]
+		case u[1] == "null":
+			nullIdx, t = 1, u[0]
+		default:
+			return "", 0, false
+		}
+	}
+	if m, isMap := t.(map[string]any); isMap {
+		t = m["type"]
+	}
+	prim, _ = t.(string)
+	return prim, nullIdx, prim == "string" || prim == "long"
+}
+
+// decodeSource reads the source block in place: no map, no union wrappers,
+// and no strings except a changed table name or an unusual snapshot marker.
+// It returns the rest of b, a content error (malformed LSN or serial), and
+// a structural error.
+func (p *envPlan) decodeSource(b []byte, ch *Change) (rest []byte, contentErr, err error) {
+	var db, schema, table []byte
+	keep := func(e error) {
+		if contentErr == nil {
+			contentErr = e
+		}
+	}
+	for i := range p.src {
+		f := &p.src[i]
+		if f.target == srcNone {
+			if b, err = f.skip(b); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if f.nullIdx >= 0 {
+			var idx int64
+			if idx, b, err = readLong(b); err != nil {
+				return nil, nil, err
+			}
+			if idx != 0 && idx != 1 {
+				return nil, nil, fmt.Errorf("union index %d of 2", idx)
+			}
+			if int(idx) == f.nullIdx {
+				continue
+			}
+		}
+		if f.long {
+			var n int64
+			if n, b, err = readLong(b); err != nil {
+				return nil, nil, err
+			}
+			switch f.target {
+			case srcTsMs:
+				ch.CommitMillis = n
+			case srcSerial:
+				ch.Pos.Serial = n
+			}
+			continue
+		}
+		var s []byte
+		if s, b, err = readBytes(b); err != nil {
+			return nil, nil, err
+		}
+		switch f.target {
+		case srcDB:
+			db = s
+		case srcSchema:
+			schema = s
+		case srcTable:
+			table = s
+		case srcSnapshot:
+			ch.Snapshot = snapshotMarker(s)
+		case srcChangeLSN:
+			lsn, perr := parseLSN(s)
+			if perr != nil {
+				keep(fmt.Errorf("change_lsn: %w", perr))
+			}
+			ch.Pos.Change = lsn
+		case srcCommitLSN:
+			lsn, perr := parseLSN(s)
+			if perr != nil {
+				keep(fmt.Errorf("commit_lsn: %w", perr))
+			}
+			ch.Pos.Commit = lsn
+		case srcSerial: // documentation examples (and Debezium 1.x) show a string
+			n, perr := strconv.ParseInt(string(s), 10, 64)
+			if perr != nil {
+				keep(fmt.Errorf("%w: event_serial_no %q", ErrBadEnvelope, s))
+			}
+			ch.Pos.Serial = n
+		}
+	}
+	if ch.Pos.Serial < 0 {
+		keep(fmt.Errorf("%w: negative event_serial_no %d", ErrBadEnvelope, ch.Pos.Serial))
+	}
+	ch.Table = p.intern(db, schema, table)
+	return b, contentErr, nil
+}
+
+func (p *envPlan) intern(db, schema, table []byte) TableID {
+	if t := p.table.Load(); t != nil && string(db) == t.Database && string(schema) == t.Schema && string(table) == t.Table {
+		return *t
+	}
+	t := &TableID{Database: string(db), Schema: string(schema), Table: string(table)}
+	p.table.Store(t)
+	return *t
+}
+
+func snapshotMarker(s []byte) string {
+	switch string(s) {
+	case "false":
+		return ""
+	case "true":
+		return "true"
+	case "first":
+		return "first"
+	case "first_in_data_collection":
+		return "first_in_data_collection"
+	case "last_in_data_collection":
+		return "last_in_data_collection"
+	case "last":
+		return "last"
+	case "incremental":
+		return "incremental"
+	}
+	return string(s)
+}

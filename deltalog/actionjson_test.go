@@ -1,0 +1,110 @@
+package deltalog_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+func TestCommitInfoExtraRoundTrip(t *testing.T) {
+	in := `{"timestamp":1697587497062,"operation":"MERGE","operationParameters":{"predicate":"[\"x\"]"},` +
+		`"readVersion":0,"isolationLevel":"Serializable","isBlindAppend":false,` +
+		`"operationMetrics":{"numTargetRowsInserted":"50"},"engineInfo":"Apache-Spark/3.5.0 Delta-Lake/3.0.0",` +
+		`"txnId":"70de6669","userMetadata":"hello","clusterId":"c-1","tags":{"a":"b"}}`
+	var ci deltalog.CommitInfo
+	require.NoError(t, json.Unmarshal([]byte(in), &ci))
+	require.Equal(t, "MERGE", ci.Operation)
+	require.Equal(t, int64(1697587497062), *ci.Timestamp)
+	require.Equal(t, "50", ci.OperationMetrics["numTargetRowsInserted"])
+	require.Len(t, ci.Extra, 3)
+	out, err := json.Marshal(ci)
+	require.NoError(t, err)
+	require.JSONEq(t, in, string(out))
+}
+
+func TestCommitInfoLenient(t *testing.T) {
+	// delta-rs writes numeric metrics; the known field must not make the line unreadable.
+	in := `{"timestamp":1,"operation":"WRITE","operationMetrics":{"num_added_files":1},"clientVersion":"delta-rs.0.17"}`
+	var ci deltalog.CommitInfo
+	require.NoError(t, json.Unmarshal([]byte(in), &ci))
+	require.Equal(t, "WRITE", ci.Operation)
+	require.Nil(t, ci.OperationMetrics)
+	require.Contains(t, ci.Extra, "operationMetrics")
+	out, err := json.Marshal(ci)
+	require.NoError(t, err)
+	require.JSONEq(t, in, string(out))
+}
+
+func TestParseLogLine(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		ok      bool
+		wantErr bool
+		check   func(t *testing.T, a deltalog.Action)
+	}{
+		{"add", `{"add":{"path":"p","partitionValues":{"x":null,"y":"1"},"size":3,"modificationTime":4,"dataChange":true,"futureField":1}}`, true, false,
+			func(t *testing.T, a deltalog.Action) {
+				require.Equal(t, "p", a.Add.Path)
+				require.Nil(t, a.Add.PartitionValues["x"])
+				require.Equal(t, "1", *a.Add.PartitionValues["y"])
+			}},
+		{"txn", `{"txn":{"appId":"k/1","version":184467,"lastUpdated":1712333988110}}`, true, false,
+			func(t *testing.T, a deltalog.Action) { require.Equal(t, int64(184467), a.Txn.Version) }},
+		{"unknown action ignored", `{"fancyAction":{"a":1}}`, false, false, nil},
+		{"blank", "   ", false, false, nil},
+		{"not object", `[1,2]`, false, true, nil},
+		{"truncated", `{"add":{"path":"p"`, false, true, nil},
+		{"wrong type", `{"add":{"path":5}}`, false, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, ok, err := deltalog.ParseLogLine([]byte(tc.line))
+			if tc.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.ok, ok)
+			if tc.check != nil {
+				tc.check(t, a)
+			}
+		})
+	}
+}
+
+func FuzzParseLogLine(f *testing.F) {
+	for _, s := range []string{
+		`{"commitInfo":{"timestamp":1,"operation":"WRITE","operationMetrics":{"n":"1"},"x":[1]}}`,
+		`{"protocol":{"minReaderVersion":3,"minWriterVersion":7,"readerFeatures":["deletionVectors"],"writerFeatures":["deletionVectors"]}}`,
+		lineMeta,
+		`{"add":{"path":"a%20b","partitionValues":{"p":null},"size":1,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1}","deletionVector":{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^","offset":1,"sizeInBytes":36,"cardinality":2}}}`,
+		`{"remove":{"path":"x","deletionTimestamp":1,"dataChange":false}}`,
+		`{"txn":{"appId":"a","version":1,"lastUpdated":2}}`,
+		`{"domainMetadata":{"domain":"d","configuration":"{}","removed":false}}`,
+		`{"cdc":{"path":"_change_data/c.parquet","partitionValues":{},"size":1,"dataChange":false}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(line) > 1<<16 {
+			return
+		}
+		a, ok, err := deltalog.ParseLogLine(line)
+		if err != nil || !ok {
+			return
+		}
+		// A parsed action re-encodes to a line that parses to the same action.
+		b, err := json.Marshal(a)
+		require.NoError(t, err)
+		a2, ok2, err := deltalog.ParseLogLine(b)
+		require.NoError(t, err)
+		require.True(t, ok2)
+		b2, err := json.Marshal(a2)
+		require.NoError(t, err)
+		require.JSONEq(t, string(b), string(b2))
+	})
+}

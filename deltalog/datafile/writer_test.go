@@ -1,0 +1,61 @@
+package datafile
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+func TestNewWriterRejectsBadOptions(t *testing.T) {
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{
+		field("id", deltalog.TypeLong, false),
+		field("st", &deltalog.StructType{Fields: []deltalog.StructField{field("x", deltalog.TypeLong, true)}}, true),
+	}}
+	cases := []struct {
+		name string
+		opts Options
+	}{
+		{"no schema", Options{}},
+		{"unknown partition column", Options{Schema: schema, PartitionColumns: []string{"nope"}}},
+		{"nested partition column", Options{Schema: schema, PartitionColumns: []string{"st"}}},
+		{"twice", Options{Schema: schema, PartitionColumns: []string{"id", "ID"}}},
+		{"no data column", Options{Schema: &deltalog.StructType{Fields: []deltalog.StructField{field("p", deltalog.TypeString, true)}}, PartitionColumns: []string{"p"}}},
+		{"bad indexed cols", Options{Schema: schema, Properties: map[string]string{propNumIndexedCols: "lots"}}},
+		{"bad mapping mode", Options{Schema: schema, Properties: map[string]string{propMappingMode: "maybe"}}},
+		{"bad decimal", Options{Schema: &deltalog.StructType{Fields: []deltalog.StructField{field("d", deltalog.DecimalType{Precision: 40, Scale: 2}, true)}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewWriter(tc.opts)
+			require.Error(t, err)
+		})
+	}
+}
+
+func TestAddFields(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_123)
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{field("id", deltalog.TypeLong, false)}}
+	adds, _, _ := writeRead(t, Options{Schema: schema, NoDataChange: true, Now: func() time.Time { return now }}, [][]any{{int64(1)}})
+	require.False(t, adds[0].DataChange)
+	require.Equal(t, now.UnixMilli(), adds[0].ModificationTime)
+	require.Equal(t, map[string]*string{}, adds[0].PartitionValues, "unpartitioned adds carry an empty map, not null")
+	require.Regexp(t, `^part-00000-[0-9a-f-]{36}\.c000\.zstd\.parquet$`, adds[0].Path)
+}
+
+func TestWriterReusableAcrossCalls(t *testing.T) {
+	w, err := NewWriter(Options{Schema: idSchema()})
+	require.NoError(t, err)
+	s := newStore()
+	a1, err := w.Write(t.Context(), s, idRows(3))
+	require.NoError(t, err)
+	a2, err := w.Write(t.Context(), s, idRows(5)[3:])
+	require.NoError(t, err)
+	require.NotEqual(t, a1[0].Path, a2[0].Path)
+	got, err := Read(t.Context(), s, &a2[0], idSchema(), ReadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, idRows(5)[3:], got)
+	require.JSONEq(t, `{"numRecords":2,"minValues":{"id":3,"s":"some text that takes a few bytes"},"maxValues":{"id":4,"s":"some text that takes a few bytes􏿿"},"nullCount":{"id":0,"s":0}}`, a2[0].Stats, "stats reset between files")
+}
