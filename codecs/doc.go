@@ -20,7 +20,10 @@
 // client) once, compiled into one goavro codec plus a precomputed column
 // layout, and reused for every later record carrying that id. Concurrent
 // misses on one id share one lookup. Avro logical types are decoded by this
-// package, not by goavro, so decimals never pass through big.Rat.
+// package, not by goavro, so decimals never pass through big.Rat. Row images
+// and keys are decoded by goavro; the envelope's framework fields (op, the
+// source block) are read in place and the row image the op does not need is
+// skipped (ADR 0004), with a goavro-only fallback for unfamiliar envelopes.
 //
 // # Types
 //

@@ -60,7 +60,9 @@ func Evolve(current []Column, currentKey []string, next []Column, nextKey []stri
 		seen[i] = true
 		c := current[i]
 		switch {
-		case c.Type == n.Type:
+		// Compared as stored: a time column read back from a Delta schema
+		// is a long, and is the same column.
+		case c.Type.DeltaName() == n.Type.DeltaName():
 		case n.Type.Widens(c.Type):
 			ev.Widened = append(ev.Widened, n)
 		default:

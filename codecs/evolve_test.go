@@ -87,6 +87,38 @@ func TestEvolveBetweenSchemaIDs(t *testing.T) {
 	require.Empty(t, ev.Dropped)
 }
 
+func TestEvolveTimeReadBackAsLong(t *testing.T) {
+	// The table was created with a time column (stored as long); the
+	// processor rebuilt its columns from the Delta schema.
+	stored, err := ParseDeltaType(Type{Kind: KindTime}.DeltaName())
+	require.NoError(t, err)
+	ev, err := Evolve([]Column{col("t", stored, true)}, nil, []Column{col("t", Type{Kind: KindTime}, true)}, nil)
+	require.NoError(t, err)
+	require.True(t, ev.Unchanged())
+}
+
+func TestParseDeltaType(t *testing.T) {
+	for _, tc := range []Type{
+		{Kind: KindBoolean}, {Kind: KindByte}, {Kind: KindShort}, {Kind: KindInteger}, {Kind: KindLong},
+		{Kind: KindFloat}, {Kind: KindDouble}, DecimalType(38, 10), DecimalType(1, 0), {Kind: KindString},
+		{Kind: KindBinary}, {Kind: KindDate}, {Kind: KindTimestamp}, {Kind: KindTimestampNTZ},
+	} {
+		got, err := ParseDeltaType(tc.DeltaName())
+		require.NoError(t, err)
+		require.Equal(t, tc, got)
+	}
+	got, err := ParseDeltaType("decimal( 5 , 2 )")
+	require.NoError(t, err)
+	require.Equal(t, DecimalType(5, 2), got)
+	got, err = ParseDeltaType("decimal")
+	require.NoError(t, err)
+	require.Equal(t, DecimalType(10, 0), got)
+	for _, bad := range []string{"", "time", "decimal(39,0)", "decimal(5,6)", "decimal(5)", "decimal(a,b)", "struct", "invalid"} {
+		_, err := ParseDeltaType(bad)
+		require.Error(t, err, bad)
+	}
+}
+
 func TestTypeDeltaName(t *testing.T) {
 	tests := []struct {
 		t    Type

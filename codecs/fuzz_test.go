@@ -2,6 +2,8 @@ package codecs
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -72,6 +74,24 @@ func FuzzDecodeChange(f *testing.F) {
 	f.Add(key2, encode(f, 21, env2, envelope(layoutV2, "c", nil, row2, src, "")))
 	f.Add(key2, encode(f, 21, env2, envelope(layoutV2, "d", row2, nil, src, "")))
 	f.Add([]byte{0, 0, 0, 0, 7, 0xff}, []byte{0, 0, 0, 0, 8, 0xff, 0xff, 0xff})
+
+	// The brief's example schemas and golden events (ids 1 and 2).
+	dir := filepath.Join("testdata", "debezium")
+	for id, file := range map[int]string{goldenKeyID: "orders.key.avsc", goldenValueID: "orders.value.avsc"} {
+		text, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		fx.src.add(id, string(text))
+	}
+	for name := range goldenEvents() {
+		key, kerr := os.ReadFile(filepath.Join(dir, name+".key.bin"))
+		value, verr := os.ReadFile(filepath.Join(dir, name+".value.bin"))
+		if err := errors.Join(kerr, verr); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(key, value)
+	}
 
 	whole := wholeTwin(f, fx.dec)
 	f.Fuzz(func(t *testing.T, key, value []byte) {

@@ -1,6 +1,10 @@
 package codecs
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Kind is the logical kind of a column, one per Delta primitive type.
 type Kind uint8
@@ -111,4 +115,31 @@ func (t Type) Widens(from Type) bool {
 			t.Precision-t.Scale >= from.Precision-from.Scale
 	}
 	return false
+}
+
+// ParseDeltaType parses a Delta schema primitive type name ("long",
+// "decimal(10,2)", "timestamp_ntz", ...) into a Type, for comparing an
+// existing table with a new schema. A "long" is KindLong; a time-of-day
+// column read back from Delta is therefore a long, which [Evolve] accepts
+// as unchanged.
+func ParseDeltaType(name string) (Type, error) {
+	if rest, ok := strings.CutPrefix(name, "decimal("); ok {
+		ps, ok := strings.CutSuffix(rest, ")")
+		p, s, ok2 := strings.Cut(ps, ",")
+		pi, err1 := strconv.Atoi(strings.TrimSpace(p))
+		si, err2 := strconv.Atoi(strings.TrimSpace(s))
+		if !ok || !ok2 || err1 != nil || err2 != nil || pi < 1 || pi > MaxDecimalPrecision || si < 0 || si > pi {
+			return Type{}, fmt.Errorf("codecs: bad decimal type %q", name)
+		}
+		return DecimalType(pi, si), nil
+	}
+	if name == "decimal" { // Delta's shorthand for decimal(10,0)
+		return DecimalType(10, 0), nil
+	}
+	for k := KindBoolean; k <= KindTimestampNTZ; k++ {
+		if k != KindDecimal && kindNames[k] == name {
+			return Type{Kind: k}, nil
+		}
+	}
+	return Type{}, fmt.Errorf("codecs: unknown Delta type %q", name)
 }

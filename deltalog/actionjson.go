@@ -7,12 +7,6 @@ import (
 	"fmt"
 )
 
-// commitInfoKnown lists the JSON keys CommitInfo models; everything else goes to Extra.
-var commitInfoKnown = [...]string{
-	"timestamp", "inCommitTimestamp", "operation", "operationParameters", "operationMetrics",
-	"readVersion", "isolationLevel", "isBlindAppend", "engineInfo", "txnId",
-}
-
 // commitInfoFields mirrors CommitInfo without its methods, to reuse the struct tags.
 type commitInfoFields CommitInfo
 
@@ -25,7 +19,7 @@ func (ci CommitInfo) MarshalJSON() ([]byte, error) {
 	if len(ci.Extra) == 0 {
 		return known, nil
 	}
-	m := make(map[string]json.RawMessage, len(ci.Extra)+len(commitInfoKnown))
+	m := make(map[string]json.RawMessage, len(ci.Extra)+10)
 	for k, v := range ci.Extra {
 		m[k] = v
 	}
@@ -59,11 +53,12 @@ func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// isKnownCommitInfoKey reports whether CommitInfo models the JSON key; the rest go to Extra.
 func isKnownCommitInfoKey(k string) bool {
-	for _, n := range commitInfoKnown {
-		if n == k {
-			return true
-		}
+	switch k {
+	case "timestamp", "inCommitTimestamp", "operation", "operationParameters", "operationMetrics",
+		"readVersion", "isolationLevel", "isBlindAppend", "engineInfo", "txnId":
+		return true
 	}
 	return false
 }

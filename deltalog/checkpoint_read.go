@@ -168,45 +168,15 @@ func openParquetCheckpoint(data []byte) (*parquet.File, *checkpointDecoder, erro
 // decodeFile decodes every row of f. It must run under the recover of
 // decodeParquetCheckpoint.
 func (dec *checkpointDecoder) decodeFile(ctx context.Context, f *parquet.File) ([]Action, error) {
-	data := f.Size()
 	// NumRows comes from the footer; do not trust it further than the file size.
-	actions := make([]Action, 0, min(f.NumRows(), data/8))
+	actions := make([]Action, 0, max(0, min(f.NumRows(), f.Size()/8)))
 	buf := make([]parquet.Row, checkpointReadBatch)
 	var rc rowCols
 	rowNo := 0
 	for _, rg := range f.RowGroups() {
-		rows := rg.Rows()
-		for {
-			if err := ctx.Err(); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			n, rerr := rows.ReadRows(buf)
-			for _, row := range buf[:n] {
-				rowNo++
-				rc.split(row, dec.numCols)
-				a, ok, err := dec.decode(rc)
-				if err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("row %d: %w", rowNo, err)
-				}
-				if ok {
-					actions = append(actions, a)
-				}
-			}
-			if rerr == io.EOF {
-				break
-			}
-			if rerr != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading rows: %w", rerr)
-			}
-			if n == 0 {
-				rows.Close()
-				return nil, errors.New("reading rows: no progress")
-			}
-		}
-		if err := rows.Close(); err != nil {
+		var err error
+		actions, err = dec.decodeRowGroup(ctx, rg, buf, &rc, &rowNo, actions)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -214,4 +184,36 @@ func (dec *checkpointDecoder) decodeFile(ctx context.Context, f *parquet.File) (
 		return nil, fmt.Errorf("read %d rows, footer says %d", rowNo, f.NumRows())
 	}
 	return actions, nil
+}
+
+// decodeRowGroup appends the actions of one row group; rowNo counts rows across groups
+// for error messages.
+func (dec *checkpointDecoder) decodeRowGroup(ctx context.Context, rg parquet.RowGroup, buf []parquet.Row, rc *rowCols, rowNo *int, actions []Action) ([]Action, error) {
+	rows := rg.Rows()
+	defer rows.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, rerr := rows.ReadRows(buf)
+		for _, row := range buf[:n] {
+			*rowNo++
+			rc.split(row, dec.numCols)
+			a, ok, err := dec.decode(*rc)
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", *rowNo, err)
+			}
+			if ok {
+				actions = append(actions, a)
+			}
+		}
+		switch {
+		case rerr == io.EOF:
+			return actions, nil
+		case rerr != nil:
+			return nil, fmt.Errorf("reading rows: %w", rerr)
+		case n == 0:
+			return nil, errors.New("reading rows: no progress")
+		}
+	}
 }

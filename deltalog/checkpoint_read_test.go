@@ -26,7 +26,19 @@ type ckptState struct {
 	domains  map[string]DomainMetadata
 }
 
-// ckptStateOf folds actions in order, as log replay does for files without DVs.
+// ckptFileKey keys a logical file by path and DV, as log replay does.
+func ckptFileKey(path string, dv *DeletionVector) string {
+	if dv == nil {
+		return path
+	}
+	k := path + "|" + dv.StorageType + dv.PathOrInlineDV
+	if dv.Offset != nil {
+		k += fmt.Sprintf("@%d", *dv.Offset)
+	}
+	return k
+}
+
+// ckptStateOf folds actions in order, as log replay does.
 func ckptStateOf(actions []Action) ckptState {
 	st := ckptState{txns: map[string]Txn{}, adds: map[string]*Add{}, removes: map[string]*Remove{}, domains: map[string]DomainMetadata{}}
 	for _, a := range actions {
@@ -38,11 +50,13 @@ func ckptStateOf(actions []Action) ckptState {
 		case a.Txn != nil:
 			st.txns[a.Txn.AppID] = *a.Txn
 		case a.Add != nil:
-			st.adds[a.Add.Path] = a.Add
-			delete(st.removes, a.Add.Path)
+			k := ckptFileKey(a.Add.Path, a.Add.DeletionVector)
+			st.adds[k] = a.Add
+			delete(st.removes, k)
 		case a.Remove != nil:
-			delete(st.adds, a.Remove.Path)
-			st.removes[a.Remove.Path] = a.Remove
+			k := ckptFileKey(a.Remove.Path, a.Remove.DeletionVector)
+			delete(st.adds, k)
+			st.removes[k] = a.Remove
 		case a.DomainMetadata != nil:
 			st.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
 		}
@@ -134,45 +148,69 @@ func lastCheckpointOf(t *testing.T, s Store) *LastCheckpoint {
 	return lc
 }
 
-// TestReadCheckpointDeltaRS reads checkpoints written by delta-rs 1.6.6 (see
-// testdata/checkpoints/make_fixtures.py) and compares them with the state their JSON
-// commits describe. The struct-only table has no stats JSON in its checkpoint, so its
-// stats come from re-encoding stats_parsed.
-func TestReadCheckpointDeltaRS(t *testing.T) {
-	for _, name := range []string{"deltars-json-only", "deltars-json-and-struct", "deltars-struct-only"} {
-		t.Run(name, func(t *testing.T) {
-			s := loadCkptTestStore(t, filepath.Join("testdata", "checkpoints", name))
+// TestReadCheckpointFixtures reads the checkpoints written by delta-rs 1.6.6 and Spark
+// (see testdata/checkpoints/make_*fixtures.py) and compares each with the state the
+// table's JSON commits describe. deltars-struct-only has no stats JSON in its checkpoint,
+// so its stats come from re-encoding stats_parsed; the Spark tables use column mapping,
+// deletion vectors and v2 checkpoints with sidecars.
+func TestReadCheckpointFixtures(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "checkpoints", "*", "_delta_log", "_last_checkpoint"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, lcPath := range dirs {
+		root := filepath.Dir(filepath.Dir(lcPath))
+		t.Run(filepath.Base(root), func(t *testing.T) {
+			s := loadCkptTestStore(t, root)
 			lc := lastCheckpointOf(t, s)
-			require.Equal(t, int64(3), lc.Version)
-
-			acts, err := readCheckpoint(t.Context(), s, []string{checkpointPath(lc.Version)})
-			require.NoError(t, err)
-			require.Len(t, acts, int(lc.Size))
-			got := ckptStateOf(acts)
-			want := ckptStateOf(ckptCommits(t, s, lc.Version))
-
-			require.Equal(t, want.protocol, got.protocol)
-			require.Equal(t, want.metadata, got.metadata)
-			require.Equal(t, want.txns, got.txns)
-			require.Len(t, got.adds, int(*lc.NumOfAddFiles))
-			require.Equal(t, len(want.adds), len(got.adds))
-			for path, w := range want.adds {
-				g, ok := got.adds[path]
-				require.True(t, ok, "add %s missing", path)
-				require.Equal(t, w.PartitionValues, g.PartitionValues, path)
-				require.Equal(t, w.Size, g.Size)
-				require.Equal(t, w.ModificationTime, g.ModificationTime)
-				require.Equal(t, normStats(t, w.Stats), normStats(t, g.Stats), path)
+			prefix := fmt.Sprintf("_delta_log/%020d.checkpoint", lc.Version)
+			var cps []string
+			for o, err := range s.List(t.Context(), prefix, "") {
+				require.NoError(t, err)
+				cps = append(cps, o.Path)
 			}
-			require.Equal(t, len(want.removes), len(got.removes))
-			for path, w := range want.removes {
-				g, ok := got.removes[path]
-				require.True(t, ok, "remove %s missing", path)
-				require.Equal(t, w.Size, g.Size)
-				require.Equal(t, w.PartitionValues, g.PartitionValues)
-				require.Equal(t, w.DeletionTimestamp, g.DeletionTimestamp)
+			require.NotEmpty(t, cps)
+			if lc.V2Checkpoint != nil {
+				require.Contains(t, cps, "_delta_log/"+lc.V2Checkpoint.Path)
+			}
+			want := ckptStateOf(ckptCommits(t, s, lc.Version))
+			for _, cp := range cps {
+				acts, err := readCheckpoint(t.Context(), s, []string{cp})
+				require.NoError(t, err, cp)
+				if lc.V2Checkpoint == nil {
+					require.Len(t, acts, int(lc.Size))
+				}
+				ckptRequireSameState(t, want, ckptStateOf(acts))
 			}
 		})
+	}
+}
+
+func ckptRequireSameState(t *testing.T, want, got ckptState) {
+	t.Helper()
+	require.Equal(t, want.protocol, got.protocol)
+	require.Equal(t, want.metadata, got.metadata)
+	require.Equal(t, want.txns, got.txns)
+	require.Equal(t, want.domains, got.domains)
+	require.Equal(t, len(want.adds), len(got.adds))
+	for k, w := range want.adds {
+		g, ok := got.adds[k]
+		require.True(t, ok, "add %s missing", k)
+		require.Equal(t, w.PartitionValues, g.PartitionValues, k)
+		require.Equal(t, w.Size, g.Size)
+		require.Equal(t, w.ModificationTime, g.ModificationTime)
+		require.Equal(t, w.DeletionVector, g.DeletionVector)
+		require.Equal(t, w.BaseRowID, g.BaseRowID)
+		require.Equal(t, w.DefaultRowCommitVersion, g.DefaultRowCommitVersion)
+		require.Equal(t, normStats(t, w.Stats), normStats(t, g.Stats), k)
+	}
+	require.Equal(t, len(want.removes), len(got.removes))
+	for k, w := range want.removes {
+		g, ok := got.removes[k]
+		require.True(t, ok, "remove %s missing", k)
+		require.Equal(t, w.Size, g.Size)
+		require.Equal(t, w.PartitionValues, g.PartitionValues)
+		require.Equal(t, w.DeletionTimestamp, g.DeletionTimestamp)
+		require.Equal(t, w.DeletionVector, g.DeletionVector)
 	}
 }
 

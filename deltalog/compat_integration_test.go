@@ -363,7 +363,16 @@ func TestCompatEnginesReadOurTable(t *testing.T) {
 			require.Empty(t, latest.Err)
 			fields := engineFields(latest.Schema)
 			requireSameSchema(t, wantFields, fields, "schema")
-			require.Equal(t, want, engineRows(t, fields, latest.Rows), "rows at %d", last)
+			// rows compares everything but what the engine is known to misread: DuckDB's
+			// delta extension reads partition columns of column-mapped tables as NULL
+			// (duckdb/duckdb-delta#343, open); docs/COMPATIBILITY.md.
+			rows := func(rs []string) []string {
+				if e == fulltier.DuckDB {
+					return withoutColumn(t, rs, "part")
+				}
+				return rs
+			}
+			require.Equal(t, rows(want), rows(engineRows(t, fields, latest.Rows)), "rows at %d", last)
 			if latest.Version != nil {
 				require.Equal(t, int64(last), *latest.Version)
 			}
@@ -385,7 +394,7 @@ func TestCompatEnginesReadOurTable(t *testing.T) {
 				require.ElementsMatch(t, snapProto.WriterFeatures, latest.Protocol.WriterFeatures)
 			}
 			require.Empty(t, old.Err, "time travel to %d", travel)
-			require.Equal(t, wantOld, engineRows(t, engineFields(old.Schema), old.Rows), "rows at %d", travel)
+			require.Equal(t, rows(wantOld), rows(engineRows(t, engineFields(old.Schema), old.Rows)), "rows at %d", travel)
 			for j, f := range filters {
 				r := res[2+j]
 				require.Empty(t, r.Err, "filter %s", f.sql)
@@ -397,7 +406,7 @@ func TestCompatEnginesReadOurTable(t *testing.T) {
 				}
 				require.NotEmpty(t, match, "filter %s selects something", f.sql)
 				require.Less(t, len(match), len(w.states[last]), "filter %s leaves something out", f.sql)
-				require.Equal(t, ourRows(t, w.schema, match), engineRows(t, engineFields(r.Schema), r.Rows),
+				require.Equal(t, rows(ourRows(t, w.schema, match)), rows(engineRows(t, engineFields(r.Schema), r.Rows)),
 					"filter %s", f.sql)
 			}
 		})

@@ -66,57 +66,61 @@ type featureSupport struct {
 	write        bool // we may write tables that list it (subject to activity checks)
 }
 
-// knownFeatures is the feature registry. Anything absent is unknown and refused for both
+// lookupFeature is the feature registry. Anything absent is unknown and refused for
 // reading (if a reader feature) and writing. See docs/adr/0010-delta-protocol-and-features.md.
-var knownFeatures = map[string]featureSupport{
-	FeatureAppendOnly:       {read: true, write: true},
-	FeatureInvariants:       {read: true, write: true}, // writes refused while any invariant exists
-	FeatureCheckConstraints: {read: true, write: true}, // writes refused while any constraint exists
-	FeatureChangeDataFeed:   {read: true, write: true},
-	FeatureGeneratedColumns: {read: true, write: true}, // writes refused while any generated column exists
-	FeatureColumnMapping:    {readerWriter: true, read: true, write: true},
-	FeatureIdentityColumns:  {read: true, write: true}, // writes refused while any identity column exists
-	FeatureDeletionVectors:  {readerWriter: true, read: true, write: true},
-	FeatureRowTracking:      {read: true},
-	FeatureTimestampNTZ:     {readerWriter: true, read: true, write: true},
-	FeatureDomainMetadata:   {read: true, write: true},
-	FeatureV2Checkpoint:     {readerWriter: true, read: true},
-	FeatureIcebergCompatV1:  {read: true},
-	FeatureIcebergCompatV2:  {read: true},
-	FeatureClustering:       {read: true},
-	FeatureInCommitTimestamp: {
-		read: true, write: true,
-	},
-	FeatureVacuumProtocolCheck:  {readerWriter: true, read: true, write: true},
-	FeatureCheckpointProtection: {read: true, write: true}, // log cleanup is skipped
-	FeatureAllowColumnDefaults:  {read: true, write: true}, // writes refused while any default exists
-	// Known but unsupported reader features: reading would silently misread data.
-	FeatureTypeWidening:           {readerWriter: true},
-	"typeWidening-preview":        {readerWriter: true},
-	FeatureVariantType:            {readerWriter: true},
-	"variantType-preview":         {readerWriter: true},
-	"variantShredding":            {readerWriter: true},
-	"variantShredding-preview":    {readerWriter: true},
-	FeatureCatalogManaged:         {readerWriter: true},
-	"catalogOwned-preview":        {readerWriter: true},
-	"coordinatedCommits-preview":  {read: true},
-	"materializePartitionColumns": {read: true},
+func lookupFeature(name string) (featureSupport, bool) {
+	switch name {
+	case FeatureAppendOnly, FeatureChangeDataFeed, FeatureDomainMetadata, FeatureInCommitTimestamp:
+		return featureSupport{read: true, write: true}, true
+	case FeatureInvariants, FeatureCheckConstraints, FeatureGeneratedColumns, FeatureIdentityColumns,
+		FeatureAllowColumnDefaults:
+		// Writable while inactive: CheckWrite refuses once a column or property uses them.
+		return featureSupport{read: true, write: true}, true
+	case FeatureCheckpointProtection:
+		// Commits are fine; log cleanup is skipped on such tables.
+		return featureSupport{read: true, write: true}, true
+	case FeatureColumnMapping, FeatureDeletionVectors, FeatureTimestampNTZ, FeatureVacuumProtocolCheck:
+		return featureSupport{readerWriter: true, read: true, write: true}, true
+	case FeatureV2Checkpoint:
+		return featureSupport{readerWriter: true, read: true}, true
+	case FeatureRowTracking, FeatureIcebergCompatV1, FeatureIcebergCompatV2, FeatureClustering,
+		"coordinatedCommits-preview", "materializePartitionColumns":
+		// Writer features whose per-file duties we do not implement: readable, not writable.
+		return featureSupport{read: true}, true
+	case FeatureTypeWidening, "typeWidening-preview", FeatureVariantType, "variantType-preview",
+		"variantShredding", "variantShredding-preview", FeatureCatalogManaged, "catalogOwned-preview":
+		// Known reader features we cannot honour: reading would silently misread data.
+		return featureSupport{readerWriter: true}, true
+	}
+	return featureSupport{}, false
 }
 
-// legacyReaderFeatures are implied by a legacy minReaderVersion (index = version).
-var legacyReaderFeatures = [][]string{
-	1: {},
-	2: {FeatureColumnMapping},
+// legacyReaderFeatures returns the features a legacy minReaderVersion (1 or 2) implies.
+func legacyReaderFeatures(v int) []string {
+	if v == 2 {
+		return []string{FeatureColumnMapping}
+	}
+	return nil
 }
 
-// legacyWriterFeatures are implied by a legacy minWriterVersion; each includes the previous.
-var legacyWriterFeatures = [][]string{
-	1: {},
-	2: {FeatureAppendOnly, FeatureInvariants},
-	3: {FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints},
-	4: {FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed, FeatureGeneratedColumns},
-	5: {FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed, FeatureGeneratedColumns,
-		FeatureColumnMapping},
-	6: {FeatureAppendOnly, FeatureInvariants, FeatureCheckConstraints, FeatureChangeDataFeed, FeatureGeneratedColumns,
-		FeatureColumnMapping, FeatureIdentityColumns},
+// legacyWriterFeatures returns the features a legacy minWriterVersion (1..6) implies; each
+// version includes the previous one's.
+func legacyWriterFeatures(v int) []string {
+	var out []string
+	if v >= 2 {
+		out = append(out, FeatureAppendOnly, FeatureInvariants)
+	}
+	if v >= 3 {
+		out = append(out, FeatureCheckConstraints)
+	}
+	if v >= 4 {
+		out = append(out, FeatureChangeDataFeed, FeatureGeneratedColumns)
+	}
+	if v >= 5 {
+		out = append(out, FeatureColumnMapping)
+	}
+	if v >= 6 {
+		out = append(out, FeatureIdentityColumns)
+	}
+	return out
 }

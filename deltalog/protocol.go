@@ -31,7 +31,7 @@ func (p Protocol) ReaderFeatureSet() []string {
 	case p.MinReaderVersion >= 3:
 		return slices.Clone(p.ReaderFeatures)
 	case p.MinReaderVersion == 2:
-		return slices.Clone(legacyReaderFeatures[2])
+		return legacyReaderFeatures(2)
 	}
 	return nil
 }
@@ -44,7 +44,7 @@ func (p Protocol) WriterFeatureSet() []string {
 	case p.MinWriterVersion >= 7:
 		out = append(slices.Clone(p.WriterFeatures), p.ReaderFeatures...)
 	case p.MinWriterVersion >= 1:
-		out = slices.Clone(legacyWriterFeatures[min(p.MinWriterVersion, 6)])
+		out = legacyWriterFeatures(min(p.MinWriterVersion, 6))
 		out = append(out, p.ReaderFeatureSet()...)
 	}
 	slices.Sort(out)
@@ -67,7 +67,7 @@ func (p Protocol) CheckRead() error {
 		return &UnsupportedFeatureError{Feature: "minReaderVersion " + strconv.Itoa(p.MinReaderVersion)}
 	}
 	for _, f := range p.ReaderFeatureSet() {
-		if fs, ok := knownFeatures[f]; !ok || !fs.read {
+		if fs, ok := lookupFeature(f); !ok || !fs.read {
 			return &UnsupportedFeatureError{Feature: f}
 		}
 	}
@@ -90,7 +90,7 @@ func (p Protocol) CheckWrite(meta *Metadata, schema *StructType) error {
 		return &UnsupportedFeatureError{Feature: "minWriterVersion " + strconv.Itoa(p.MinWriterVersion), Write: true}
 	}
 	for _, f := range p.WriterFeatureSet() {
-		if fs, ok := knownFeatures[f]; !ok || !fs.write {
+		if fs, ok := lookupFeature(f); !ok || !fs.write {
 			return &UnsupportedFeatureError{Feature: f, Write: true}
 		}
 	}
@@ -212,8 +212,8 @@ func protocolFor(reader, writer []string) Protocol {
 
 // legacyWriterVersionFor is the legacy writer version that first implies f, or 0.
 func legacyWriterVersionFor(f string) int {
-	for v := 2; v < len(legacyWriterFeatures); v++ {
-		if slices.Contains(legacyWriterFeatures[v], f) {
+	for v := 2; v <= 6; v++ {
+		if slices.Contains(legacyWriterFeatures(v), f) {
 			return v
 		}
 	}
@@ -233,7 +233,7 @@ func UpgradeProtocol(cur, need Protocol) Protocol {
 	var reader []string
 	for _, p := range []Protocol{cur, need} {
 		for _, f := range p.WriterFeatureSet() {
-			if fs, ok := knownFeatures[f]; ok && fs.readerWriter {
+			if fs, ok := lookupFeature(f); ok && fs.readerWriter {
 				reader = append(reader, f)
 			}
 		}

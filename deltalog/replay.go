@@ -56,13 +56,19 @@ func (s *tableState) apply(actions []Action) {
 				s.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
 			}
 		case a.Add != nil:
-			k := keyOf(a.Add.Path, a.Add.DeletionVector)
-			s.files[k] = a.Add
+			// State holds no data changes, only files: like Spark, store dataChange=false,
+			// so state from a checkpoint and from commits is identical.
+			add := *a.Add
+			add.DataChange = false
+			k := keyOf(add.Path, add.DeletionVector)
+			s.files[k] = &add
 			delete(s.tombstones, k)
 		case a.Remove != nil:
-			k := keyOf(a.Remove.Path, a.Remove.DeletionVector)
+			rm := *a.Remove
+			rm.DataChange = false
+			k := keyOf(rm.Path, rm.DeletionVector)
 			delete(s.files, k)
-			s.tombstones[k] = a.Remove
+			s.tombstones[k] = &rm
 		case a.CommitInfo != nil:
 			s.ict = a.CommitInfo.InCommitTimestamp
 		}

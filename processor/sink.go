@@ -138,6 +138,7 @@ type Sink struct {
 
 	mu    sync.Mutex
 	state *tableState // nil until the table exists and is loaded
+	stale bool        // state may not match the log: reload before the next batch
 }
 
 // ErrNoStore reports SinkOptions without a Store.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
@@ -99,9 +101,11 @@ func sourceField(c codecs.Column, nullable bool) deltalog.StructField {
 	if comment == "" && c.SourceType != "" {
 		comment = "SQL Server " + c.SourceType
 	}
-	if comment != "" {
-		meta["comment"] = comment
+	if comment == "" {
+		// Without a propagated source type, say at least where it came from.
+		comment = "source column " + c.Name + " (" + c.Type.String() + ")"
 	}
+	meta["comment"] = comment
 	return deltalog.StructField{Name: c.Name, Type: deltaType(c.Type), Nullable: nullable, Metadata: meta}
 }
 
@@ -172,7 +176,10 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 	if name == "" {
 		name = c.Table.Table
 	}
+	created := s.opts.Now().UnixMilli()
 	meta := &deltalog.Metadata{
+		ID:               uuid.NewString(),
+		CreatedTime:      &created,
 		Name:             name,
 		Description:      fmt.Sprintf("Current state of SQL Server table %s, kept by cdc2delta from Debezium change events; key (%s)", c.Table, strings.Join(keyNames, ", ")),
 		Format:           deltalog.Format{Provider: "parquet", Options: map[string]string{}},
@@ -224,7 +231,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "columns " + strings.Join(names, ", ") + " widened their type",
 			Remedy: "type widening is not supported yet: recreate the table and replay, the offsets of this batch are not committed"}
 	}
-	meta := st.snap.Metadata()
+	meta := st.meta
 	next := &deltalog.StructType{Fields: slices.Clone(st.schema.Fields)}
 	relax := func(name string) {
 		for i := range next.Fields {
@@ -240,8 +247,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 		relax(c.Name)
 	}
 	mapping := deltalog.ColumnMappingMode(&meta) != "none"
-	// New source columns go before the metadata columns' tail? Delta appends;
-	// appending keeps existing field positions, which readers by position need.
+	// Added columns are appended: existing fields keep their positions.
 	for _, col := range ev.Added {
 		if !mapping && deltalog.NeedsColumnMapping(col.Name) {
 			return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: fmt.Sprintf("new column %q needs column mapping, which the table lacks", col.Name),
@@ -259,10 +265,14 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	if err != nil {
 		return nil, nil, err
 	}
+	if ss == meta.SchemaString {
+		// An older layout (its columns a subset of the table's) needs nothing.
+		return nil, nil, nil
+	}
 	meta.SchemaString = ss
 	meta.Configuration = conf
 	var proto *deltalog.Protocol
-	cur := st.snap.Protocol()
+	cur := st.proto
 	if up := deltalog.UpgradeProtocol(cur, deltalog.MinimalProtocol(next, conf)); !up.Equal(cur) {
 		proto = &up
 	}

@@ -80,11 +80,14 @@ func claimsTooMuch(data []byte) (skip bool) {
 			skip = false // let Read meet the panic and prove it recovers
 		}
 	}()
+	if checkFraming(data) != nil {
+		return false
+	}
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return false
 	}
-	if f.NumRows() > 1<<16 {
+	if f.NumRows() > 1<<16 || checkPages(data, f, pageLimits{uncompressed: 1 << 24, values: 1 << 18}) != nil {
 		return true
 	}
 	for _, rg := range f.Metadata().RowGroups {

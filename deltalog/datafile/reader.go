@@ -3,7 +3,6 @@ package datafile
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -176,6 +175,9 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPages(data, f, defaultPageLimits); err != nil {
+		return nil, err
+	}
 	p := &planner{mode: mode, byCol: map[int]int{}}
 	top := make([]*rnode, len(fields))
 	for i, fd := range fields {
@@ -218,23 +220,6 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 		}
 	}
 	return assemble(top, p.leaves, numRows, deleted), nil
-}
-
-// checkFraming validates the magic bytes and the footer length before parquet-go sees
-// the file: parquet-go allocates whatever footer length the file claims (up to 4 GiB).
-func checkFraming(data []byte) error {
-	const magic = "PAR1"
-	if len(data) < 12 {
-		return fmt.Errorf("%d bytes is too short for parquet", len(data))
-	}
-	if string(data[:4]) != magic || string(data[len(data)-4:]) != magic {
-		return errors.New("missing PAR1 magic (truncated, encrypted or not parquet)")
-	}
-	footer := int64(binary.LittleEndian.Uint32(data[len(data)-8:]))
-	if footer > int64(len(data)-12) {
-		return fmt.Errorf("footer length %d exceeds file size %d", footer, len(data))
-	}
-	return nil
 }
 
 // read decodes every page of the column, converting values as it goes because page

@@ -100,6 +100,41 @@ func (tb Table) Columns() []string {
 	return names
 }
 
+// Types returns the column types in table order with nullability removed
+// (also inside nested types), for comparing engines of which some do not
+// report nullability.
+func (tb Table) Types() []any {
+	types := make([]any, len(tb.Schema))
+	for i, f := range tb.Schema {
+		types[i] = withoutNullability(f.Type)
+	}
+	return types
+}
+
+func withoutNullability(typ any) any {
+	m, ok := typ.(map[string]any)
+	if !ok {
+		return typ
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch k {
+		case "nullable", "containsNull", "valueContainsNull":
+			continue
+		case "fields":
+			fields, _ := v.([]any)
+			stripped := make([]any, len(fields))
+			for i, f := range fields {
+				stripped[i] = withoutNullability(f)
+			}
+			out[k] = stripped
+		default:
+			out[k] = withoutNullability(v)
+		}
+	}
+	return out
+}
+
 // ReadTable reads the Delta table at path with one engine, failing the test
 // if the engine reports an error.
 func ReadTable(t testing.TB, engine Engine, path string, opts ReadOptions) Table {

@@ -1,0 +1,330 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/registry"
+)
+
+// pipeline is an in-process Kafka (kfake), schema registry and Debezium
+// event generator feeding processors that write Delta tables to a temp dir.
+type pipeline struct {
+	t        *testing.T
+	brokers  []string
+	regURL   string
+	gen      *dbzgen.Generator
+	tables   []*dbzgen.Table
+	w        *dbzgen.Workload
+	root     string
+	producer *kgo.Client
+	adm      *kadm.Client
+	dlq      string
+}
+
+const testPartitions = 3
+
+func newPipeline(t *testing.T, wo dbzgen.WorkloadOptions) *pipeline {
+	t.Helper()
+	reg, err := registry.New()
+	require.NoError(t, err)
+	srv := httptest.NewServer(reg.Handler())
+	t.Cleanup(srv.Close)
+	src, err := sr.NewClient(sr.URLs(srv.URL))
+	require.NoError(t, err)
+	gen := dbzgen.New(src, dbzgen.DefaultOptions())
+	var tables []*dbzgen.Table
+	var topics []string
+	for _, def := range []dbzgen.TableDef{dbzgen.Customers(), dbzgen.Orders()} {
+		tb, err := gen.Table(def)
+		require.NoError(t, err)
+		tables = append(tables, tb)
+		topics = append(topics, tb.Topic())
+	}
+	dlq := "cdc2delta.dlq"
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(testPartitions, append(topics, dlq)...))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	brokers := cluster.ListenAddrs()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	require.NoError(t, err)
+	t.Cleanup(prod.Close)
+	w, err := dbzgen.NewWorkload(wo, tables...)
+	require.NoError(t, err)
+	return &pipeline{t: t, brokers: brokers, regURL: srv.URL, gen: gen, tables: tables, w: w,
+		root: t.TempDir(), producer: prod, adm: kadm.NewClient(prod), dlq: dlq}
+}
+
+func (pl *pipeline) topics() []string {
+	var out []string
+	for _, tb := range pl.tables {
+		out = append(out, tb.Topic())
+	}
+	return out
+}
+
+// produce encodes the workload's next n events and produces them keyed, so
+// each key stays in one partition and in order.
+func (pl *pipeline) produce(n int) {
+	pl.t.Helper()
+	ctx := pl.t.Context()
+	recs := make([]*kgo.Record, 0, n)
+	for range n {
+		ev := pl.w.Next()
+		key, value, err := pl.gen.Encode(ctx, ev)
+		require.NoError(pl.t, err)
+		recs = append(recs, &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value})
+	}
+	require.NoError(pl.t, pl.producer.ProduceSync(ctx, recs...).FirstErr())
+}
+
+// produceRaw produces one record with the given bytes.
+func (pl *pipeline) produceRaw(topic string, part int32, key, value []byte) {
+	pl.t.Helper()
+	r := &kgo.Record{Topic: topic, Key: key, Value: value}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(pl.brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(pl.t, err)
+	defer cl.Close()
+	r.Partition = part
+	require.NoError(pl.t, cl.ProduceSync(pl.t.Context(), r).FirstErr())
+}
+
+func (pl *pipeline) options(group string) Options {
+	regc, err := codecs.NewRegistry(codecs.RegistryOptions{URLs: []string{pl.regURL}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	require.NoError(pl.t, err)
+	dec, err := codecs.NewDecoder(regc, codecs.Options{})
+	require.NoError(pl.t, err)
+	return Options{
+		Brokers: pl.brokers,
+		Group:   group,
+		Topics:  pl.topics(),
+		OpenStore: func(_ context.Context, path string) (deltalog.Store, error) {
+			return localstore.New(localstore.Options{Dir: filepath.Join(pl.root, path), NoSync: true})
+		},
+		Decoder:          dec,
+		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond},
+		RecommitInterval: 200 * time.Millisecond,
+		DeadLetterTopic:  pl.dlq,
+		ClientOptions: []kgo.Opt{
+			kgo.FetchMaxWait(50 * time.Millisecond),
+			kgo.HeartbeatInterval(100 * time.Millisecond),
+			kgo.SessionTimeout(3 * time.Second),
+		},
+	}
+}
+
+// running is a processor running in the background.
+type running struct {
+	p    *Processor
+	reg  *prometheus.Registry
+	stop context.CancelFunc
+	done chan error
+}
+
+func (pl *pipeline) start(opts Options) *running {
+	pl.t.Helper()
+	reg := prometheus.NewRegistry()
+	p, err := New(opts, WithLogger(testLogger()), WithRegisterer(reg))
+	require.NoError(pl.t, err)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(pl.t.Context()))
+	r := &running{p: p, reg: reg, stop: cancel, done: make(chan error, 1)}
+	go func() { r.done <- p.Run(ctx) }()
+	pl.t.Cleanup(func() { r.close(pl.t) })
+	return r
+}
+
+// close stops Run, waits for it and closes the processor; idempotent.
+func (r *running) close(t *testing.T) {
+	r.stop()
+	if r.done != nil {
+		require.NoError(t, <-r.done)
+		r.done = nil
+	}
+	require.NoError(t, r.p.Close())
+}
+
+func testLogger() *slog.Logger {
+	level := slog.LevelError
+	if os.Getenv("CDC2DELTA_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// endOffsets returns each partition's end offset (next offset to be written).
+func (pl *pipeline) endOffsets(topics ...string) map[TopicPartition]int64 {
+	pl.t.Helper()
+	ends, err := pl.adm.ListEndOffsets(pl.t.Context(), topics...)
+	require.NoError(pl.t, err)
+	out := map[TopicPartition]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[TopicPartition{o.Topic, o.Partition}] = o.Offset })
+	return out
+}
+
+// tablePath is the default route of a generator table.
+func tablePath(tb *dbzgen.Table) string {
+	d := tb.Def()
+	return filepath.Join(d.Database, d.Schema, d.Name)
+}
+
+func (pl *pipeline) store(tb *dbzgen.Table) deltalog.Store {
+	s, err := localstore.New(localstore.Options{Dir: filepath.Join(pl.root, tablePath(tb)), NoSync: true})
+	require.NoError(pl.t, err)
+	return s
+}
+
+// txns returns the table's txn versions per partition.
+func (pl *pipeline) txns(tb *dbzgen.Table) map[TopicPartition]int64 {
+	tbl, err := deltalog.Open(pl.t.Context(), pl.store(tb))
+	require.NoError(pl.t, err)
+	snap, err := tbl.Snapshot(pl.t.Context())
+	if err != nil {
+		return nil
+	}
+	out := map[TopicPartition]int64{}
+	for p := range int32(testPartitions) {
+		tp := TopicPartition{tb.Topic(), p}
+		if v, ok := snap.TxnVersion(tp.AppID()); ok {
+			out[tp] = v
+		}
+	}
+	return out
+}
+
+// caughtUp reports whether every table's txn equals its partitions' last
+// offsets.
+func (pl *pipeline) caughtUp() bool {
+	for _, tb := range pl.tables {
+		ends := pl.endOffsets(tb.Topic())
+		txns := pl.txns(tb)
+		for tp, end := range ends {
+			if end == 0 {
+				continue
+			}
+			if v, ok := txns[tp]; !ok || v != end-1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (pl *pipeline) waitCaughtUp() {
+	pl.t.Helper()
+	require.Eventually(pl.t, pl.caughtUp, 60*time.Second, 50*time.Millisecond, "tables did not catch up")
+}
+
+// compareCols are the columns compared between the table and the workload
+// model: keys and text/bit columns, whose values need no conversion.
+var compareCols = map[string][]string{
+	"customers": {"customer_id", "name", "email", "is_active"},
+	"orders":    {"order_id", "customer_id", "status", "flag"},
+}
+
+// tableRows reads the table's live rows with deltalog and datafile and
+// renders the compared columns, in key order.
+func (pl *pipeline) tableRows(tb *dbzgen.Table) []string {
+	pl.t.Helper()
+	ctx := pl.t.Context()
+	store := pl.store(tb)
+	tbl, err := deltalog.Open(ctx, store)
+	require.NoError(pl.t, err)
+	snap, err := tbl.Snapshot(ctx)
+	require.NoError(pl.t, err)
+	cols := compareCols[tb.Def().Name]
+	idx := make([]int, len(cols))
+	for i, c := range cols {
+		idx[i] = slices.IndexFunc(snap.Schema().Fields, func(f deltalog.StructField) bool { return f.Name == c })
+		require.GreaterOrEqual(pl.t, idx[i], 0, "column %s", c)
+	}
+	var out []string
+	for _, add := range snap.Files() {
+		rows, err := datafile.Read(ctx, store, &add, snap.Schema(), datafile.ReadOptions{Properties: snap.Metadata().Configuration})
+		require.NoError(pl.t, err)
+		for _, r := range rows {
+			vals := make([]any, len(idx))
+			for i, j := range idx {
+				vals[i] = r[j]
+			}
+			out = append(out, render(vals))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// modelRows renders the workload model's rows like tableRows.
+func (pl *pipeline) modelRows(tb *dbzgen.Table) []string {
+	cols := compareCols[tb.Def().Name]
+	var out []string
+	for _, row := range pl.w.Rows(tb) {
+		vals := make([]any, len(cols))
+		for i, c := range cols {
+			vals[i] = row[c]
+		}
+		out = append(out, render(vals))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func render(vals []any) string {
+	s := ""
+	for _, v := range vals {
+		if v == nil {
+			s += "<nil>|"
+			continue
+		}
+		s += fmt.Sprintf("%v|", v)
+	}
+	return s
+}
+
+// requireModel checks every table equals the workload model, no key twice.
+func (pl *pipeline) requireModel() {
+	pl.t.Helper()
+	for _, tb := range pl.tables {
+		got, want := pl.tableRows(tb), pl.modelRows(tb)
+		require.NotEmpty(pl.t, want)
+		require.Equal(pl.t, want, got, "table %s", tb.Def().Name)
+	}
+}
+
+// requireGroupOffsets checks the group's committed offsets equal txn+1.
+func (pl *pipeline) requireGroupOffsets(group string) {
+	pl.t.Helper()
+	require.Eventually(pl.t, func() bool {
+		resp, err := pl.adm.FetchOffsets(pl.t.Context(), group)
+		if err != nil {
+			return false
+		}
+		for _, tb := range pl.tables {
+			for tp, v := range pl.txns(tb) {
+				o, ok := resp.Lookup(tp.Topic, tp.Partition)
+				if !ok || o.At != v+1 || !ourCommit(o.Metadata) {
+					return false
+				}
+			}
+		}
+		return true
+	}, 10*time.Second, 50*time.Millisecond, "group offsets are not txn+1")
+}

@@ -1,0 +1,142 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// rowLoc is where the live version of a key is stored, and the position of
+// the change that wrote it: 36 bytes per key plus the key itself.
+type rowLoc struct {
+	file uint32 // index into keyIndex.files
+	row  uint32 // physical row index in the data file
+	pos  codecs.Position
+}
+
+// keyIndex maps each live key of the table to its row (ADR 0023). Keys are
+// appendKey encodings held as strings.
+type keyIndex struct {
+	keys    map[string]rowLoc
+	files   []string
+	fileIDs map[string]uint32
+}
+
+func newKeyIndex() *keyIndex {
+	return &keyIndex{keys: map[string]rowLoc{}, fileIDs: map[string]uint32{}}
+}
+
+func (x *keyIndex) fileID(path string) uint32 {
+	id, ok := x.fileIDs[path]
+	if !ok {
+		id = uint32(len(x.files))
+		x.files = append(x.files, path)
+		x.fileIDs[path] = id
+	}
+	return id
+}
+
+// put records key at (path, row) with pos.
+func (x *keyIndex) put(key, path string, row int, pos codecs.Position) {
+	x.keys[key] = rowLoc{file: x.fileID(path), row: uint32(row), pos: pos}
+}
+
+// indexOp is one pending change to the index, applied after its commit.
+type indexOp struct {
+	key  string
+	path string // empty: delete the key
+	row  int
+	pos  codecs.Position
+}
+
+func (x *keyIndex) apply(ops []indexOp) {
+	for _, op := range ops {
+		if op.path == "" {
+			delete(x.keys, op.key)
+		} else {
+			x.put(op.key, op.path, op.row, op.pos)
+		}
+	}
+}
+
+// physicalRows reads the named columns of every physical row of add (deleted
+// ones included, so row i is physical row i) and the file's deletion vector.
+func physicalRows(ctx context.Context, store deltalog.Store, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {
+	rows, err := datafile.ReadColumns(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns, DeletedRows: roaring64.New(),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", add.Path, err)
+	}
+	dv := roaring64.New()
+	if add.DeletionVector != nil {
+		dv, err = deltalog.ReadDeletionVector(ctx, store, add.DeletionVector)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
+		}
+	}
+	return rows, dv, nil
+}
+
+// buildKeyIndex reads the key and position columns of every live file.
+func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState) (*keyIndex, error) {
+	x := newKeyIndex()
+	cols := append(append([]string(nil), st.keyNames...), ColPosition)
+	var mu sync.Mutex
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	files := st.snap.Files()
+	for i := range files {
+		add := &files[i]
+		g.Go(func() error {
+			rows, dv, err := physicalRows(ctx, store, st, add, cols)
+			if err != nil {
+				return err
+			}
+			type entry struct {
+				key string
+				row int
+				pos codecs.Position
+			}
+			entries := make([]entry, 0, len(rows))
+			var buf []byte
+			nk := len(st.keyNames)
+			for r, row := range rows {
+				if dv.Contains(uint64(r)) {
+					continue
+				}
+				buf, err = appendKey(buf[:0], row[:nk])
+				if err != nil {
+					return fmt.Errorf("indexing %s: %w", add.Path, err)
+				}
+				hex, _ := row[nk].(string)
+				pos, err := codecs.PositionFromHex(hex)
+				if err != nil {
+					return fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, ColPosition, hex, err)
+				}
+				entries = append(entries, entry{key: string(buf), row: r, pos: pos})
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range entries {
+				// Two live rows of one key should not exist; keep the newer.
+				if old, ok := x.keys[e.key]; ok && old.pos.Compare(e.pos) >= 0 {
+					continue
+				}
+				x.put(e.key, add.Path, e.row, e.pos)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}

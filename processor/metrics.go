@@ -1,0 +1,97 @@
+package processor
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the processor's Prometheus collectors, registered on the
+// injected Registerer (none: collected but not exported).
+type metrics struct {
+	consumed      *prometheus.CounterVec   // table
+	applied       *prometheus.CounterVec   // table, op (insert|update|delete|truncate)
+	skippedStale  *prometheus.CounterVec   // table
+	skippedReplay *prometheus.CounterVec   // table
+	duplicates    *prometheus.CounterVec   // table
+	tombstones    *prometheus.CounterVec   // table
+	deadLettered  *prometheus.CounterVec   // table, reason
+	badInput      *prometheus.CounterVec   // table, reason, policy
+	batchRecords  *prometheus.HistogramVec // table
+	commitSeconds *prometheus.HistogramVec // table
+	endToEnd      *prometheus.HistogramVec // table
+	conflicts     *prometheus.CounterVec   // table
+	applyRetries  *prometheus.CounterVec   // table
+	tableFailed   *prometheus.GaugeVec     // table
+	deltaOffset   *prometheus.GaugeVec     // topic, partition
+	groupOffset   *prometheus.GaugeVec     // topic, partition
+	highWatermark *prometheus.GaugeVec     // topic, partition
+	groupCommits  *prometheus.CounterVec   // result (ok|error)
+	bufferedBytes prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	const ns = "cdc2delta"
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: name, Help: help}, labels)
+	}
+	hist := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: buckets}, labels)
+	}
+	m := &metrics{
+		consumed:      counter("events_consumed_total", "Kafka records consumed, tombstones and bad input included.", "table"),
+		applied:       counter("events_applied_total", "Changes applied to Delta tables, by effect.", "table", "op"),
+		skippedStale:  counter("events_skipped_stale_total", "Changes at or below the position stored for their key.", "table"),
+		skippedReplay: counter("events_skipped_replayed_total", "Records at or below their partition's Delta txn version (replays).", "table"),
+		duplicates:    counter("events_duplicates_total", "In-batch duplicates and superseded changes of one key.", "table"),
+		tombstones:    counter("tombstones_total", "Kafka tombstones (null values) skipped.", "table"),
+		deadLettered:  counter("events_dead_lettered_total", "Records produced to the dead-letter topic.", "table", "reason"),
+		badInput:      counter("bad_input_total", "Records that could not be decoded or applied, by reason and policy.", "table", "reason", "policy"),
+		batchRecords:  hist("batch_records", "Records per applied micro-batch.", prometheus.ExponentialBuckets(1, 4, 10), "table"),
+		commitSeconds: hist("commit_seconds", "Time to apply one micro-batch (MERGE and Delta commit).", prometheus.ExponentialBuckets(0.005, 2, 14), "table"),
+		endToEnd:      hist("end_to_end_latency_seconds", "From the oldest source commit in a batch to its Delta commit.", prometheus.ExponentialBuckets(0.01, 2, 16), "table"),
+		conflicts:     counter("commit_conflict_retries_total", "Re-applications after a conflicting concurrent Delta commit.", "table"),
+		applyRetries:  counter("apply_retries_total", "Micro-batches retried after a transient storage or registry error.", "table"),
+		tableFailed:   gauge("table_failed", "1 when the table is stopped by an error that needs an operator.", "table"),
+		deltaOffset:   gauge("partition_delta_offset", "Last offset applied to Delta (the txn version).", "topic", "partition"),
+		groupOffset:   gauge("partition_group_offset", "Offset last committed to the consumer group.", "topic", "partition"),
+		highWatermark: gauge("partition_high_watermark", "Partition high watermark seen in the last fetch.", "topic", "partition"),
+		groupCommits:  counter("group_commits_total", "Consumer-group offset commits, by result.", "result"),
+		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_bytes", Help: "Record bytes buffered in pending micro-batches."}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{
+		m.consumed, m.applied, m.skippedStale, m.skippedReplay, m.duplicates, m.tombstones,
+		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts,
+		m.applyRetries, m.tableFailed, m.deltaOffset, m.groupOffset, m.highWatermark,
+		m.groupCommits, m.bufferedBytes,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observeApply records one applied batch of table.
+func (m *metrics) observeApply(table string, records int, r ApplyResult) {
+	m.applied.WithLabelValues(table, "insert").Add(float64(r.Inserted))
+	m.applied.WithLabelValues(table, "update").Add(float64(r.Updated))
+	m.applied.WithLabelValues(table, "delete").Add(float64(r.Deleted))
+	m.applied.WithLabelValues(table, "truncate").Add(float64(r.Truncates))
+	m.skippedStale.WithLabelValues(table).Add(float64(r.SkippedStale))
+	m.skippedReplay.WithLabelValues(table).Add(float64(r.SkippedReplayed))
+	m.duplicates.WithLabelValues(table).Add(float64(r.Duplicates + r.Superseded))
+	m.conflicts.WithLabelValues(table).Add(float64(r.Retries))
+	m.batchRecords.WithLabelValues(table).Observe(float64(records))
+	m.commitSeconds.WithLabelValues(table).Observe(r.Duration.Seconds())
+}
+
+func partLabels(tp TopicPartition) []string {
+	return []string{tp.Topic, strconv.FormatInt(int64(tp.Partition), 10)}
+}

@@ -1,0 +1,154 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// commitMetaPrefix starts the metadata of every group offset this process
+// commits. Kafka's own tools commit empty metadata, which is how an operator's
+// offset reset is told apart from a stale commit of ours (ADR 0020).
+const commitMetaPrefix = "cdc2delta:v="
+
+// commitMeta is the group-offset metadata for a position applied in Delta
+// table version v.
+func commitMeta(v int64) string { return commitMetaPrefix + strconv.FormatInt(v, 10) }
+
+// ourCommit reports whether group-offset metadata was written by cdc2delta.
+func ourCommit(meta string) bool { return strings.HasPrefix(meta, commitMetaPrefix) }
+
+// startReason says why a partition starts where it does; it is logged.
+type startReason string
+
+const (
+	startFromTxn      startReason = "delta txn"
+	startReplay       startReason = "operator offset reset (replay)"
+	startFromGroup    startReason = "group committed offset"
+	startFromReset    startReason = "reset policy"
+	startAheadOfDelta startReason = "delta txn (group offset ahead ignored)"
+)
+
+// committedOffset is a group's committed offset for one partition.
+type committedOffset struct {
+	Offset int64
+	Meta   string
+}
+
+// startOffset decides where a newly assigned partition resumes (ADR 0020).
+// txn is the table's last applied offset (ok false: none); committed is the
+// group's (nil: none). It returns the next offset to read, or -1 to use the
+// reset policy.
+func startOffset(txn int64, hasTxn bool, committed *committedOffset) (int64, startReason) {
+	switch {
+	case hasTxn && committed != nil && committed.Offset < txn+1 && !ourCommit(committed.Meta):
+		// Kafka's tools reset the group below the table: replay from
+		// there; the txn and per-row position guards keep it idempotent.
+		return committed.Offset, startReplay
+	case hasTxn && committed != nil && committed.Offset > txn+1:
+		// Skipping ahead of the table would lose changes; the txn is the
+		// truth.
+		return txn + 1, startAheadOfDelta
+	case hasTxn:
+		return txn + 1, startFromTxn
+	case committed != nil:
+		return committed.Offset, startFromGroup
+	default:
+		return -1, startFromReset
+	}
+}
+
+// groupCommit is one partition's offset to commit to the group.
+type groupCommit struct {
+	Next    int64 // the next offset to read: last applied + 1
+	Version int64 // the Delta version holding it, for the metadata
+}
+
+// commitOffsets commits offsets to the consumer group, each with metadata
+// naming its Delta version.
+func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[TopicPartition]groupCommit) error {
+	if len(offs) == 0 {
+		return nil
+	}
+	m := make(map[string]map[int32]kgo.EpochOffset)
+	for tp, o := range offs {
+		if m[tp.Topic] == nil {
+			m[tp.Topic] = make(map[int32]kgo.EpochOffset)
+		}
+		m[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o.Next}
+	}
+	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+		for i := range req.Topics {
+			rt := &req.Topics[i]
+			for j := range rt.Partitions {
+				rp := &rt.Partitions[j]
+				if o, ok := offs[TopicPartition{rt.Topic, rp.Partition}]; ok {
+					meta := commitMeta(o.Version)
+					rp.Metadata = &meta
+				}
+			}
+		}
+		return nil
+	})
+	var cerr error
+	cl.CommitOffsetsSync(ctx, m, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, rt := range resp.Topics {
+			for _, rp := range rt.Partitions {
+				if e := kerr.ErrorForCode(rp.ErrorCode); e != nil && cerr == nil {
+					cerr = fmt.Errorf("%s/%d: %w", rt.Topic, rp.Partition, e)
+				}
+			}
+		}
+	})
+	if cerr != nil {
+		return fmt.Errorf("committing group offsets: %w", cerr)
+	}
+	return nil
+}
+
+// commitGroup commits applied positions to the group. A failure is logged
+// and counted, not returned: the group offset is for lag tooling, the Delta
+// txn is the truth, and the next commit or idle re-commit repairs it.
+func (p *Processor) commitGroup(ctx context.Context, offs map[TopicPartition]groupCommit) {
+	if len(offs) == 0 {
+		return
+	}
+	if err := commitOffsets(ctx, p.client, offs); err != nil {
+		p.m.groupCommits.WithLabelValues("error").Inc()
+		p.log.Warn("group offset commit failed", "err", err)
+		return
+	}
+	p.m.groupCommits.WithLabelValues("ok").Inc()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tp, o := range offs {
+		if st := p.mu.parts[tp]; st != nil {
+			st.groupNext = o.Next
+		}
+		p.m.groupOffset.WithLabelValues(partLabels(tp)...).Set(float64(o.Next))
+	}
+}
+
+// recommit re-commits the applied position of every assigned partition, so
+// that the group's offsets do not expire while idle and an assignment's
+// start position (the txn) shows in lag tooling at once.
+func (p *Processor) recommit(ctx context.Context) {
+	offs := make(map[TopicPartition]groupCommit)
+	p.mu.Lock()
+	for tp, st := range p.mu.parts {
+		if st.applied >= 0 {
+			offs[tp] = groupCommit{Next: st.applied + 1, Version: st.version}
+		}
+	}
+	p.mu.Unlock()
+	p.commitGroup(ctx, offs)
+}

@@ -1,0 +1,76 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// DefaultTablePath is the table path template used when Options.TablePath is
+// empty: one directory per source table, grouped by database and schema.
+const DefaultTablePath = "{database}/{schema}/{table}"
+
+// ErrRoute reports a topic that the table path template cannot name.
+var ErrRoute = errors.New("processor: cannot route topic")
+
+// Router maps a Kafka topic to the path of its Delta table.
+//
+// Debezium's SQL Server connector names topics
+// <topic.prefix>.<database>.<schema>.<table>; the last three dot-separated
+// parts fill {database}, {schema} and {table}, and the whole name fills
+// {topic}. Routing by topic name (not by the record's source block) lets a
+// partition be mapped to its table at assignment time, before any of its
+// records has been read, which is when the Delta txn must be looked up.
+type Router struct {
+	template string
+	parts    bool // template uses {database}, {schema} or {table}
+}
+
+// NewRouter returns a Router for template, which must contain at least one
+// placeholder so that different topics get different tables.
+func NewRouter(template string) (*Router, error) {
+	if template == "" {
+		template = DefaultTablePath
+	}
+	parts := false
+	for _, p := range []string{"{database}", "{schema}", "{table}"} {
+		if strings.Contains(template, p) {
+			parts = true
+		}
+	}
+	if !parts && !strings.Contains(template, "{topic}") {
+		return nil, fmt.Errorf("%w: template %q has no {topic}, {database}, {schema} or {table}", ErrRoute, template)
+	}
+	if rest := stripPlaceholders(template); strings.ContainsAny(rest, "{}") {
+		return nil, fmt.Errorf("%w: template %q has an unknown placeholder", ErrRoute, template)
+	}
+	return &Router{template: template, parts: parts}, nil
+}
+
+// Route returns the table path for topic.
+func (r *Router) Route(topic string) (string, error) {
+	if topic == "" {
+		return "", fmt.Errorf("%w: empty topic name", ErrRoute)
+	}
+	var db, schema, table string
+	if r.parts {
+		f := strings.Split(topic, ".")
+		if len(f) < 3 {
+			return "", fmt.Errorf("%w %q: template %q needs a topic named <prefix>.<database>.<schema>.<table>", ErrRoute, topic, r.template)
+		}
+		db, schema, table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
+		if db == "" || schema == "" || table == "" {
+			return "", fmt.Errorf("%w %q: empty database, schema or table part", ErrRoute, topic)
+		}
+	}
+	return strings.NewReplacer(
+		"{topic}", topic,
+		"{database}", db,
+		"{schema}", schema,
+		"{table}", table,
+	).Replace(r.template), nil
+}
+
+func stripPlaceholders(s string) string {
+	return strings.NewReplacer("{topic}", "", "{database}", "", "{schema}", "", "{table}", "").Replace(s)
+}

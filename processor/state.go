@@ -1,0 +1,134 @@
+package processor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// tableState is what a Sink knows of its table between batches.
+type tableState struct {
+	snap     *deltalog.Snapshot // nil while the table is being created
+	meta     deltalog.Metadata
+	proto    deltalog.Protocol
+	schema   *deltalog.StructType
+	keyNames []string
+	// field indexes in schema
+	keyFields                                  []int
+	posField, opField, timeField, deletedField int
+	index                                      *keyIndex
+	tombs                                      *tombstones
+	mappers                                    map[*codecs.Layout]*rowMapper
+}
+
+// ErrNotCDCTable means the table was not created by cdc2delta (no key columns property).
+var ErrNotCDCTable = errors.New("processor: table has no " + PropKeyColumns + " property")
+
+// newTableState derives field positions from metadata.
+func newTableState(meta deltalog.Metadata) (*tableState, error) {
+	schema, err := deltalog.ParseSchema(meta.SchemaString)
+	if err != nil {
+		return nil, err
+	}
+	st := &tableState{meta: meta, schema: schema, deletedField: -1, mappers: map[*codecs.Layout]*rowMapper{}}
+	raw, ok := meta.Configuration[PropKeyColumns]
+	if !ok {
+		return nil, ErrNotCDCTable
+	}
+	if err := json.Unmarshal([]byte(raw), &st.keyNames); err != nil || len(st.keyNames) == 0 {
+		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, PropKeyColumns, raw)
+	}
+	find := func(name string) int {
+		for i, f := range schema.Fields {
+			if f.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, k := range st.keyNames {
+		i := find(k)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: key column %q missing from schema", ErrNotCDCTable, k)
+		}
+		st.keyFields = append(st.keyFields, i)
+	}
+	st.posField, st.opField, st.timeField, st.deletedField = find(ColPosition), find(ColOp), find(ColCommitTime), find(ColDeleted)
+	if st.posField < 0 || st.opField < 0 || st.timeField < 0 {
+		return nil, fmt.Errorf("%w: metadata columns missing", ErrNotCDCTable)
+	}
+	return st, nil
+}
+
+// reload reads the latest snapshot and rebuilds the key index and tombstones.
+func (s *Sink) reload(ctx context.Context) error {
+	snap, err := s.table.Snapshot(ctx)
+	if errors.Is(err, deltalog.ErrNotExist) {
+		s.state = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	st, err := newTableState(snap.Metadata())
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	st.snap, st.proto = snap, snap.Protocol()
+	if st.index, err = buildKeyIndex(ctx, s.opts.Store, st); err != nil {
+		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+	}
+	if st.tombs, err = loadTombstones(ctx, s.opts.Store, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	s.state = st
+	s.log.Debug("table loaded", "version", snap.Version(), "files", snap.NumFiles(), "keys", len(st.index.keys), "tombstones", len(st.tombs.keys))
+	return nil
+}
+
+// withMetadata returns a copy of st for new metadata, sharing the snapshot,
+// index and tombstones; it becomes the Sink's state only after a commit.
+func (st *tableState) withMetadata(meta deltalog.Metadata, proto deltalog.Protocol) (*tableState, error) {
+	next, err := newTableState(meta)
+	if err != nil {
+		return nil, err
+	}
+	next.snap, next.proto, next.index, next.tombs = st.snap, proto, st.index, st.tombs
+	return next, nil
+}
+
+// txnPositions decodes the cdc2delta txn app ids of a snapshot.
+func txnPositions(snap *deltalog.Snapshot) map[TopicPartition]int64 {
+	out := map[TopicPartition]int64{}
+	for id, txn := range snap.Txns() {
+		tp, ok := parseAppID(id)
+		if ok {
+			out[tp] = txn.Version
+		}
+	}
+	return out
+}
+
+// parseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
+// '/', so the last one separates the partition.
+func parseAppID(id string) (TopicPartition, bool) {
+	rest, ok := strings.CutPrefix(id, "cdc2delta/")
+	if !ok {
+		return TopicPartition{}, false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(rest[i+1:], 10, 32)
+	if err != nil {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: rest[:i], Partition: int32(p)}, true
+}
