@@ -37,6 +37,16 @@ func (ci CommitInfo) MarshalJSON() ([]byte, error) {
 // Spark puts a string (delta-rs writes numeric metrics) must not make the log unreadable,
 // so such values are kept in Extra verbatim instead.
 func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
+	// Fast path for the common case (our own and plain Spark commits): only modelled keys,
+	// all of the expected types. One typed pass is several times cheaper than the
+	// key-by-key path below, and commitInfo parsing dominates log replay.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var fast commitInfoFields
+	if dec.Decode(&fast) == nil && !dec.More() {
+		*ci = CommitInfo(fast)
+		return nil
+	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err

@@ -100,3 +100,28 @@ func BenchmarkCommitLocal(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSnapshotUpdate measures bringing a kept snapshot of a 10k-commit table up to
+// date after one more commit, the path a long-running writer takes.
+func BenchmarkSnapshotUpdate(b *testing.B) {
+	const commits = 10_000
+	st, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+	require.NoError(b, err)
+	buildLog(b, st, commits)
+	tbl, err := deltalog.Open(b.Context(), st, deltalog.DisableCheckpoints())
+	require.NoError(b, err)
+	base, err := tbl.Snapshot(b.Context())
+	require.NoError(b, err)
+	_, err = tbl.Commit(b.Context(), base, []deltalog.Action{addFile("next.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		snap, err := tbl.Update(b.Context(), base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if snap.Version() != commits {
+			b.Fatalf("version %d", snap.Version())
+		}
+	}
+}

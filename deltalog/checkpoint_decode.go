@@ -3,6 +3,8 @@ package deltalog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // errNoActionColumns marks a Parquet file that has none of the checkpoint action columns.
@@ -13,6 +15,11 @@ var errNoActionColumns = errors.New("deltalog: parquet file has no checkpoint ac
 // optional columns as null and accepts INT32 where Spark writes INT64 (and the reverse).
 type checkpointDecoder struct {
 	numCols int
+	// schema, when set, is a projection of the file schema that rows are converted to.
+	schema *parquet.Schema
+	// wantParsed records an add with neither stats JSON nor partitionValues map, which
+	// the _parsed columns left out of a projection might supply.
+	wantParsed bool
 
 	txn struct {
 		present              groupRef
@@ -283,8 +290,11 @@ func (d *checkpointDecoder) decodeAdd(rc rowCols) (*Add, error) {
 	add.ModificationTime, _ = a.modTime.int64(rc)
 	add.ClusteringProvider, _ = a.clusteringProvider.str(rc)
 	pv, ok := a.partitionValues.nullable(rc)
-	if !ok && a.partitionValuesParsed != nil {
-		pv = a.partitionValuesParsed.partitionValues(rc)
+	if !ok {
+		d.wantParsed = true
+		if a.partitionValuesParsed != nil {
+			pv = a.partitionValuesParsed.partitionValues(rc)
+		}
 	}
 	if pv == nil {
 		pv = map[string]*string{}
@@ -292,7 +302,10 @@ func (d *checkpointDecoder) decodeAdd(rc rowCols) (*Add, error) {
 	add.PartitionValues = pv
 	if s, ok := a.stats.str(rc); ok {
 		add.Stats = s
-	} else if a.statsParsed != nil && a.statsParsed.present.present(rc) {
+		return add, nil
+	}
+	d.wantParsed = true
+	if a.statsParsed != nil && a.statsParsed.present.present(rc) {
 		s, err := a.statsParsed.statsJSON(rc)
 		if err != nil {
 			return nil, fmt.Errorf("add %s: stats_parsed: %w", path, err)

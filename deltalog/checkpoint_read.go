@@ -148,6 +148,20 @@ func decodeParquetRows(ctx context.Context, data []byte) ([]Action, error) {
 	if err != nil {
 		return nil, err
 	}
+	if proj := withoutParsedColumns(f.Root()); proj != nil {
+		// Spark writes stats_parsed next to the stats JSON by default; for wide tables it
+		// is most of the file. Read without it, and again with it only if some add turns
+		// out to need it (writeStatsAsJson=false).
+		pdec, err := newCheckpointDecoder(layoutOf(proj))
+		if err != nil {
+			return nil, err
+		}
+		pdec.schema = proj
+		actions, err := pdec.decodeFile(ctx, f)
+		if err != nil || !pdec.wantParsed {
+			return actions, err
+		}
+	}
 	return dec.decodeFile(ctx, f)
 }
 
@@ -163,6 +177,34 @@ func openParquetCheckpoint(data []byte) (*parquet.File, *checkpointDecoder, erro
 		return nil, nil, err
 	}
 	return f, dec, nil
+}
+
+// withoutParsedColumns returns the file schema without add.stats_parsed and
+// add.partitionValues_parsed, or nil when it has neither.
+func withoutParsedColumns(root *parquet.Column) *parquet.Schema {
+	add := root.Column(colAdd)
+	if add == nil || add.Leaf() || (add.Column("stats_parsed") == nil && add.Column("partitionValues_parsed") == nil) {
+		return nil
+	}
+	addGroup := parquet.Group{}
+	for _, c := range add.Columns() {
+		if n := c.Name(); n != "stats_parsed" && n != "partitionValues_parsed" {
+			addGroup[n] = c
+		}
+	}
+	top := parquet.Group{}
+	for _, c := range root.Columns() {
+		top[c.Name()] = c
+	}
+	switch {
+	case add.Optional():
+		top[colAdd] = parquet.Optional(addGroup)
+	case add.Repeated():
+		return nil
+	default:
+		top[colAdd] = addGroup
+	}
+	return parquet.NewSchema(root.Name(), top)
 }
 
 // decodeFile decodes every row of f. It must run under the recover of
@@ -189,6 +231,13 @@ func (dec *checkpointDecoder) decodeFile(ctx context.Context, f *parquet.File) (
 // decodeRowGroup appends the actions of one row group; rowNo counts rows across groups
 // for error messages.
 func (dec *checkpointDecoder) decodeRowGroup(ctx context.Context, rg parquet.RowGroup, buf []parquet.Row, rc *rowCols, rowNo *int, actions []Action) ([]Action, error) {
+	if dec.schema != nil {
+		conv, err := parquet.Convert(dec.schema, rg.Schema())
+		if err != nil {
+			return nil, fmt.Errorf("projecting checkpoint columns: %w", err)
+		}
+		rg = parquet.ConvertRowGroup(rg, conv)
+	}
 	rows := rg.Rows()
 	defer rows.Close()
 	for {

@@ -108,7 +108,11 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 	if err != nil {
 		return CommitResult{}, err
 	}
-	if !cfg.readGiven && !sum.blindAppend {
+	switch {
+	case cfg.readGiven:
+		// A transaction that declares reads is not a blind append, whatever it writes.
+		sum.blindAppend = false
+	case !sum.blindAppend:
 		cfg.read.wholeTable = true
 	}
 	sum.isolation = cfg.isolation
@@ -180,7 +184,7 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 		if ict != nil {
 			prevICT = ict
 		}
-		t.opts.logger.DebugContext(ctx, "commit lost race, retrying", "version", version, "next", next, "attempt", attempt+1)
+		t.opts.logger.WarnContext(ctx, "commit lost race, retrying", "version", version, "next", next, "attempt", attempt+1)
 		version = next
 		res.Retries++
 		if err := t.backoff(ctx, attempt); err != nil {
@@ -188,7 +192,7 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 		}
 	}
 	res.Version = version
-	t.afterCommit(ctx, &res, meta)
+	t.afterCommit(ctx, &res, readSnapshot, meta)
 	return res, nil
 }
 
@@ -257,7 +261,7 @@ func (t *Table) backoff(ctx context.Context, attempt int) error {
 // afterCommit writes a checkpoint when the version is a multiple of the checkpoint
 // interval, then cleans up expired logs. Neither may fail the commit that already
 // happened: failures are logged and returned in res.
-func (t *Table) afterCommit(ctx context.Context, res *CommitResult, meta Metadata) {
+func (t *Table) afterCommit(ctx context.Context, res *CommitResult, read *Snapshot, meta Metadata) {
 	if t.opts.disableCheckpoints || res.Version == 0 {
 		return
 	}
@@ -273,7 +277,15 @@ func (t *Table) afterCommit(ctx context.Context, res *CommitResult, meta Metadat
 	if res.Version%interval != 0 {
 		return
 	}
-	snap, err := t.SnapshotAt(ctx, res.Version)
+	// The state at our version is the read snapshot plus the winners and our commit:
+	// cheaper than reloading from the previous checkpoint.
+	var snap *Snapshot
+	var err error
+	if read != nil {
+		snap, err = t.updateTo(ctx, read, res.Version)
+	} else {
+		snap, err = t.SnapshotAt(ctx, res.Version)
+	}
 	if err == nil {
 		_, err = writeCheckpoint(ctx, t.store, res.Version, snap.stateActions())
 	}

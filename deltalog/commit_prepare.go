@@ -42,6 +42,16 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 				return nil, nil, invalid("more than one metaData action")
 			}
 			m := *a.Metadata
+			// Required fields must be written as {} / [], never null.
+			if m.Configuration == nil {
+				m.Configuration = map[string]string{}
+			}
+			if m.PartitionColumns == nil {
+				m.PartitionColumns = []string{}
+			}
+			if m.Format.Options == nil {
+				m.Format.Options = map[string]string{}
+			}
 			newMeta = &m
 			a.Metadata = &m
 			sum.hasMetadata = true
@@ -62,6 +72,11 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 			}
 			sum.domains[a.DomainMetadata.Domain] = true
 		case "add":
+			if a.Add.PartitionValues == nil {
+				add := *a.Add
+				add.PartitionValues = map[string]*string{} // required: {} when unpartitioned
+				a.Add = &add
+			}
 			k := keyOf(a.Add.Path, a.Add.DeletionVector)
 			if a.Add.Path == "" || adds[k] {
 				return nil, nil, invalid("add %d: empty or duplicate path %q", i, a.Add.Path)
@@ -91,6 +106,11 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 				onlyRearrange = false
 			}
 		case "cdc":
+			if a.CDC.PartitionValues == nil {
+				c := *a.CDC
+				c.PartitionValues = map[string]*string{}
+				a.CDC = &c
+			}
 		case "commitInfo":
 			return nil, nil, invalid("commitInfo is written by Commit; pass an Operation instead")
 		case "checkpointMetadata", "sidecar":
@@ -151,6 +171,9 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 		if len(missing) > 0 {
 			return nil, nil, invalid("protocol lacks features the schema or properties need: %s", strings.Join(missing, ", "))
 		}
+	}
+	if err := checkPartitionValues(out, &sum.meta, schema); err != nil {
+		return nil, nil, err
 	}
 	if isTrue(sum.meta.Configuration[PropAppendOnly]) {
 		for _, a := range out {
@@ -230,11 +253,51 @@ func validateMetadata(m *Metadata) (*StructType, error) {
 				bad = path
 				return false
 			}
+			if pn, ok := f.Metadata[MetaColumnMappingPhysicalName].(string); !ok || pn == "" {
+				bad = path
+				return false
+			}
 			return true
 		})
 		if bad != "" {
-			return nil, fmt.Errorf("%w: column %q lacks a column mapping id ≤ %s (use AssignColumnMapping)", ErrInvalidCommit, bad, PropColumnMappingMaxID)
+			return nil, fmt.Errorf("%w: column %q lacks a physical name or a column mapping id ≤ %s (use AssignColumnMapping)", ErrInvalidCommit, bad, PropColumnMappingMaxID)
 		}
 	}
 	return schema, nil
+}
+
+// checkPartitionValues requires every add and cdc action to carry a value (possibly null)
+// for every partition column, keyed by physical name under column mapping.
+func checkPartitionValues(actions []Action, meta *Metadata, schema *StructType) error {
+	if len(meta.PartitionColumns) == 0 || schema == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(meta.PartitionColumns))
+	for _, pc := range meta.PartitionColumns {
+		key := pc
+		if ColumnMappingMode(meta) != "none" {
+			if f, ok := schema.Field(pc); ok {
+				key = PhysicalName(f)
+			}
+		}
+		keys = append(keys, key)
+	}
+	for _, a := range actions {
+		var pv map[string]*string
+		var path string
+		switch {
+		case a.Add != nil:
+			pv, path = a.Add.PartitionValues, a.Add.Path
+		case a.CDC != nil:
+			pv, path = a.CDC.PartitionValues, a.CDC.Path
+		default:
+			continue
+		}
+		for _, k := range keys {
+			if _, ok := pv[k]; !ok {
+				return fmt.Errorf("%w: %s has no value for partition column %q", ErrInvalidCommit, path, k)
+			}
+		}
+	}
+	return nil
 }

@@ -311,3 +311,18 @@ func TestCommitToTableFeaturesWithoutLegacy(t *testing.T) {
 	_, err = tbl.Commit(ctx, snap, []deltalog.Action{{Metadata: &m}, addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
 	require.NoError(t, err)
 }
+
+func TestCommitPartitionValuesRequired(t *testing.T) {
+	ctx := t.Context()
+	tbl, _, _ := newMemTable(t)
+	_, err := tbl.Commit(ctx, nil, createActions(t, testSchema(), nil, "part"), deltalog.Operation{Name: deltalog.OpCreateTable})
+	require.NoError(t, err)
+	snap, err := tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.ErrorIs(t, err, deltalog.ErrInvalidCommit)
+	ok := addFile("part=__HIVE_DEFAULT_PARTITION__/a.parquet")
+	ok.Add.PartitionValues = map[string]*string{"part": nil}
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{ok}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
+}

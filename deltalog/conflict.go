@@ -3,6 +3,7 @@ package deltalog
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Sentinels for each kind of commit conflict; *ConflictError unwraps to one of them.
@@ -35,6 +36,7 @@ type ConflictError struct {
 	Detail string
 }
 
+// Error implements error.
 func (e *ConflictError) Error() string {
 	msg := fmt.Sprintf("%v with version %d", e.Kind, e.Version)
 	if e.Detail != "" {
@@ -136,3 +138,12 @@ const (
 	IsolationWriteSerializable = "WriteSerializable"
 	IsolationSnapshot          = "SnapshotIsolation"
 )
+
+// LogValue renders the conflict as structured log attributes.
+func (e *ConflictError) LogValue() slog.Value {
+	kind := ""
+	if e.Kind != nil {
+		kind = e.Kind.Error()
+	}
+	return slog.GroupValue(slog.Int64("version", e.Version), slog.String("kind", kind), slog.String("detail", e.Detail))
+}

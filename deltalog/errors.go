@@ -17,6 +17,7 @@ type CorruptFileError struct {
 	Err  error
 }
 
+// Error implements error.
 func (e *CorruptFileError) Error() string {
 	return "deltalog: corrupt file " + e.Path + ": " + errString(e.Err)
 }

@@ -3,6 +3,7 @@ package deltalog
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Table feature names as they appear in protocol.readerFeatures / writerFeatures.
@@ -44,6 +45,7 @@ type UnsupportedFeatureError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *UnsupportedFeatureError) Error() string {
 	op := "read"
 	if e.Write {
@@ -123,4 +125,9 @@ func legacyWriterFeatures(v int) []string {
 		out = append(out, FeatureIdentityColumns)
 	}
 	return out
+}
+
+// LogValue renders the refusal as structured log attributes.
+func (e *UnsupportedFeatureError) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("feature", e.Feature), slog.Bool("write", e.Write), slog.String("reason", e.Reason))
 }

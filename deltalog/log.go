@@ -292,6 +292,7 @@ type LogGapError struct {
 	Target  int64
 }
 
+// Error implements error.
 func (e *LogGapError) Error() string {
 	return fmt.Sprintf("deltalog: cannot reconstruct version %d: commit %s is missing", e.Target, commitPath(e.Missing))
 }
@@ -308,6 +309,7 @@ type VersionRangeError struct {
 	Latest    int64
 }
 
+// Error implements error.
 func (e *VersionRangeError) Error() string {
 	what := "version " + strconv.FormatInt(e.Version, 10)
 	if !e.Timestamp.IsZero() {

@@ -31,16 +31,29 @@ type Snapshot struct {
 // Version returns the table version the snapshot reflects.
 func (s *Snapshot) Version() int64 { return s.version }
 
-// Protocol returns the table's protocol.
-func (s *Snapshot) Protocol() Protocol { return s.protocol }
+// Protocol returns a copy of the table's protocol.
+func (s *Snapshot) Protocol() Protocol {
+	p := s.protocol
+	p.ReaderFeatures = slices.Clone(p.ReaderFeatures)
+	p.WriterFeatures = slices.Clone(p.WriterFeatures)
+	return p
+}
 
-// Metadata returns the table's metaData action.
-func (s *Snapshot) Metadata() Metadata { return s.metadata }
+// Metadata returns a copy of the table's metaData action; callers may modify it to build
+// a metadata change.
+func (s *Snapshot) Metadata() Metadata {
+	m := s.metadata
+	m.Configuration = maps.Clone(m.Configuration)
+	m.PartitionColumns = slices.Clone(m.PartitionColumns)
+	m.Format.Options = maps.Clone(m.Format.Options)
+	return m
+}
 
 // Schema returns the parsed table schema. Callers must not modify it.
 func (s *Snapshot) Schema() *StructType { return s.schema }
 
 // Files returns the live logical files, ordered by path and then deletion vector id.
+// The slice is the caller's; the maps inside each Add are shared and must not be modified.
 func (s *Snapshot) Files() []Add { return slices.Clone(s.files) }
 
 // NumFiles returns the number of live logical files.
@@ -116,7 +129,14 @@ func (t *Table) SnapshotAt(ctx context.Context, v int64) (*Snapshot, error) {
 		start = 0
 	}
 	if latest := ll.latestVersion(); v < 0 || v > latest {
-		return nil, &VersionRangeError{Version: v, Earliest: ll.earliestVersion(), Latest: latest}
+		if start > 0 {
+			// The hinted listing does not show the earliest version; list it all for
+			// an accurate error.
+			if ll, err = listLog(ctx, t.store, 0); err != nil {
+				return nil, err
+			}
+		}
+		return nil, &VersionRangeError{Version: v, Earliest: ll.earliestVersion(), Latest: ll.latestVersion()}
 	}
 	return t.loadSnapshot(ctx, ll, start, v)
 }

@@ -15,25 +15,42 @@ func (t *Table) Update(ctx context.Context, s *Snapshot) (*Snapshot, error) {
 	if s == nil {
 		return t.Snapshot(ctx)
 	}
+	return t.updateTo(ctx, s, -1)
+}
+
+// updateTo advances s to version target (-1: the latest) by applying the commits after
+// it, falling back to a full load when they are not all there.
+func (t *Table) updateTo(ctx context.Context, s *Snapshot, target int64) (*Snapshot, error) {
+	full := func() (*Snapshot, error) {
+		if target < 0 {
+			return t.Snapshot(ctx)
+		}
+		return t.SnapshotAt(ctx, target)
+	}
 	ll, err := listLog(ctx, t.store, s.version+1)
 	if err != nil {
 		return nil, err
 	}
-	latest := ll.latestVersion()
-	if latest <= s.version {
-		return s, nil
+	if target < 0 {
+		target = ll.latestVersion()
 	}
-	plan := replayPlan{version: latest}
-	for v := s.version + 1; v <= latest; v++ {
+	if target <= s.version {
+		if target == s.version || target < 0 {
+			return s, nil
+		}
+		return full()
+	}
+	plan := replayPlan{version: target}
+	for v := s.version + 1; v <= target; v++ {
 		c, ok := ll.commit(v)
 		if !ok {
-			return t.Snapshot(ctx)
+			return full()
 		}
 		plan.commits = append(plan.commits, c)
 	}
 	commits, err := t.readCommits(ctx, plan.commits)
 	if errors.Is(err, ErrNotExist) {
-		return t.Snapshot(ctx) // cleaned up between listing and reading
+		return full() // cleaned up between listing and reading
 	}
 	if err != nil {
 		return nil, err

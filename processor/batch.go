@@ -207,14 +207,12 @@ func (p *Processor) flush(ctx context.Context, tables []*table) error {
 	}
 	p.mu.Unlock()
 	for _, j := range stop {
-		var tp TopicPartition
-		off := int64(-1)
-		for k, o := range j.b.LastOffsets {
-			if off < 0 || o < off {
-				tp, off = k, o
-			}
+		te := &TableError{Table: j.t.path, Offset: -1, Err: j.err}
+		if len(j.b.Records) > 0 {
+			// The whole batch stays unapplied; name its first record.
+			te.TopicPartition, te.Offset = j.b.Records[0].TopicPartition, j.b.Records[0].Offset
 		}
-		p.stopTable(j.t, &TableError{Table: j.t.path, TopicPartition: tp, Offset: off, Err: j.err})
+		p.stopTable(j.t, te)
 	}
 	p.commitGroup(ctx, commits)
 	return ctx.Err()

@@ -187,6 +187,9 @@ func (p *Processor) onAssigned(_ context.Context, _ *kgo.Client, assigned map[st
 // owner from the table's txn, so dropping it loses nothing and keeps the
 // rebalance short.
 func (p *Processor) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	if len(revoked) == 0 {
+		return
+	}
 	gone := make(map[TopicPartition]bool)
 	for topic, parts := range revoked {
 		for _, part := range parts {

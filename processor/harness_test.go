@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -39,19 +42,37 @@ type pipeline struct {
 	producer *kgo.Client
 	adm      *kadm.Client
 	dlq      string
+	regDown  *atomic.Bool
 }
 
 const testPartitions = 3
 
 func newPipeline(t *testing.T, wo dbzgen.WorkloadOptions) *pipeline {
 	t.Helper()
+	return newPipelineOn(t, wo, nil, "shop")
+}
+
+// newPipelineOn uses the given brokers (nil: an in-process kfake cluster),
+// creating the topics, named with prefix, if they do not exist.
+func newPipelineOn(t *testing.T, wo dbzgen.WorkloadOptions, brokers []string, prefix string) *pipeline {
+	t.Helper()
 	reg, err := registry.New()
 	require.NoError(t, err)
-	srv := httptest.NewServer(reg.Handler())
+	down := new(atomic.Bool)
+	h := reg.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "registry down (test)", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	src, err := sr.NewClient(sr.URLs(srv.URL))
 	require.NoError(t, err)
-	gen := dbzgen.New(src, dbzgen.DefaultOptions())
+	gopts := dbzgen.DefaultOptions()
+	gopts.Prefix = prefix
+	gen := dbzgen.New(src, gopts)
 	var tables []*dbzgen.Table
 	var topics []string
 	for _, def := range []dbzgen.TableDef{dbzgen.Customers(), dbzgen.Orders()} {
@@ -60,18 +81,24 @@ func newPipeline(t *testing.T, wo dbzgen.WorkloadOptions) *pipeline {
 		tables = append(tables, tb)
 		topics = append(topics, tb.Topic())
 	}
-	dlq := "cdc2delta.dlq"
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(testPartitions, append(topics, dlq)...))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
-	brokers := cluster.ListenAddrs()
+	dlq := prefix + ".cdc2delta.dlq"
+	topics = append(topics, dlq)
+	if brokers == nil {
+		cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(testPartitions, topics...))
+		require.NoError(t, err)
+		t.Cleanup(cluster.Close)
+		brokers = cluster.ListenAddrs()
+	}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	require.NoError(t, err)
 	t.Cleanup(prod.Close)
+	if _, err := kadm.NewClient(prod).CreateTopics(t.Context(), testPartitions, 1, nil, topics...); err != nil {
+		require.NoError(t, err)
+	}
 	w, err := dbzgen.NewWorkload(wo, tables...)
 	require.NoError(t, err)
 	return &pipeline{t: t, brokers: brokers, regURL: srv.URL, gen: gen, tables: tables, w: w,
-		root: t.TempDir(), producer: prod, adm: kadm.NewClient(prod), dlq: dlq}
+		root: t.TempDir(), producer: prod, adm: kadm.NewClient(prod), dlq: dlq, regDown: down}
 }
 
 func (pl *pipeline) topics() []string {
@@ -127,7 +154,6 @@ func (pl *pipeline) options(group string) Options {
 		ClientOptions: []kgo.Opt{
 			kgo.FetchMaxWait(50 * time.Millisecond),
 			kgo.HeartbeatInterval(100 * time.Millisecond),
-			kgo.SessionTimeout(3 * time.Second),
 		},
 	}
 }
@@ -230,7 +256,7 @@ func (pl *pipeline) caughtUp() bool {
 
 func (pl *pipeline) waitCaughtUp() {
 	pl.t.Helper()
-	require.Eventually(pl.t, pl.caughtUp, 60*time.Second, 50*time.Millisecond, "tables did not catch up")
+	require.Eventually(pl.t, pl.caughtUp, 20*time.Second, 50*time.Millisecond, "tables did not catch up")
 }
 
 // compareCols are the columns compared between the table and the workload
@@ -327,4 +353,62 @@ func (pl *pipeline) requireGroupOffsets(group string) {
 		}
 		return true
 	}, 10*time.Second, 50*time.Millisecond, "group offsets are not txn+1")
+}
+
+// metricSum sums every series of a metric family in reg.
+func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	return metricWith(t, reg, name, "", "")
+}
+
+// metricWith sums the series of a metric family whose label has value
+// (label "": every series).
+func metricWith(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label != "" && !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool {
+				return l.GetName() == label && l.GetValue() == value
+			}) {
+				continue
+			}
+			switch {
+			case m.GetCounter() != nil:
+				sum += m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				sum += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// totalRecords is the number of records in the source topics.
+func (pl *pipeline) totalRecords() int64 {
+	var n int64
+	for _, end := range pl.endOffsets(pl.topics()...) {
+		n += end
+	}
+	return n
+}
+
+// resetGroup commits offset off for every source partition, as Kafka's
+// tools do (with meta), while the group has no members.
+func (pl *pipeline) resetGroup(group string, off int64, meta string) {
+	pl.t.Helper()
+	var os kadm.Offsets
+	for _, topic := range pl.topics() {
+		for p := range int32(testPartitions) {
+			os.Add(kadm.Offset{Topic: topic, Partition: p, At: off, LeaderEpoch: -1, Metadata: meta})
+		}
+	}
+	resp, err := pl.adm.CommitOffsets(pl.t.Context(), group, os)
+	require.NoError(pl.t, err)
+	require.NoError(pl.t, resp.Error())
 }

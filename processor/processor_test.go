@@ -1,9 +1,12 @@
 package processor
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
@@ -16,4 +19,114 @@ func TestEndToEnd(t *testing.T) {
 	pl.requireModel()
 	pl.requireGroupOffsets("e2e")
 	require.True(t, r.p.Status().Ready())
+}
+
+func TestRestartResumesFromTxn(t *testing.T) {
+	tests := []struct {
+		name string
+		// reset is applied to the group between the runs.
+		reset func(pl *pipeline)
+		// replay: the second run re-reads everything.
+		replay bool
+	}{
+		{"clean", func(*pipeline) {}, false},
+		{"stale commit of ours", func(pl *pipeline) { pl.resetGroup("g", 0, commitMeta(1)) }, false},
+		{"operator reset to earliest", func(pl *pipeline) { pl.resetGroup("g", 0, "") }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 2, Keys: 40, Snapshot: true, Redeliver: 0.1})
+			pl.produce(300)
+			r1 := pl.start(pl.options("g"))
+			pl.waitCaughtUp()
+			pl.requireModel()
+			r1.close(t)
+			first := pl.totalRecords()
+			before := map[string][]string{}
+			for _, tb := range pl.tables {
+				before[tb.Def().Name] = pl.tableRows(tb)
+			}
+
+			tc.reset(pl)
+			r2 := pl.start(pl.options("g"))
+			pl.requireGroupOffsets("g") // the assignment re-commits txn+1 at once
+			if tc.replay {
+				require.Eventually(t, func() bool {
+					return metricSum(t, r2.reg, "cdc2delta_events_consumed_total") == float64(first)
+				}, 20*time.Second, 20*time.Millisecond)
+				require.Eventually(t, func() bool {
+					return metricSum(t, r2.reg, "cdc2delta_events_skipped_replayed_total")+metricSum(t, r2.reg, "cdc2delta_tombstones_total") == float64(first)
+				}, 20*time.Second, 20*time.Millisecond, "a replay must change nothing")
+				for _, tb := range pl.tables {
+					require.Equal(t, before[tb.Def().Name], pl.tableRows(tb), "replay changed %s", tb.Def().Name)
+				}
+			}
+			pl.produce(300)
+			pl.waitCaughtUp()
+			pl.requireModel()
+			pl.requireGroupOffsets("g")
+			consumed := metricSum(t, r2.reg, "cdc2delta_events_consumed_total")
+			if tc.replay {
+				require.Equal(t, float64(pl.totalRecords()), consumed)
+			} else {
+				require.Equal(t, float64(pl.totalRecords()-first), consumed, "the second run re-read applied records")
+				require.Zero(t, metricSum(t, r2.reg, "cdc2delta_events_skipped_replayed_total"))
+			}
+		})
+	}
+}
+
+func TestTwoInstancesShareGroup(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 3, Keys: 80, Snapshot: true, Redeliver: 0.05, MaxTxEvents: 2})
+	pl.produce(300)
+	a := pl.start(pl.options("shared"))
+	b := pl.start(pl.options("shared"))
+	pl.produce(300)
+	require.Eventually(t, func() bool {
+		return a.p.Status().Partitions > 0 && b.p.Status().Partitions > 0
+	}, 20*time.Second, 20*time.Millisecond, "both members own partitions")
+	pl.produce(300)
+	a.close(t) // b takes over a's partitions mid-stream
+	pl.produce(300)
+	pl.waitCaughtUp()
+	pl.requireModel()
+	pl.requireGroupOffsets("shared")
+	require.Equal(t, 2*testPartitions, b.p.Status().Partitions)
+}
+
+func TestUnsafeSchemaChangeStopsTable(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 7, Keys: 20, Snapshot: true, SkipTombstones: true})
+	pl.produce(100)
+	r := pl.start(pl.options("schema"))
+	pl.waitCaughtUp()
+
+	// The same source table, with status turned from varchar into int:
+	// the table cannot take it without reinterpreting data.
+	def := dbzgen.Orders()
+	for i := range def.Columns {
+		if def.Columns[i].Name == "status" {
+			def.Columns[i].Type = "int"
+		}
+	}
+	changed, err := pl.gen.Table(def)
+	require.NoError(t, err)
+	key, value, err := pl.gen.Encode(t.Context(), dbzgen.Event{Table: changed, Op: dbzgen.OpCreate,
+		After:  dbzgen.Row{"order_id": 424242, "customer_id": "c1", "status": 7},
+		Source: dbzgen.Source{Time: time.Now(), CommitLSN: dbzgen.MakeLSN(0x7fff0000, 1, 1), ChangeLSN: dbzgen.MakeLSN(0x7fff0000, 1, 1), SerialNo: 1}})
+	require.NoError(t, err)
+	res := pl.producer.ProduceSync(t.Context(), &kgo.Record{Topic: changed.Topic(), Key: key, Value: value})
+	require.NoError(t, res.FirstErr())
+	badAt := res[0].Record
+
+	require.Eventually(t, func() bool { return len(r.p.Status().Failed) == 1 }, 20*time.Second, 20*time.Millisecond)
+	f := r.p.Status().Failed[0]
+	require.ErrorIs(t, f, ErrTableFailed)
+	require.ErrorIs(t, f, ErrSchema, "stopped by the schema check, not by decoding")
+	t.Log(f)
+	require.Equal(t, tablePath(pl.tables[1]), f.Table)
+	require.Equal(t, badAt.Offset, f.Offset)
+	require.Equal(t, badAt.Partition, f.Partition)
+		v := pl.txns(pl.tables[1])[TopicPartition{badAt.Topic, badAt.Partition}]
+	require.Less(t, v, badAt.Offset, "the change must stay unapplied")
+	pl.requireModel() // nothing else changed; the customers table is unaffected
 }

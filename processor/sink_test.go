@@ -32,9 +32,9 @@ func TestSinkSemantics(t *testing.T) {
 		inserted, updated, deleted, stale, dups, superseded int64
 	}{
 		{
-			name:    "insert",
-			batches: [][]ev{{{op: opC, id: 1, pos: 1, name: "a", price: 100, offset: 0}, {op: opR, id: 2, pos: 1, name: "b", offset: 1}}},
-			want:    map[int32]want{1: {"a", 100, ""}, 2: {"b", 0, ""}},
+			name:     "insert",
+			batches:  [][]ev{{{op: opC, id: 1, pos: 1, name: "a", price: 100, offset: 0}, {op: opR, id: 2, pos: 1, name: "b", offset: 1}}},
+			want:     map[int32]want{1: {"a", 100, ""}, 2: {"b", 0, ""}},
 			inserted: 2,
 		},
 		{

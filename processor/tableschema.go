@@ -187,7 +187,7 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		PartitionColumns: []string{},
 		Configuration:    conf,
 	}
-	return meta, deltalog.MinimalProtocol(st, conf), nil
+	return meta, tableProtocol(st, conf), nil
 }
 
 // tableColumns returns the source columns of a table schema (metadata
@@ -273,10 +273,25 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	meta.Configuration = conf
 	var proto *deltalog.Protocol
 	cur := st.proto
-	if up := deltalog.UpgradeProtocol(cur, deltalog.MinimalProtocol(next, conf)); !up.Equal(cur) {
+	if up := deltalog.UpgradeProtocol(cur, tableProtocol(next, conf)); !up.Equal(cur) {
 		proto = &up
 	}
 	return &meta, proto, nil
+}
+
+// tableProtocol is deltalog.MinimalProtocol plus the invariants writer
+// feature when a table-features protocol has NOT NULL columns: Spark counts
+// NOT NULL as an invariant and refuses a table whose protocol omits it.
+func tableProtocol(st *deltalog.StructType, conf map[string]string) deltalog.Protocol {
+	p := deltalog.MinimalProtocol(st, conf)
+	if p.MinWriterVersion < 7 || slices.Contains(p.WriterFeatures, deltalog.FeatureInvariants) {
+		return p
+	}
+	if slices.ContainsFunc(st.Fields, func(f deltalog.StructField) bool { return !f.Nullable }) {
+		p.WriterFeatures = append(slices.Clone(p.WriterFeatures), deltalog.FeatureInvariants)
+		slices.Sort(p.WriterFeatures)
+	}
+	return p
 }
 
 func maps(m map[string]string) map[string]string {

@@ -38,7 +38,7 @@ func codecFor(name string) (codec, error) {
 	case "snappy":
 		return codec{&fastSnappy{}, "snappy"}, nil
 	case "gzip":
-		return codec{&gzip.Codec{}, "gz"}, nil
+		return codec{&gzip.Codec{Level: gzip.DefaultCompression}, "gz"}, nil
 	case "uncompressed", "none":
 		return codec{&uncompressed.Codec{}, ""}, nil
 	}
@@ -49,7 +49,7 @@ func codecFor(name string) (codec, error) {
 // parquet-go's own codec uses the "better" encoder, 2-3x slower for ~4% smaller pages.
 type fastSnappy struct{ snappy.Codec }
 
-func (*fastSnappy) String() string                             { return "SNAPPY" }
+func (*fastSnappy) String() string                            { return "SNAPPY" }
 func (*fastSnappy) CompressionCodec() format.CompressionCodec { return format.Snappy }
 
 func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -101,6 +102,7 @@ func TestReadForeignPrimitives(t *testing.T) {
 	require.Equal(t, parquet.Int96, f.Root().Column("ts96").Type().Kind())
 	require.Equal(t, 5, f.Root().Column("decFixed5").Type().Length())
 	require.Equal(t, parquet.ByteArray, f.Root().Column("decBytes").Type().Kind())
+	require.Contains(t, f.Metadata().RowGroups[0].Columns[6].MetaData.Encoding, format.RLEDictionary, "dict column has a dictionary page")
 	schema := &deltalog.StructType{Fields: []deltalog.StructField{
 		field("ts96", deltalog.TypeTimestamp, true),
 		field("tsMillis", deltalog.TypeTimestamp, true),
@@ -225,4 +227,17 @@ func regexpQuote(s string) string {
 		}
 	}
 	return b.String()
+}
+
+func TestReadRejectsOtherDecimalScale(t *testing.T) {
+	s := newStore()
+	add := writeRaw(t, s, "d.parquet", rawGroup(col{"d", parquet.Optional(parquet.Decimal(3, 9, parquet.Int32Type))}),
+		[]parquet.Row{{lv(parquet.Int32Value(1234), 0, 1, 0)}})
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{field("d", deltalog.DecimalType{Precision: 9, Scale: 2}, true)}}
+	_, err := Read(t.Context(), s, &add, schema, ReadOptions{})
+	require.ErrorIs(t, err, ErrSchema)
+	schema.Fields[0].Type = deltalog.DecimalType{Precision: 9, Scale: 3}
+	got, err := Read(t.Context(), s, &add, schema, ReadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, [][]any{{DecimalFromInt64(1234)}}, got)
 }

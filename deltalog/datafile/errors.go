@@ -25,6 +25,7 @@ type ValueError struct {
 	Err    error
 }
 
+// Error names the row and column.
 func (e *ValueError) Error() string {
 	return fmt.Sprintf("datafile: row %d, column %s: %v", e.Row, e.Column, e.Err)
 }

@@ -120,7 +120,7 @@ func TestReadErrorsNameTheFile(t *testing.T) {
 	})
 }
 
-func fileBytes(t *testing.T, s deltalog.Store, key string) []byte {
+func fileBytes(t testing.TB, s deltalog.Store, key string) []byte {
 	t.Helper()
 	rc, err := s.Get(t.Context(), key)
 	require.NoError(t, err)

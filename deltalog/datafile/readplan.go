@@ -209,7 +209,13 @@ func listShape(c *parquet.Column) (repeated, elem *parquet.Column, err error) {
 func converter(t deltalog.Type, pt parquet.Type) (func(parquet.Value) (any, error), error) {
 	kind := pt.Kind()
 	mismatch := fmt.Errorf("%w: file type %s cannot be read as %s", ErrSchema, pt, t)
-	if _, ok := t.(deltalog.DecimalType); ok {
+	if d, ok := t.(deltalog.DecimalType); ok {
+		if lt := pt.LogicalType(); lt != nil {
+			if fd, ok := lt.Value.(*format.DecimalType); ok && int(fd.Scale) != d.Scale {
+				// Unscaled values at another scale would silently change magnitude.
+				return nil, mismatch
+			}
+		}
 		switch kind {
 		case parquet.Int32:
 			return func(v parquet.Value) (any, error) { return DecimalFromInt64(int64(v.Int32())), nil }, nil
@@ -308,4 +314,3 @@ func int96Micros(v deprecated.Int96) int64 {
 	days := int64(v[2]) - julianEpoch
 	return days*86400_000_000 + floorDiv(nanos, 1000)
 }
-

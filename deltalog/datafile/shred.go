@@ -9,23 +9,31 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// shredder turns rows of Go values into parquet-go rows (Dremel shredding). Without
-// lists or maps every leaf gets exactly one value per row, in column order, so values
-// go straight into the row; otherwise they are gathered per column first, because a
-// parquet.Row must hold each column's values contiguously.
+// shredder turns rows of Go values into parquet-go values with Dremel levels, gathered
+// per column in cols. Flat schemas (no lists or maps) give every leaf exactly one value
+// per row, so appendColumns can batch many rows column by column; with repeated fields
+// shred turns one row at a time into a parquet.Row, which must hold each column's values
+// contiguously.
 type shredder struct {
 	root *wnode
 	flat bool
-	row  parquet.Row
 	cols [][]parquet.Value
 }
 
 func newShredder(root *wnode, numCols int) *shredder {
-	s := &shredder{root: root, flat: !hasRepeated(root)}
-	if !s.flat {
-		s.cols = make([][]parquet.Value, numCols)
+	return &shredder{root: root, flat: !hasRepeated(root), cols: make([][]parquet.Value, numCols)}
+}
+
+// appendColumns shreds one row of a flat schema onto the per-column batches in s.cols:
+// with no repeated fields each row adds exactly one value to every column, so the
+// batches stay row-aligned and can go to parquet-go's column writers directly.
+func (s *shredder) appendColumns(values []any) error {
+	for i, c := range s.root.children {
+		if err := s.write(c, values[i], 0); err != nil {
+			return err
+		}
 	}
-	return s
+	return nil
 }
 
 func hasRepeated(n *wnode) bool {
@@ -43,31 +51,20 @@ func hasRepeated(n *wnode) bool {
 // shred appends the Parquet values of one data row (already stripped of partition
 // columns) to dst and returns it.
 func (s *shredder) shred(dst parquet.Row, values []any) (parquet.Row, error) {
-	s.row = dst
-	if !s.flat {
-		for i := range s.cols {
-			s.cols[i] = s.cols[i][:0]
-		}
+	for i := range s.cols {
+		s.cols[i] = s.cols[i][:0]
 	}
-	for i, c := range s.root.children {
-		if err := s.write(c, values[i], 0); err != nil {
-			return dst, err
-		}
+	if err := s.appendColumns(values); err != nil {
+		return dst, err
 	}
-	if !s.flat {
-		for _, vs := range s.cols {
-			s.row = append(s.row, vs...)
-		}
+	for _, vs := range s.cols {
+		dst = append(dst, vs...)
 	}
-	return s.row, nil
+	return dst, nil
 }
 
 func (s *shredder) emit(v parquet.Value, col int) {
-	if s.flat {
-		s.row = append(s.row, v)
-	} else {
-		s.cols[col] = append(s.cols[col], v)
-	}
+	s.cols[col] = append(s.cols[col], v)
 }
 
 // nulls writes a null at definition level def for every leaf below n.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +20,7 @@ const (
 	DefaultTargetFileSize = 128 << 20
 	DefaultRowGroupSize   = 64 << 20
 	propDeletionVectors   = "delta.enableDeletionVectors"
-	writeBatchRows        = 256
+	writeBatchRows        = 1024
 )
 
 // Options configure a Writer.
@@ -39,6 +40,11 @@ type Options struct {
 	RowGroupSize int64
 	// NoDataChange marks the adds dataChange=false (compaction, rewrites that keep rows).
 	NoDataChange bool
+	// Dir is a directory under the table root for the files, e.g. "_change_data" for
+	// change data files. Default: the table root.
+	Dir string
+	// NamePrefix starts each file name; default "part" ("cdc" for change data files).
+	NamePrefix string
 	// Now stamps modificationTime; default time.Now.
 	Now func() time.Time
 }
@@ -77,6 +83,16 @@ func NewWriter(opts Options) (*Writer, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.NamePrefix == "" {
+		opts.NamePrefix = "part"
+	}
+	opts.Dir = strings.Trim(opts.Dir, "/")
+	if err := checkName(opts.Dir, true); err != nil {
+		return nil, err
+	}
+	if err := checkName(opts.NamePrefix, false); err != nil {
+		return nil, err
 	}
 	mode, err := parseMappingMode(opts.Properties)
 	if err != nil {
@@ -253,28 +269,8 @@ func (w *Writer) fill(ctx context.Context, rows [][]any, idx []int) (int, error)
 			return done, err
 		}
 		end := min(done+writeBatchRows, len(idx))
-		// Rows are reused across batches: WriteRows copies values into column buffers.
-		if n := end - done; cap(w.rows) < n {
-			w.rows = append(w.rows[:cap(w.rows)], make([]parquet.Row, n-cap(w.rows))...)
-		}
-		w.rows = w.rows[:end-done]
-		for k := done; k < end; k++ {
-			r := rows[idx[k]]
-			for j, fi := range w.dataIdx {
-				w.dataRow[j] = r[fi]
-			}
-			row, err := w.shred.shred(w.rows[k-done][:0], w.dataRow)
-			if err != nil {
-				var ve *ValueError
-				if errors.As(err, &ve) {
-					ve.Row = idx[k]
-				}
-				return done, err
-			}
-			w.rows[k-done] = row
-		}
-		if _, err := w.pw.WriteRows(w.rows); err != nil {
-			return done, fmt.Errorf("writing parquet rows: %w", err)
+		if err := w.writeBatch(rows, idx[done:end]); err != nil {
+			return done, err
 		}
 		done = end
 		size := w.pw.Size()
@@ -291,6 +287,61 @@ func (w *Writer) fill(ctx context.Context, rows [][]any, idx []int) (int, error)
 	return done, nil
 }
 
+// writeBatch shreds and writes the rows idx. Flat schemas go column by column to
+// parquet-go's column writers, skipping the row-to-column split of WriteRows; nested
+// schemas need whole rows so parquet-go can keep repeated values of a row on one page.
+func (w *Writer) writeBatch(rows [][]any, idx []int) error {
+	if w.shred.flat {
+		for i := range w.shred.cols {
+			w.shred.cols[i] = w.shred.cols[i][:0]
+		}
+		for _, ri := range idx {
+			w.project(rows[ri])
+			if err := w.shred.appendColumns(w.dataRow); err != nil {
+				return rowErr(err, ri)
+			}
+		}
+		for i, cw := range w.pw.ColumnWriters() {
+			if _, err := cw.WriteRowValues(w.shred.cols[i]); err != nil {
+				return fmt.Errorf("writing parquet column %d: %w", i, err)
+			}
+		}
+		return nil
+	}
+	// Rows are reused across batches: WriteRows copies values into column buffers.
+	if cap(w.rows) < len(idx) {
+		w.rows = append(w.rows[:cap(w.rows)], make([]parquet.Row, len(idx)-cap(w.rows))...)
+	}
+	w.rows = w.rows[:len(idx)]
+	for k, ri := range idx {
+		w.project(rows[ri])
+		row, err := w.shred.shred(w.rows[k][:0], w.dataRow)
+		if err != nil {
+			return rowErr(err, ri)
+		}
+		w.rows[k] = row
+	}
+	if _, err := w.pw.WriteRows(w.rows); err != nil {
+		return fmt.Errorf("writing parquet rows: %w", err)
+	}
+	return nil
+}
+
+// project copies the data columns of a table row into w.dataRow.
+func (w *Writer) project(r []any) {
+	for j, fi := range w.dataIdx {
+		w.dataRow[j] = r[fi]
+	}
+}
+
+func rowErr(err error, row int) error {
+	var ve *ValueError
+	if errors.As(err, &ve) {
+		ve.Row = row
+	}
+	return err
+}
+
 // finish closes the current file, stores it and builds its add action.
 func (w *Writer) finish(ctx context.Context, store deltalog.Store, part []*string, numRows int64, seq int) (deltalog.Add, error) {
 	if err := w.pw.Close(); err != nil {
@@ -300,7 +351,7 @@ func (w *Writer) finish(ctx context.Context, store deltalog.Store, part []*strin
 	if err != nil {
 		return deltalog.Add{}, fmt.Errorf("naming data file: %w", err)
 	}
-	name := fmt.Sprintf("part-%05d-%s.c000", seq, id)
+	name := fmt.Sprintf("%s-%05d-%s.c000", w.opts.NamePrefix, seq, id)
 	if w.codec.tag != "" {
 		name += "." + w.codec.tag
 	}
@@ -315,6 +366,9 @@ func (w *Writer) finish(ctx context.Context, store deltalog.Store, part []*strin
 		dir = partitionDir(w.partNames, part)
 	}
 	key := dir + name
+	if w.opts.Dir != "" {
+		key = w.opts.Dir + "/" + key
+	}
 	data := w.buf.Bytes()
 	if err := store.Put(ctx, key, data); err != nil {
 		return deltalog.Add{}, fmt.Errorf("storing data file %s: %w", key, err)
@@ -335,6 +389,20 @@ func (w *Writer) finish(ctx context.Context, store deltalog.Store, part []*strin
 		DataChange:       !w.opts.NoDataChange,
 		Stats:            stats,
 	}, nil
+}
+
+// checkName keeps Dir and NamePrefix to characters that need no escaping.
+func checkName(s string, slashes bool) error {
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || slashes && c == '/' {
+			continue
+		}
+		return fmt.Errorf("%w: %q may only hold letters, digits, '_', '-', '.'", ErrSchema, s)
+	}
+	if strings.Contains("/"+s+"/", "/../") || strings.Contains("/"+s+"/", "/./") {
+		return fmt.Errorf("%w: %q has a relative segment", ErrSchema, s)
+	}
+	return nil
 }
 
 // randomPrefix derives a two-character alphanumeric directory from the file's UUID.

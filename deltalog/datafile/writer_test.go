@@ -59,3 +59,32 @@ func TestWriterReusableAcrossCalls(t *testing.T) {
 	require.Equal(t, idRows(5)[3:], got)
 	require.JSONEq(t, `{"numRecords":2,"minValues":{"id":3,"s":"some text that takes a few bytes"},"maxValues":{"id":4,"s":"some text that takes a few bytes􏿿"},"nullCount":{"id":0,"s":0}}`, a2[0].Stats, "stats reset between files")
 }
+
+func TestDirAndNamePrefix(t *testing.T) {
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{field("id", deltalog.TypeLong, false), field("p", deltalog.TypeString, true)}}
+	adds, got, _ := writeRead(t, Options{Schema: schema, PartitionColumns: []string{"p"}, Dir: "_change_data/", NamePrefix: "cdc"}, [][]any{{int64(1), "a"}})
+	require.Regexp(t, `^_change_data/p=a/cdc-00000-[0-9a-f-]{36}\.c000\.zstd\.parquet$`, adds[0].Path)
+	require.Equal(t, [][]any{{int64(1), "a"}}, got)
+	for _, bad := range []Options{{Schema: schema, Dir: "../x"}, {Schema: schema, NamePrefix: "a b"}, {Schema: schema, Dir: "a/./b"}} {
+		_, err := NewWriter(bad)
+		require.ErrorIs(t, err, ErrSchema)
+	}
+}
+
+func TestWriterRecoversAfterBadRow(t *testing.T) {
+	w, err := NewWriter(Options{Schema: idSchema()})
+	require.NoError(t, err)
+	s := newStore()
+	bad := idRows(3000)
+	bad[2500][0] = nil
+	_, err = w.Write(t.Context(), s, bad)
+	require.ErrorIs(t, err, ErrNull)
+	adds, err := w.Write(t.Context(), s, idRows(2))
+	require.NoError(t, err)
+	got, err := Read(t.Context(), s, &adds[0], idSchema(), ReadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, idRows(2), got, "no rows of the failed write leak into the next file")
+	st, _, err := deltalog.ParseStats(adds[0].Stats)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.NumRecords)
+}

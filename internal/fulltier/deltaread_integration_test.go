@@ -56,6 +56,7 @@ write_deltalake(path, batch([4, 5]), mode="append", storage_options=opts,
 // Spark: latest, time-travelled and filtered, and checks that all engines
 // give identical canonical rows and types, and the same txn versions.
 func TestReadTableAllEngines(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "table")
 	fulltier.PythonCode(t, makeTable, path)
 
@@ -114,6 +115,7 @@ func TestReadTableAllEngines(t *testing.T) {
 // TestReadTableS3 reads a delta-rs table on the moto S3 server with the
 // engines that are set up for S3 (delta-rs and DuckDB).
 func TestReadTableS3(t *testing.T) {
+	t.Parallel()
 	path := "s3://" + fulltier.NewBucket(t) + "/tables/t1"
 	fulltier.PythonCode(t, makeTable, path)
 

@@ -20,6 +20,7 @@ import (
 // with franz-go, commits it as a consumer group, and checks that Kafka's own
 // kafka-consumer-groups tool sees the group at the committed offset.
 func TestKafkaBrokerAndTools(t *testing.T) {
+	t.Parallel()
 	brokers := fulltier.KafkaBrokers(t)
 	suffix := uuid.NewString()[:8]
 	topic := "fulltier-smoke-" + suffix

@@ -21,6 +21,7 @@ import (
 // aws-sdk-go-v2 in path style, and checks that moto honours
 // If-None-Match: * (the put-if-absent that Delta commits rely on).
 func TestS3PutGet(t *testing.T) {
+	t.Parallel()
 	client := fulltier.S3Client(t)
 	bucket := fulltier.NewBucket(t)
 	key := "table/_delta_log/00000000000000000000.json"

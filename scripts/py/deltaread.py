@@ -513,8 +513,9 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 
 class Spark:
     def __init__(self):
+        import importlib.metadata
+
         import pyspark
-        from delta import pip_utils
         from pyspark.sql import SparkSession
 
         self.tmp = tempfile.mkdtemp(prefix="deltaread-spark-")
@@ -547,8 +548,24 @@ class Spark:
             .config("spark.sql.warehouse.dir", os.path.join(self.tmp, "warehouse"))
             .config("spark.driver.extraJavaOptions", java_opts)
         )
-        builder = pip_utils.configure_spark_with_delta_pip(builder)
+        # What delta.pip_utils.configure_spark_with_delta_pip would set.
+        spark_minor = ".".join(pyspark.__version__.split(".")[:2])
+        packages = f"io.delta:delta-spark_{spark_minor}_2.13:{importlib.metadata.version('delta-spark')}"
+        # Ivy re-resolves spark.jars.packages on every start (10-20 s); once
+        # it has, hand Spark the resolved jars directly.
+        resolved = os.path.join(cache, "ivy", "resolved-" + re.sub(r"[^\w.-]", "_", packages))
+        jars = read_jar_list(resolved)
+        if jars:
+            builder = builder.config("spark.jars", jars)
+        else:
+            builder = builder.config("spark.jars.packages", packages)
         self.spark = builder.getOrCreate()
+        if not jars:
+            got = self.spark.sparkContext.getConf().get("spark.jars", "")
+            if got:
+                with open(resolved + ".tmp", "w") as f:
+                    f.write(got)
+                os.replace(resolved + ".tmp", resolved)
         self.spark.sparkContext.setLogLevel("ERROR")
         self.jvm = self.spark.sparkContext._jvm
         self.pyspark_version = pyspark.__version__
@@ -614,6 +631,19 @@ class Spark:
             defaults = [getattr(log, f"getSnapshotAt$default${i}")() for i in (2, 3, 4)]
             snap = log.getSnapshotAt(int(version), *defaults)
         return snap
+
+
+def read_jar_list(path):
+    """The comma-separated jar list at path, if every jar in it still exists."""
+    try:
+        with open(path) as f:
+            jars = f.read().strip()
+    except FileNotFoundError:
+        return ""
+    for j in jars.split(","):
+        if not os.path.exists(j.removeprefix("file:")):
+            return ""
+    return jars
 
 
 def scala_set(opt):

@@ -48,17 +48,11 @@ def keep_log(path, name):
                     ignore=shutil.ignore_patterns("*.crc", ".*"))
 
 
-def checkpoint(path):
-    jvm = spark.sparkContext._jvm
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-    log.checkpoint(log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty()))
-
-
 def rows(start, n, part):
     return ", ".join(
-        f"({i}, CAST({i}.25 AS DECIMAL(10,2)), TIMESTAMP'2024-01-01 00:00:00' + make_interval(0,0,0,0,0,0,{i}.5), "
+        f"(CAST({i} AS BIGINT), CAST({i}.25 AS DECIMAL(10,2)), TIMESTAMP'2024-01-01 00:00:00' + make_interval(0,0,0,0,0,0,{i}.5), "
         f"TIMESTAMP_NTZ'2024-02-01 01:02:03' + make_interval(0,0,0,0,0,{i},0), DATE'2024-01-01' + {i}, "
-        f"named_struct('x', {i}, 'y', 'y{i}'), {'NULL' if part is None else repr(part)})"
+        f"named_struct('x', CAST({i} AS BIGINT), 'y', 'y{i}'), {'NULL' if part is None else repr(part)})"
         for i in range(start, start + n)
     )
 
@@ -68,13 +62,13 @@ p = os.path.join(tmp, "dvcm")
 spark.sql(f"""CREATE TABLE delta.`{p}` (id BIGINT, `Unit Price` DECIMAL(10,2), ts TIMESTAMP, ntz TIMESTAMP_NTZ,
   d DATE, s STRUCT<x: BIGINT, y: STRING>, p STRING) USING delta PARTITIONED BY (p)
   TBLPROPERTIES ('delta.columnMapping.mode'='name', 'delta.enableDeletionVectors'='true',
-  'delta.checkpointInterval'='100')""")
+  'delta.checkpointInterval'='4')""")
 spark.sql(f"INSERT INTO delta.`{p}` VALUES {rows(0, 10, 'a')}")
 spark.sql(f"INSERT INTO delta.`{p}` VALUES {rows(10, 10, None)}")
 spark.sql(f"SELECT * FROM VALUES {rows(20, 5, 'b c')} AS t(id, `Unit Price`, ts, ntz, d, s, p)") \
     .write.format("delta").mode("append").option("txnAppId", "kafka/orders/0").option("txnVersion", 42).save(p)
+# Version 4: the DELETE writes DVs, and checkpointInterval=4 makes Spark checkpoint it.
 spark.sql(f"DELETE FROM delta.`{p}` WHERE id IN (3, 4, 12)")
-checkpoint(p)
 keep_log(p, "spark-dv-cm")
 
 # V2 checkpoints with sidecars, JSON and Parquet top-level files.
@@ -82,11 +76,10 @@ for fmt in ["json", "parquet"]:
     spark.conf.set("spark.databricks.delta.checkpointV2.topLevelFileFormat", fmt)
     p = os.path.join(tmp, "v2" + fmt)
     spark.sql(f"""CREATE TABLE delta.`{p}` (id BIGINT, p STRING) USING delta PARTITIONED BY (p)
-      TBLPROPERTIES ('delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='100')""")
+      TBLPROPERTIES ('delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='4')""")
     for i in range(3):
         spark.sql(f"INSERT INTO delta.`{p}` VALUES ({i}, 'x'), ({i + 100}, NULL)")
-    spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 1")
-    checkpoint(p)
+    spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 1")  # version 4, checkpointed
     keep_log(p, "spark-v2-" + fmt)
 
 spark.stop()

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes (see the package documentation).
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError is a mistake in the command line or configuration: exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// env is what a command runs with: its output streams and the process environment.
+type env struct {
+	stdout, stderr io.Writer
+	lookup         func(string) (string, bool) // os.LookupEnv in the real process
+}
+
+// getenv returns an environment variable, "" when unset.
+func (e *env) getenv(k string) string {
+	v, _ := e.lookup(k)
+	return v
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // positional arguments, for the usage line
+	summary string
+	example string
+	// flags declares the command's flags on fs and returns the function that runs it
+	// with the positional arguments once flags are parsed.
+	flags func(fs *flag.FlagSet, e *env) func(ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		runCommand(),
+		validateCommand(),
+		historyCommand(),
+		describeCommand(),
+		showCommand(),
+		checkpointCommand(),
+		restoreCommand(),
+		vacuumCommand(),
+		optimizeCommand(),
+		notYetCommand("quickstart", "run the pipeline on an embedded broker, registry and sample database"),
+		notYetCommand("offsets", "show per table and partition the Delta txn, group offset, high watermark and lag"),
+		notYetCommand("replay", "replay a table from an offset or timestamp"),
+	}
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEnv(ctx, args, &env{stdout: stdout, stderr: stderr, lookup: os.LookupEnv})
+}
+
+func runEnv(ctx context.Context, args []string, e *env) int {
+	cmds := commands()
+	if len(args) < 2 {
+		printUsage(e.stderr, cmds)
+		return exitUsage
+	}
+	name := args[1]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		printUsage(e.stdout, cmds)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintln(e.stdout, "cdc2delta", version)
+		return exitOK
+	}
+	for _, c := range cmds {
+		if c.name == name {
+			return c.exec(ctx, args[2:], e)
+		}
+	}
+	fmt.Fprintf(e.stderr, "cdc2delta: unknown command %q\n\n", name)
+	printUsage(e.stderr, cmds)
+	return exitUsage
+}
+
+func (c command) exec(ctx context.Context, args []string, e *env) int {
+	fs := flag.NewFlagSet("cdc2delta "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // usage goes where we decide: stdout for --help, stderr on errors
+	runFn := c.flags(fs, e)
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		c.printHelp(e.stdout, fs)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "cdc2delta %s: %v\n", c.name, err)
+		c.printHelp(e.stderr, fs)
+		return exitUsage
+	}
+	if err := runFn(ctx, pos); err != nil {
+		fmt.Fprintf(e.stderr, "cdc2delta %s: %v\n", c.name, err)
+		if _, ok := errors.AsType[*usageError](err); ok {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	return exitOK
+}
+
+// parseInterspersed lets flags follow positional arguments ("show ./t --limit 5"), which
+// the flag package alone stops at.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		rest := fs.Args()
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func (c command) printHelp(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: cdc2delta %s [flags] %s\n\n%s\n", c.name, c.args, capitalize(c.summary)+".")
+	if c.example != "" {
+		fmt.Fprintf(w, "\nExample:\n  %s\n", strings.ReplaceAll(strings.TrimSpace(c.example), "\n", "\n  "))
+	}
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 success, 1 runtime failure, 2 usage or configuration error.")
+}
+
+func printUsage(w io.Writer, cmds []command) {
+	fmt.Fprint(w, "cdc2delta keeps Delta tables in step with SQL Server via Debezium on Kafka.\n\nUsage: cdc2delta <command> [flags] [arguments]\n\nCommands:\n")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'cdc2delta <command> --help' for a command's flags and an example.\n",
+		"Table arguments are a directory or s3://bucket/prefix.\n",
+		"Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.\n")
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// notYetCommand is a command whose implementation has not landed; it says so and fails
+// rather than pretending to work.
+func notYetCommand(name, summary string) command {
+	return command{
+		name:    name,
+		summary: summary + " (not yet available)",
+		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			return func(context.Context, []string) error {
+				return fmt.Errorf("not yet available in this build")
+			}
+		},
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+func describeCommand() command {
+	return command{
+		name:    "describe",
+		args:    "TABLE",
+		summary: "show a table's schema with comments, protocol, properties, files, size and txn positions",
+		example: "cdc2delta describe ./tables/sales/dbo/orders\ncdc2delta describe --version 3 --json s3://lake/sales/dbo/orders",
+		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			sf := addStoreFlags(fs, e)
+			tt := addTimeTravelFlags(fs)
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func(ctx context.Context, args []string) error {
+				loc, err := oneTable(args)
+				if err != nil {
+					return err
+				}
+				t, err := sf.openTable(ctx, loc)
+				if err != nil {
+					return err
+				}
+				snap, err := tt.snapshot(ctx, t, loc)
+				if err != nil {
+					return err
+				}
+				d := describeSnapshot(loc, snap)
+				if *asJSON {
+					enc := json.NewEncoder(e.stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(d)
+				}
+				return d.print(e.stdout)
+			}
+		},
+	}
+}
+
+// tableDescription is what describe prints.
+type tableDescription struct {
+	Location         string            `json:"location"`
+	Version          int64             `json:"version"`
+	CommitTime       time.Time         `json:"commitTime"`
+	ID               string            `json:"id"`
+	Name             string            `json:"name,omitempty"`
+	Description      string            `json:"description,omitempty"`
+	Protocol         deltalog.Protocol `json:"protocol"`
+	PartitionColumns []string          `json:"partitionColumns"`
+	Properties       map[string]string `json:"properties"`
+	Columns          []columnInfo      `json:"columns"`
+	NumFiles         int               `json:"numFiles"`
+	SizeInBytes      int64             `json:"sizeInBytes"`
+	NumRows          *int64            `json:"numRows,omitempty"`
+	DeletionVectors  int               `json:"numDeletionVectors"`
+	Txns             []deltalog.Txn    `json:"txns"`
+}
+
+// columnInfo is one column; nested fields have dotted names.
+type columnInfo struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+	Comment  string `json:"comment,omitempty"`
+}
+
+func describeSnapshot(loc string, snap *deltalog.Snapshot) tableDescription {
+	meta := snap.Metadata()
+	d := tableDescription{
+		Location: loc, Version: snap.Version(), CommitTime: snap.CommitTimestamp().UTC(),
+		ID: meta.ID, Name: meta.Name, Description: meta.Description, Protocol: snap.Protocol(),
+		PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration,
+		Columns: columnsOf("", snap.Schema()), NumFiles: snap.NumFiles(),
+	}
+	rows, rowsKnown := int64(0), true
+	for _, f := range snap.Files() {
+		d.SizeInBytes += f.Size
+		st, ok, err := deltalog.ParseStats(f.Stats)
+		if !ok || err != nil {
+			rowsKnown = false
+		}
+		rows += st.NumRecords
+		if f.DeletionVector != nil {
+			d.DeletionVectors++
+			rows -= f.DeletionVector.Cardinality
+		}
+	}
+	if rowsKnown {
+		d.NumRows = &rows
+	}
+	txns := snap.Txns()
+	for _, id := range slices.Sorted(maps.Keys(txns)) {
+		d.Txns = append(d.Txns, txns[id])
+	}
+	return d
+}
+
+func columnsOf(prefix string, st *deltalog.StructType) []columnInfo {
+	if st == nil {
+		return nil
+	}
+	var out []columnInfo
+	for _, f := range st.Fields {
+		comment, _ := f.Metadata["comment"].(string)
+		out = append(out, columnInfo{Name: prefix + f.Name, Type: f.Type.String(), Nullable: f.Nullable, Comment: comment})
+		if sub, ok := f.Type.(*deltalog.StructType); ok {
+			out = append(out, columnsOf(prefix+f.Name+".", sub)...)
+		}
+	}
+	return out
+}
+
+func (d tableDescription) print(w io.Writer) error {
+	var b strings.Builder
+	kv := func(k, v string) { fmt.Fprintf(&b, "%-18s %s\n", k+":", v) }
+	kv("Location", d.Location)
+	kv("Version", fmt.Sprintf("%d (committed %s)", d.Version, d.CommitTime.Format(time.RFC3339Nano)))
+	kv("Table id", d.ID)
+	if d.Name != "" {
+		kv("Name", d.Name)
+	}
+	if d.Description != "" {
+		kv("Comment", d.Description)
+	}
+	p := d.Protocol
+	kv("Protocol", fmt.Sprintf("reader %d [%s], writer %d [%s]", p.MinReaderVersion,
+		strings.Join(p.ReaderFeatureSet(), " "), p.MinWriterVersion, strings.Join(p.WriterFeatureSet(), " ")))
+	kv("Partitioned by", strings.Join(d.PartitionColumns, ", "))
+	size := fmt.Sprintf("%d files, %s", d.NumFiles, humanBytes(d.SizeInBytes))
+	if d.NumRows != nil {
+		size += fmt.Sprintf(", %d rows", *d.NumRows)
+	}
+	kv("Data", size+fmt.Sprintf(", %d deletion vectors", d.DeletionVectors))
+	b.WriteString("\nSchema:\n")
+	tt := newTextTable("  COLUMN", "TYPE", "NULLABLE", "COMMENT")
+	for _, c := range d.Columns {
+		tt.add("  "+c.Name, c.Type, strconv.FormatBool(c.Nullable), c.Comment)
+	}
+	if err := writeTo(&b, tt); err != nil {
+		return err
+	}
+	b.WriteString("\nProperties:\n")
+	for _, k := range slices.Sorted(maps.Keys(d.Properties)) {
+		fmt.Fprintf(&b, "  %s = %s\n", k, d.Properties[k])
+	}
+	b.WriteString("\nTransactions (txn):\n")
+	if len(d.Txns) == 0 {
+		b.WriteString("  none\n")
+	} else {
+		tt := newTextTable("  APP ID", "VERSION", "LAST UPDATED")
+		for _, x := range d.Txns {
+			upd := ""
+			if x.LastUpdated != nil {
+				upd = time.UnixMilli(*x.LastUpdated).UTC().Format(time.RFC3339Nano)
+			}
+			tt.add("  "+x.AppID, strconv.FormatInt(x.Version, 10), upd)
+		}
+		if err := writeTo(&b, tt); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTo(b *strings.Builder, t *textTable) error { return t.write(b) }
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB (%d bytes)", float64(n)/float64(div), "KMGTPE"[exp], n)
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/processor"
+)
+
+// configFlags are the config file and the flags that override its common fields.
+type configFlags struct {
+	path, brokers, group, tablesPath, logLevel, metricsListen string
+}
+
+func addConfigFlags(fs *flag.FlagSet) *configFlags {
+	cf := &configFlags{}
+	fs.StringVar(&cf.path, "config", "", "configuration file (YAML; see config/example.yaml). Required")
+	fs.StringVar(&cf.brokers, "brokers", "", "override kafka.brokers (comma-separated host:port)")
+	fs.StringVar(&cf.group, "group-id", "", "override kafka.group_id")
+	fs.StringVar(&cf.tablesPath, "tables-path", "", "override tables.path")
+	fs.StringVar(&cf.logLevel, "log-level", "", "override log.level")
+	fs.StringVar(&cf.metricsListen, "metrics-listen", "", "override metrics.listen")
+	return cf
+}
+
+// load reads the file, expands ${ENV} from getenv, applies the flag overrides and
+// validates; every problem is a usage error (exit 2) naming the file.
+func (cf *configFlags) load(args []string, lookup func(string) (string, bool)) (config.Config, error) {
+	if cf.path == "" {
+		return config.Config{}, usagef("--config FILE is required")
+	}
+	if len(args) > 0 {
+		return config.Config{}, usagef("unexpected arguments %q", args)
+	}
+	data, err := os.ReadFile(cf.path)
+	if err != nil {
+		return config.Config{}, usagef("reading config: %v", err)
+	}
+	c, err := config.Parse(data, lookup)
+	if err != nil {
+		return config.Config{}, usagef("%s: %v", cf.path, err)
+	}
+	if cf.brokers != "" {
+		c.Kafka.Brokers = strings.Split(cf.brokers, ",")
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&c.Kafka.GroupID, cf.group)
+	set(&c.Tables.Path, cf.tablesPath)
+	set(&c.Log.Level, cf.logLevel)
+	set(&c.Metrics.Listen, cf.metricsListen)
+	if err := c.Validate(); err != nil {
+		return config.Config{}, usagef("%s: %v", cf.path, err)
+	}
+	return c, nil
+}
+
+func validateCommand() command {
+	return command{
+		name:    "validate",
+		summary: "check a configuration file and report every problem at once",
+		example: "cdc2delta validate --config cdc2delta.yaml   # ${VAR} references need their variables set",
+		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			cf := addConfigFlags(fs)
+			return func(ctx context.Context, args []string) error {
+				c, err := cf.load(args, e.lookup)
+				if err != nil {
+					return err
+				}
+				if err := checkPerTableSupport(c.Tables); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "%s is valid\n", cf.path)
+				return nil
+			}
+		},
+	}
+}
+
+func runCommand() command {
+	return command{
+		name:    "run",
+		summary: "run the pipeline: consume the topics and MERGE them into Delta tables",
+		example: "cdc2delta run --config cdc2delta.yaml\n" +
+			"KAFKA_PASSWORD=... cdc2delta run --config cdc2delta.yaml --group-id cdc2delta-blue --log-level debug",
+		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			cf := addConfigFlags(fs)
+			return func(ctx context.Context, args []string) error {
+				c, err := cf.load(args, e.lookup)
+				if err != nil {
+					return err
+				}
+				return runProcessor(ctx, e, c)
+			}
+		},
+	}
+}
+
+// runProcessor runs until ctx ends (SIGINT/SIGTERM) or the processor fails.
+func runProcessor(ctx context.Context, e *env, c config.Config) error {
+	logger := newLogger(c.Log, e.stderr)
+	opts, err := processorOptions(c, logger)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	p, err := processor.New(opts, processor.WithLogger(logger), processor.WithRegisterer(reg))
+	if err != nil {
+		if errors.Is(err, processor.ErrOptions) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	defer p.Close()
+	if c.Metrics.Listen != "" {
+		ln, err := net.Listen("tcp", c.Metrics.Listen)
+		if err != nil {
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		srv := &http.Server{Handler: p.Handler(reg), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			// ErrServerClosed after Shutdown is the normal end.
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("metrics listener stopped", "err", err)
+			}
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx) // best effort at exit
+		}()
+		logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
+	}
+	logger.Info("starting", "brokers", c.Kafka.Brokers, "group", c.Kafka.GroupID, "tables", c.Tables.Path)
+	if err := p.Run(ctx); err != nil {
+		return fmt.Errorf("processor: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
+)
+
+var version = deltalog.Version
+
+// storeFlags are the storage options shared by the table commands. Their defaults come
+// from the environment so scripts can set them once.
+type storeFlags struct {
+	endpoint  string
+	region    string
+	pathStyle bool
+}
+
+func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
+	sf := &storeFlags{}
+	ps, _ := strconv.ParseBool(e.getenv("CDC2DELTA_S3_PATH_STYLE")) // unset or junk: false
+	fs.StringVar(&sf.endpoint, "s3-endpoint", e.getenv("CDC2DELTA_S3_ENDPOINT"),
+		"S3-compatible endpoint URL for s3:// tables (env CDC2DELTA_S3_ENDPOINT; default AWS)")
+	fs.StringVar(&sf.region, "s3-region", e.getenv("AWS_REGION"), "S3 region (env AWS_REGION)")
+	fs.BoolVar(&sf.pathStyle, "s3-path-style", ps, "path-style S3 addressing, needed by most S3-compatible servers (env CDC2DELTA_S3_PATH_STYLE)")
+	return sf
+}
+
+// openTable opens the table at a local directory or s3:// URL. Credentials for S3 come
+// from the standard AWS chain.
+func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...deltalog.Option) (*deltalog.Table, error) {
+	var store deltalog.Store
+	if strings.Contains(location, "://") {
+		o, err := s3store.ParseURL(location)
+		if err != nil {
+			return nil, usagef("table %q: %v", location, err)
+		}
+		o.Endpoint, o.Region, o.UsePathStyle = sf.endpoint, sf.region, sf.pathStyle
+		s, err := s3store.New(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", location, err)
+		}
+		store = s
+	} else {
+		s, err := localstore.New(localstore.Options{Dir: location})
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", location, err)
+		}
+		store = s
+	}
+	return deltalog.Open(ctx, store, opts...)
+}
+
+// latest loads the latest snapshot with an error that says what is wrong.
+func latest(ctx context.Context, t *deltalog.Table, location string) (*deltalog.Snapshot, error) {
+	snap, err := t.Snapshot(ctx)
+	if errors.Is(err, deltalog.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not a Delta table (no _delta_log): %w", location, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", location, err)
+	}
+	return snap, nil
+}
+
+// oneTable checks that exactly one table argument was given.
+func oneTable(args []string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef("expected one table (a directory or s3://bucket/prefix), got %d arguments", len(args))
+	}
+	return args[0], nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// displayValue turns a datafile value of type t into a JSON-friendly Go value: decimals
+// as exact strings, timestamps and dates in ISO 8601, binary as []byte (base64 in JSON,
+// hex in text), structs as objects and maps as lists of key/value objects (map keys need
+// not be strings).
+func displayValue(t deltalog.Type, v any) any {
+	if v == nil {
+		return nil
+	}
+	switch t := t.(type) {
+	case deltalog.DecimalType:
+		if d, ok := v.(datafile.Decimal); ok {
+			return json.Number(d.String(t.Scale))
+		}
+	case deltalog.PrimitiveType:
+		switch t {
+		case deltalog.TypeTimestamp:
+			if us, ok := v.(int64); ok {
+				return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999Z")
+			}
+		case deltalog.TypeTimestampNTZ:
+			if us, ok := v.(int64); ok {
+				return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999")
+			}
+		case deltalog.TypeDate:
+			if d, ok := v.(int32); ok {
+				return time.Unix(int64(d)*86400, 0).UTC().Format(time.DateOnly)
+			}
+		}
+	case *deltalog.StructType:
+		if vals, ok := v.([]any); ok && len(vals) == len(t.Fields) {
+			m := make(map[string]any, len(vals))
+			for i, f := range t.Fields {
+				m[f.Name] = displayValue(f.Type, vals[i])
+			}
+			return m
+		}
+	case *deltalog.ArrayType:
+		if vals, ok := v.([]any); ok {
+			out := make([]any, len(vals))
+			for i, e := range vals {
+				out[i] = displayValue(t.ElementType, e)
+			}
+			return out
+		}
+	case *deltalog.MapType:
+		if kvs, ok := v.([]datafile.KV); ok {
+			out := make([]any, len(kvs))
+			for i, kv := range kvs {
+				out[i] = map[string]any{"key": displayValue(t.KeyType, kv.Key), "value": displayValue(t.ValueType, kv.Value)}
+			}
+			return out
+		}
+	}
+	return v
+}
+
+// textValue renders a display value as one text cell; null is "" (the caller decides
+// how to show null).
+func textValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case json.Number:
+		return string(v)
+	case []byte:
+		return "0x" + hex.EncodeToString(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case int8, int16, int32, int64, int:
+		return fmt.Sprint(v)
+	case float32:
+		return strconv.FormatFloat(float64(v), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,205 @@
+package config
+
+import "time"
+
+// Config is the whole configuration file.
+type Config struct {
+	Kafka          Kafka          `yaml:"kafka"`
+	SchemaRegistry SchemaRegistry `yaml:"schema_registry"`
+	Tables         Tables         `yaml:"tables"`
+	Batch          Batch          `yaml:"batch"`
+	Memory         Memory         `yaml:"memory"`
+	Storage        Storage        `yaml:"storage"`
+	Decoding       Decoding       `yaml:"decoding"`
+	Metrics        Metrics        `yaml:"metrics"`
+	Log            Log            `yaml:"log"`
+}
+
+// Kafka is the consumer group and its connection.
+type Kafka struct {
+	// Brokers are bootstrap host:port addresses.
+	Brokers []string `yaml:"brokers"`
+	// GroupID is the consumer group id.
+	GroupID string `yaml:"group_id"`
+	// InstanceID enables static membership (rolling restarts without rebalances).
+	InstanceID string `yaml:"instance_id"`
+	// Topics lists the topics to consume; exclusive with TopicRegex.
+	Topics []string `yaml:"topics"`
+	// TopicRegex consumes every topic matching the regular expression.
+	TopicRegex string `yaml:"topic_regex"`
+	TLS        TLS    `yaml:"tls"`
+	SASL       SASL   `yaml:"sasl"`
+	// Reset is where a partition with no Delta txn and no group offset starts.
+	Reset string `yaml:"reset"`
+	// DLQTopic receives records of tables whose bad_input policy is dead-letter.
+	DLQTopic string `yaml:"dlq_topic"`
+}
+
+// TLS configures a TLS client. It is enabled when Enabled is set or any file is given.
+type TLS struct {
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// On reports whether TLS is to be used.
+func (t TLS) On() bool {
+	return t.Enabled || t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.InsecureSkipVerify
+}
+
+// SASL configures Kafka authentication; an empty Mechanism disables it.
+type SASL struct {
+	Mechanism string `yaml:"mechanism"`
+	Username  string `yaml:"username"`
+	Password  Secret `yaml:"password"`
+}
+
+// SASL mechanisms.
+const (
+	SASLPlain       = "PLAIN"
+	SASLScram256    = "SCRAM-SHA-256"
+	SASLScram512    = "SCRAM-SHA-512"
+	SASLAWSMSKIAM   = "AWS_MSK_IAM"
+	ResetEarliest   = "earliest"
+	ResetLatest     = "latest"
+	defaultMetrics  = ":9464"
+	defaultLogLevel = "info"
+)
+
+// SchemaRegistry is the Confluent-compatible registry the Avro schemas come from.
+type SchemaRegistry struct {
+	URL         string `yaml:"url"`
+	Username    string `yaml:"username"`
+	Password    Secret `yaml:"password"`
+	BearerToken Secret `yaml:"bearer_token"`
+	TLS         TLS    `yaml:"tls"`
+}
+
+// Tables routes topics to Delta tables and sets their policies.
+type Tables struct {
+	// Path is the table location template: a local directory or s3://bucket/prefix,
+	// with {topic}, {database}, {schema} and {table}.
+	Path string `yaml:"path"`
+	// Defaults apply to every table.
+	Defaults TableSettings `yaml:"defaults"`
+	// Overrides change settings of the tables they match.
+	Overrides []TableOverride `yaml:"overrides"`
+}
+
+// TableSettings are the per-table policies.
+type TableSettings struct {
+	// KeyColumns are the primary key columns of tables whose records carry no key.
+	KeyColumns []string `yaml:"key_columns"`
+	// NullKey is what a record without a key does: error, or columns (key from KeyColumns).
+	NullKey string `yaml:"null_key"`
+	// BadInput is the policy for undecodable records: fail or dead-letter.
+	BadInput string `yaml:"bad_input"`
+	// DeleteMode is hard (remove the row) or soft (flag it deleted).
+	DeleteMode string `yaml:"delete_mode"`
+	// TombstoneRetention is how long a hard-deleted key is remembered.
+	TombstoneRetention Duration `yaml:"tombstone_retention"`
+	// MergeMode is auto, dv (deletion vectors) or cow (copy-on-write).
+	MergeMode string `yaml:"merge_mode"`
+	// ChangeDataFeed turns on delta.enableChangeDataFeed for new tables.
+	ChangeDataFeed bool `yaml:"change_data_feed"`
+	// PartitionBy are the partition columns of new tables.
+	PartitionBy []string `yaml:"partition_by"`
+}
+
+// TableOverride is a TableSettings patch for the tables it matches: by Topic (exact
+// topic name) or by Name ("schema.table" or "database.schema.table"). Unset fields keep
+// the defaults.
+type TableOverride struct {
+	Topic              string    `yaml:"topic"`
+	Name               string    `yaml:"name"`
+	KeyColumns         []string  `yaml:"key_columns"`
+	NullKey            *string   `yaml:"null_key"`
+	BadInput           *string   `yaml:"bad_input"`
+	DeleteMode         *string   `yaml:"delete_mode"`
+	TombstoneRetention *Duration `yaml:"tombstone_retention"`
+	MergeMode          *string   `yaml:"merge_mode"`
+	ChangeDataFeed     *bool     `yaml:"change_data_feed"`
+	PartitionBy        []string  `yaml:"partition_by"`
+}
+
+// Policy values.
+const (
+	NullKeyError     = "error"
+	NullKeyColumns   = "columns"
+	BadInputFail     = "fail"
+	BadInputDLQ      = "dead-letter"
+	DeleteHard       = "hard"
+	DeleteSoft       = "soft"
+	MergeAuto        = "auto"
+	MergeDV          = "dv"
+	MergeCoW         = "cow"
+	defaultTablePath = "./tables/{database}/{schema}/{table}"
+)
+
+// Batch bounds each table's micro-batch; a batch is committed when any bound is hit.
+type Batch struct {
+	MaxRecords int      `yaml:"max_records"`
+	MaxBytes   ByteSize `yaml:"max_bytes"`
+	MaxAge     Duration `yaml:"max_age"`
+}
+
+// Memory bounds the process.
+type Memory struct {
+	// MaxBufferedBytes bounds record bytes pending over all tables; fetching pauses above it.
+	MaxBufferedBytes ByteSize `yaml:"max_buffered_bytes"`
+}
+
+// Storage configures object storage for s3:// table paths.
+type Storage struct {
+	S3 S3 `yaml:"s3"`
+}
+
+// S3 options; credentials come from the standard AWS chain.
+type S3 struct {
+	Endpoint  string `yaml:"endpoint"`
+	Region    string `yaml:"region"`
+	PathStyle bool   `yaml:"path_style"`
+}
+
+// Decoding mirrors the Debezium connector settings the topics were produced with.
+type Decoding struct {
+	TimePrecisionMode   string `yaml:"time_precision_mode"`
+	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
+	BinaryHandlingMode  string `yaml:"binary_handling_mode"`
+}
+
+// Metrics is the HTTP listener of /metrics, /healthz and /readyz; empty Listen disables it.
+type Metrics struct {
+	Listen string `yaml:"listen"`
+}
+
+// Log configures the process log.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Default returns the configuration every file starts from.
+func Default() Config {
+	return Config{
+		Kafka:          Kafka{Reset: ResetEarliest},
+		SchemaRegistry: SchemaRegistry{},
+		Tables: Tables{
+			Path: defaultTablePath,
+			Defaults: TableSettings{
+				NullKey:            NullKeyError,
+				BadInput:           BadInputFail,
+				DeleteMode:         DeleteHard,
+				TombstoneRetention: Duration(168 * time.Hour),
+				MergeMode:          MergeAuto,
+			},
+		},
+		Batch:    Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second)},
+		Memory:   Memory{MaxBufferedBytes: 256 << 20},
+		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
+		Metrics:  Metrics{Listen: defaultMetrics},
+		Log:      Log{Level: defaultLogLevel, Format: "text"},
+	}
+}

@@ -1,0 +1,142 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/config"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+func TestExampleValidates(t *testing.T) {
+	data, err := os.ReadFile("example.yaml")
+	require.NoError(t, err)
+	c, err := config.Parse(data, noEnv)
+	require.NoError(t, err)
+	require.NoError(t, c.Validate())
+
+	// Defaults documented in the file equal Default().
+	d := config.Default()
+	require.Equal(t, d.Batch, c.Batch)
+	require.Equal(t, d.Memory, c.Memory)
+	require.Empty(t, c.Tables.Defaults.KeyColumns)
+	require.Empty(t, c.Tables.Defaults.PartitionBy)
+	c.Tables.Defaults.KeyColumns, c.Tables.Defaults.PartitionBy = nil, nil
+	require.Equal(t, d.Tables.Defaults, c.Tables.Defaults)
+	require.Equal(t, d.Decoding, c.Decoding)
+	require.Equal(t, d.Log, c.Log)
+	require.Equal(t, d.Metrics, c.Metrics)
+	require.Equal(t, d.Kafka.Reset, c.Kafka.Reset)
+	require.Equal(t, []string{"localhost:9092"}, c.Kafka.Brokers)
+	require.Equal(t, "http://localhost:8081", c.SchemaRegistry.URL)
+
+	lines := c.Tables.Settings(config.Source{Topic: "sqlserver.sales.dbo.order_lines", Database: "sales", Schema: "DBO", Table: "Order_Lines"})
+	require.Equal(t, []string{"order_id", "line_no"}, lines.KeyColumns)
+	require.Equal(t, config.BadInputFail, lines.BadInput)
+	customers := c.Tables.Settings(config.Source{Topic: "sqlserver.sales.dbo.customers", Database: "sales", Schema: "dbo", Table: "customers"})
+	require.Equal(t, config.BadInputDLQ, customers.BadInput)
+	require.Empty(t, customers.KeyColumns)
+	require.Equal(t, config.DeleteHard, customers.DeleteMode)
+}
+
+func TestOverridesApplyInOrder(t *testing.T) {
+	c, err := config.Parse([]byte(`
+tables:
+  defaults: {delete_mode: soft}
+  overrides:
+    - {name: sales.dbo.orders, merge_mode: cow, delete_mode: hard}
+    - {topic: t.sales.dbo.orders, merge_mode: dv}
+`), noEnv)
+	require.NoError(t, err)
+	s := c.Tables.Settings(config.Source{Topic: "t.sales.dbo.orders", Database: "sales", Schema: "dbo", Table: "orders"})
+	require.Equal(t, config.MergeDV, s.MergeMode, "the later override wins")
+	require.Equal(t, config.DeleteHard, s.DeleteMode)
+	other := c.Tables.Settings(config.Source{Topic: "t.sales.dbo.x", Database: "sales", Schema: "dbo", Table: "x"})
+	require.Equal(t, config.DeleteSoft, other.DeleteMode)
+	require.Equal(t, config.MergeAuto, other.MergeMode)
+}
+
+func TestDefaults(t *testing.T) {
+	d := config.Default()
+	require.Equal(t, 10_000, d.Batch.MaxRecords)
+	require.Equal(t, config.ByteSize(16<<20), d.Batch.MaxBytes)
+	require.Equal(t, config.Duration(time.Second), d.Batch.MaxAge)
+	require.Equal(t, config.ByteSize(256<<20), d.Memory.MaxBufferedBytes)
+	require.Equal(t, "earliest", d.Kafka.Reset)
+	require.Equal(t, "fail", d.Tables.Defaults.BadInput)
+	require.Equal(t, "hard", d.Tables.Defaults.DeleteMode)
+	require.Equal(t, config.Duration(168*time.Hour), d.Tables.Defaults.TombstoneRetention)
+	require.Equal(t, "auto", d.Tables.Defaults.MergeMode)
+}
+
+func TestEnvExpansionPerValue(t *testing.T) {
+	env := map[string]string{"BROKERS": "b1:9092", "PW": `p: "x" # not a comment`}
+	c, err := config.Parse([]byte(`
+kafka:
+  brokers: ["${BROKERS}"]
+  group_id: ${GROUP:-grp}
+  sasl: {mechanism: PLAIN, username: u, password: "${PW}"}
+`), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	require.NoError(t, err)
+	require.Equal(t, []string{"b1:9092"}, c.Kafka.Brokers)
+	require.Equal(t, "grp", c.Kafka.GroupID)
+	require.Equal(t, env["PW"], c.Kafka.SASL.Password.Reveal())
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("kafka: {brokers: ['k:1'], group_id: g, topics: [t]}\nschema_registry: {url: 'http://sr'}\n"), 0o600))
+	c, err := config.Load(good)
+	require.NoError(t, err)
+	require.Equal(t, "g", c.Kafka.GroupID)
+
+	_, err = config.Load(filepath.Join(dir, "missing.yaml"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("kafka: {group_id: g}\n"), 0o600))
+	_, err = config.Load(bad)
+	require.ErrorIs(t, err, config.ErrInvalid)
+	require.ErrorContains(t, err, "bad.yaml")
+	require.ErrorContains(t, err, "kafka.brokers: must list at least one host:port")
+}
+
+// TestInvalidConfigs checks that each broken file in testdata/invalid produces exactly
+// the messages its "# want:" lines list, in any order.
+func TestInvalidConfigs(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var want []string
+			for line := range strings.SplitSeq(string(data), "\n") {
+				if m, ok := strings.CutPrefix(line, "# want: "); ok {
+					want = append(want, m)
+				}
+			}
+			require.NotEmpty(t, want)
+			c, err := config.Parse(data, noEnv)
+			if strings.HasPrefix(filepath.Base(f), "syntax") {
+				require.ErrorIs(t, err, config.ErrSyntax)
+			} else {
+				require.NoError(t, err)
+				err = c.Validate()
+				require.ErrorIs(t, err, config.ErrInvalid)
+			}
+			msg := strings.TrimPrefix(err.Error(), config.ErrSyntax.Error()+": ")
+			require.ElementsMatch(t, want, strings.Split(msg, "\n"))
+			require.NotContains(t, msg, "hunter2")
+			require.NotContains(t, msg, "sr-secret")
+		})
+	}
+}

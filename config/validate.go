@@ -1,0 +1,251 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ErrInvalid matches every *FieldError.
+var ErrInvalid = errors.New("config: invalid")
+
+// FieldError is one validation problem: Path names the field as written in the file
+// ("tables.overrides[2].delete_mode") and Problem says what is wrong and what is accepted.
+type FieldError struct {
+	Path    string
+	Problem string
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Problem }
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// problems collects FieldErrors.
+type problems []error
+
+func (p *problems) add(path, format string, args ...any) {
+	*p = append(*p, &FieldError{Path: path, Problem: fmt.Sprintf(format, args...)})
+}
+
+// oneOf checks that v is one of allowed.
+func (p *problems) oneOf(path, v string, allowed ...string) {
+	if !slices.Contains(allowed, v) {
+		p.add(path, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+// Accepted values of the enumerated fields.
+var (
+	sasls          = []string{SASLPlain, SASLScram256, SASLScram512, SASLAWSMSKIAM}
+	resets         = []string{ResetEarliest, ResetLatest}
+	nullKeys       = []string{NullKeyError, NullKeyColumns}
+	badInputs      = []string{BadInputFail, BadInputDLQ}
+	deleteModes    = []string{DeleteHard, DeleteSoft}
+	mergeModes     = []string{MergeAuto, MergeDV, MergeCoW}
+	timePrecisions = []string{"adaptive", "adaptive_time_microseconds", "connect"}
+	decimalModes   = []string{"precise", "double", "string"}
+	binaryModes    = []string{"bytes", "base64", "base64-url-safe", "hex"}
+	logLevels      = []string{"debug", "info", "warn", "error"}
+	logFormats     = []string{"text", "json"}
+	placeholders   = []string{"{topic}", "{database}", "{schema}", "{table}"}
+)
+
+var placeholderRE = regexp.MustCompile(`\{[^{}]*\}`)
+
+// Validate reports every problem of the configuration at once, joined with errors.Join;
+// each is a *FieldError naming its path and what is accepted.
+func (c *Config) Validate() error {
+	var p problems
+	c.validateKafka(&p)
+	c.validateRegistry(&p)
+	c.validateTables(&p)
+	c.validateLimits(&p)
+	c.validateRest(&p)
+	return errors.Join(p...)
+}
+
+func (c *Config) validateKafka(p *problems) {
+	k := c.Kafka
+	if len(k.Brokers) == 0 {
+		p.add("kafka.brokers", "must list at least one host:port")
+	}
+	for i, b := range k.Brokers {
+		if _, port, err := net.SplitHostPort(b); err != nil || port == "" {
+			p.add(fmt.Sprintf("kafka.brokers[%d]", i), "%q is not host:port", b)
+		}
+	}
+	if k.GroupID == "" {
+		p.add("kafka.group_id", "must be set (the consumer group id)")
+	}
+	switch {
+	case len(k.Topics) == 0 && k.TopicRegex == "":
+		p.add("kafka.topics", "set topics (a list) or topic_regex")
+	case len(k.Topics) > 0 && k.TopicRegex != "":
+		p.add("kafka.topic_regex", "set either topics or topic_regex, not both")
+	case k.TopicRegex != "":
+		if _, err := regexp.Compile(k.TopicRegex); err != nil {
+			p.add("kafka.topic_regex", "%q is not a regular expression: %v", k.TopicRegex, err)
+		}
+	}
+	for i, t := range k.Topics {
+		if t == "" {
+			p.add(fmt.Sprintf("kafka.topics[%d]", i), "must not be empty")
+		}
+	}
+	validateTLS(p, "kafka.tls", k.TLS)
+	if s := k.SASL; s.Mechanism != "" {
+		p.oneOf("kafka.sasl.mechanism", s.Mechanism, sasls...)
+		if s.Mechanism != SASLAWSMSKIAM && slices.Contains(sasls, s.Mechanism) {
+			if s.Username == "" {
+				p.add("kafka.sasl.username", "must be set for %s", s.Mechanism)
+			}
+			if s.Password == "" {
+				p.add("kafka.sasl.password", "must be set for %s", s.Mechanism)
+			}
+		}
+	} else if k.SASL.Username != "" || k.SASL.Password != "" {
+		p.add("kafka.sasl.mechanism", "must be set when a username or password is given; one of %s", strings.Join(sasls, ", "))
+	}
+	p.oneOf("kafka.reset", k.Reset, resets...)
+}
+
+func validateTLS(p *problems, path string, t TLS) {
+	for _, f := range []struct{ name, file string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+		if f.file == "" {
+			continue
+		}
+		if _, err := os.Stat(f.file); err != nil {
+			p.add(path+"."+f.name, "cannot read %q: %v", f.file, errors.Unwrap(err))
+		}
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		p.add(path, "cert_file and key_file must be given together")
+	}
+}
+
+func (c *Config) validateRegistry(p *problems) {
+	r := c.SchemaRegistry
+	if r.URL == "" {
+		p.add("schema_registry.url", "must be set (http:// or https:// URL)")
+	} else if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add("schema_registry.url", "%q is not an http:// or https:// URL", r.URL)
+	}
+	if (r.Username == "") != (r.Password == "") {
+		p.add("schema_registry", "username and password must be given together")
+	}
+	if r.BearerToken != "" && r.Username != "" {
+		p.add("schema_registry.bearer_token", "cannot be combined with username/password")
+	}
+	validateTLS(p, "schema_registry.tls", r.TLS)
+}
+
+func (c *Config) validateTables(p *problems) {
+	t := c.Tables
+	if t.Path == "" {
+		p.add("tables.path", "must be set (a directory or s3://bucket/prefix with {topic}, {database}, {schema}, {table})")
+	}
+	for _, ph := range placeholderRE.FindAllString(t.Path, -1) {
+		if !slices.Contains(placeholders, ph) {
+			p.add("tables.path", "unknown placeholder %s; accepted: %s", ph, strings.Join(placeholders, ", "))
+		}
+	}
+	if t.Path != "" && !strings.Contains(t.Path, "{table}") && !strings.Contains(t.Path, "{topic}") {
+		p.add("tables.path", "%q must contain {table} or {topic}, or every topic would write one table", t.Path)
+	}
+	dlqNeeded := false
+	checkSettings := func(path string, s TableSettings) {
+		p.oneOf(path+".null_key", s.NullKey, nullKeys...)
+		p.oneOf(path+".bad_input", s.BadInput, badInputs...)
+		p.oneOf(path+".delete_mode", s.DeleteMode, deleteModes...)
+		p.oneOf(path+".merge_mode", s.MergeMode, mergeModes...)
+		if s.TombstoneRetention <= 0 {
+			p.add(path+".tombstone_retention", "must be positive, got %s", s.TombstoneRetention)
+		}
+		if s.NullKey == NullKeyColumns && len(s.KeyColumns) == 0 {
+			p.add(path+".key_columns", "must be set when null_key is columns")
+		}
+		checkNames(p, path+".key_columns", s.KeyColumns)
+		checkNames(p, path+".partition_by", s.PartitionBy)
+		dlqNeeded = dlqNeeded || s.BadInput == BadInputDLQ
+	}
+	checkSettings("tables.defaults", t.Defaults)
+	seen := map[string]int{}
+	for i, o := range t.Overrides {
+		path := fmt.Sprintf("tables.overrides[%d]", i)
+		match := "topic " + o.Topic
+		switch {
+		case (o.Topic == "") == (o.Name == ""):
+			p.add(path, "set exactly one of topic or name")
+		case o.Name != "":
+			match = "name " + o.Name
+			if n := strings.Count(o.Name, "."); n < 1 || n > 2 || slices.Contains(strings.Split(o.Name, "."), "") {
+				p.add(path+".name", "%q is not schema.table or database.schema.table", o.Name)
+			}
+		}
+		if j, dup := seen[match]; dup {
+			p.add(path, "matches the same %s as tables.overrides[%d]", match, j)
+		}
+		seen[match] = i
+		// Check what the override sets, not the defaults it inherits (reported once above).
+		base := Default().Tables.Defaults
+		base.KeyColumns = t.Defaults.KeyColumns
+		checkSettings(path, o.apply(base))
+	}
+	if dlqNeeded && c.Kafka.DLQTopic == "" {
+		p.add("kafka.dlq_topic", "must be set because a table uses bad_input: dead-letter")
+	}
+}
+
+func checkNames(p *problems, path string, names []string) {
+	seen := map[string]bool{}
+	for i, n := range names {
+		lower := strings.ToLower(n)
+		switch {
+		case strings.TrimSpace(n) == "":
+			p.add(fmt.Sprintf("%s[%d]", path, i), "must not be empty")
+		case seen[lower]:
+			p.add(fmt.Sprintf("%s[%d]", path, i), "%q is listed twice (column names are case-insensitive)", n)
+		}
+		seen[lower] = true
+	}
+}
+
+func (c *Config) validateLimits(p *problems) {
+	if c.Batch.MaxRecords <= 0 {
+		p.add("batch.max_records", "must be positive, got %d", c.Batch.MaxRecords)
+	}
+	if c.Batch.MaxBytes <= 0 {
+		p.add("batch.max_bytes", "must be positive, got %s", c.Batch.MaxBytes)
+	}
+	if c.Batch.MaxAge <= 0 {
+		p.add("batch.max_age", "must be positive, got %s", c.Batch.MaxAge)
+	}
+	if c.Memory.MaxBufferedBytes < c.Batch.MaxBytes {
+		p.add("memory.max_buffered_bytes", "%s is below batch.max_bytes (%s); a single batch could never fill",
+			c.Memory.MaxBufferedBytes, c.Batch.MaxBytes)
+	}
+}
+
+func (c *Config) validateRest(p *problems) {
+	if e := c.Storage.S3.Endpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add("storage.s3.endpoint", "%q is not an http:// or https:// URL", e)
+		}
+	}
+	p.oneOf("decoding.time_precision_mode", c.Decoding.TimePrecisionMode, timePrecisions...)
+	p.oneOf("decoding.decimal_handling_mode", c.Decoding.DecimalHandlingMode, decimalModes...)
+	p.oneOf("decoding.binary_handling_mode", c.Decoding.BinaryHandlingMode, binaryModes...)
+	if l := c.Metrics.Listen; l != "" {
+		if _, _, err := net.SplitHostPort(l); err != nil {
+			p.add("metrics.listen", "%q is not host:port or :port (empty disables the listener)", l)
+		}
+	}
+	p.oneOf("log.level", c.Log.Level, logLevels...)
+	p.oneOf("log.format", c.Log.Format, logFormats...)
+}

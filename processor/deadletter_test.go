@@ -1,0 +1,186 @@
+package processor
+
+import (
+	"cmp"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+)
+
+// badRecords produces bad copies of a valid orders record to partition 0 and
+// returns their offsets: a corrupt value, an unknown schema id and a missing
+// key. The valid original is produced first, so the copies do not change
+// the model.
+func (pl *pipeline) badRecords(t *testing.T) []int64 {
+	t.Helper()
+	ctx := t.Context()
+	orders := pl.tables[1]
+	ev := pl.w.Next()
+	for ev.Table != orders || ev.Tombstone || ev.Op == dbzgen.OpDelete {
+		key, value, err := pl.gen.Encode(ctx, ev)
+		require.NoError(t, err)
+		require.NoError(t, pl.producer.ProduceSync(ctx, &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value}).FirstErr())
+		ev = pl.w.Next()
+	}
+	key, value, err := pl.gen.Encode(ctx, ev)
+	require.NoError(t, err)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(pl.brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	topic := orders.Topic()
+	recs := []*kgo.Record{
+		{Topic: topic, Partition: 0, Key: key, Value: value},
+		{Topic: topic, Partition: 0, Key: key, Value: []byte("not avro")},
+		{Topic: topic, Partition: 0, Key: key, Value: append(codecs.AppendHeader(nil, 987654), 2, 4)},
+		{Topic: topic, Partition: 0, Key: nil, Value: value},
+	}
+	res := cl.ProduceSync(ctx, recs...)
+	require.NoError(t, res.FirstErr())
+	var offs []int64
+	for _, r := range res[1:] {
+		offs = append(offs, r.Record.Offset)
+	}
+	return offs
+}
+
+func TestBadInputDeadLetter(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 4, Keys: 30, Snapshot: true})
+	pl.produce(200)
+	bad := pl.badRecords(t)
+	pl.produce(200)
+	opts := pl.options("dlq")
+	opts.BadInput = PolicyDeadLetter
+	opts.UnknownSchemaRetries = 1
+	r := pl.start(opts)
+	pl.waitCaughtUp()
+	pl.requireModel()
+	pl.requireGroupOffsets("dlq")
+	require.True(t, r.p.Status().Ready())
+	require.Equal(t, 3.0, metricSum(t, r.reg, "cdc2delta_events_dead_lettered_total"))
+	require.Equal(t, 3.0, metricSum(t, r.reg, "cdc2delta_bad_input_total"))
+	for _, reason := range []string{"bad_header", "unknown_schema", "missing_key"} {
+		require.Equal(t, 1.0, metricWith(t, r.reg, "cdc2delta_events_dead_lettered_total", "reason", reason), reason)
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(pl.brokers...), kgo.ConsumeTopics(pl.dlq),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	var got []*kgo.Record
+	for len(got) < 3 {
+		fs := cl.PollFetches(t.Context())
+		require.NoError(t, fs.Err())
+		got = append(got, fs.Records()...)
+	}
+	require.Len(t, got, 3)
+	// The dead-letter topic has several partitions; order by source offset.
+	slices.SortFunc(got, func(a, b *kgo.Record) int {
+		x, _ := strconv.ParseInt(headerOf(a, HeaderOffset), 10, 64)
+		y, _ := strconv.ParseInt(headerOf(b, HeaderOffset), 10, 64)
+		return cmp.Compare(x, y)
+	})
+	for i, dl := range got {
+		h := map[string]string{}
+		for _, kv := range dl.Headers {
+			h[kv.Key] = string(kv.Value)
+		}
+		require.Equal(t, pl.tables[1].Topic(), h[HeaderTopic])
+		require.Equal(t, "0", h[HeaderPartition])
+		require.Equal(t, strconv.FormatInt(bad[i], 10), h[HeaderOffset])
+		require.NotEmpty(t, h[HeaderError])
+	}
+	require.Nil(t, got[2].Key, "the original (null) key is kept")
+	require.Equal(t, []byte("not avro"), got[0].Value, "the original bytes are kept")
+}
+
+func TestBadInputFail(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 5, Keys: 30, Snapshot: true, SkipTombstones: true})
+	pl.produce(200)
+	bad := pl.badRecords(t)
+	pl.produce(200)
+	r := pl.start(pl.options("fail"))
+	orders, customers := pl.tables[1], pl.tables[0]
+	p0 := TopicPartition{orders.Topic(), 0}
+	require.Eventually(t, func() bool { return len(r.p.Status().Failed) == 1 }, 20*time.Second, 20*time.Millisecond)
+	st := r.p.Status()
+	require.False(t, st.Ready())
+	require.Equal(t, tablePath(orders), st.Failed[0].Table)
+	require.Equal(t, bad[0], st.Failed[0].Offset)
+	require.ErrorIs(t, st.Failed[0], ErrTableFailed)
+	require.ErrorIs(t, st.Failed[0], codecs.ErrBadHeader)
+	// Everything before the bad record is applied, nothing after it.
+	require.Eventually(t, func() bool { return pl.txns(orders)[p0] == bad[0]-1 }, 10*time.Second, 20*time.Millisecond)
+	// The other table carries on.
+	ends := pl.endOffsets(customers.Topic())
+	require.Eventually(t, func() bool {
+		tx := pl.txns(customers)
+		for tp, end := range ends {
+			if end > 0 && tx[tp] != end-1 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	require.Equal(t, bad[0]-1, pl.txns(orders)[p0], "a stopped table must not move")
+	require.Equal(t, 1.0, metricSum(t, r.reg, "cdc2delta_table_failed"))
+
+	srv := httptest.NewServer(r.p.Handler(r.reg))
+	defer srv.Close()
+	code, body := get(t, srv.URL+"/readyz")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, body, tablePath(orders))
+	code, _ = get(t, srv.URL+"/healthz")
+	require.Equal(t, http.StatusOK, code)
+	code, body = get(t, srv.URL+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `cdc2delta_bad_input_total{policy="fail",reason="bad_header"`)
+}
+
+func TestRegistryOutageStallsWithoutLoss(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 6, Keys: 30, Snapshot: true})
+	pl.produce(200)
+	pl.regDown.Store(true)
+	r := pl.start(pl.options("outage"))
+	time.Sleep(700 * time.Millisecond)
+	for _, tb := range pl.tables {
+		require.Empty(t, pl.txns(tb), "nothing can be applied while the registry is down")
+	}
+	require.Empty(t, r.p.Status().Failed)
+	require.Zero(t, metricSum(t, r.reg, "cdc2delta_bad_input_total"))
+	pl.regDown.Store(false)
+	pl.waitCaughtUp()
+	pl.requireModel()
+	require.True(t, r.p.Status().Ready())
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+func headerOf(r *kgo.Record, key string) string {
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
