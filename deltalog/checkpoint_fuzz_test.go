@@ -24,8 +24,9 @@ func FuzzCheckpoint(f *testing.F) {
 	f.Add(good[:len(good)-1])
 	f.Add([]byte("PAR1PAR1"))
 	f.Add([]byte{})
-	seeds, _ := filepath.Glob(filepath.Join("testdata", "checkpoints", "*", "_delta_log", "*.checkpoint.parquet"))
-	for _, p := range seeds {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "checkpoints", "*", "_delta_log", "*.parquet"))
+	sidecars, _ := filepath.Glob(filepath.Join("testdata", "checkpoints", "*", "_delta_log", "_sidecars", "*.parquet"))
+	for _, p := range append(seeds, sidecars...) {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
 		}

@@ -29,9 +29,10 @@ func checkpointPath(version int64) string {
 //
 // Like Spark, it writes every add and remove with dataChange=false (a checkpoint changes
 // no data) and removes without stats or tags. add.stats is written as the JSON string
-// unless delta.checkpoint.writeStatsAsJson is "false". stats_parsed is never written,
-// whatever delta.checkpoint.writeStatsAsStruct says: every reader must accept its
-// absence, and building it needs typed columns per table schema for no reader gain.
+// unless delta.checkpoint.writeStatsAsJson is "false" (the checkpoint then carries no
+// stats). stats_parsed is never written, whatever delta.checkpoint.writeStatsAsStruct
+// says: every reader must accept its absence and falls back to the JSON stats, and
+// building it needs typed columns derived from the table schema.
 //
 // The file is built in memory and stored with one Put, so no reader sees it half written.
 // _last_checkpoint is left alone if it already names a newer version.

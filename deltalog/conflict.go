@@ -107,7 +107,8 @@ func checkWinner(version int64, winner []Action, ours *txnSummary, read *readSet
 	// Concurrent appends: adds that change data and fall in what we read. Under
 	// WriteSerializable, blind appends of others are allowed; under SnapshotIsolation
 	// (our commit only rearranges files) no append conflicts.
-	if !ours.snapshotIsol && !(ours.isolation == IsolationWriteSerializable && winnerBlind) {
+	// A metadata change must see every concurrent append (its schema may not fit them).
+	if !ours.snapshotIsol && !(ours.isolation == IsolationWriteSerializable && winnerBlind && !ours.hasMetadata) {
 		for _, a := range winner {
 			if a.Add == nil || !a.Add.DataChange {
 				continue

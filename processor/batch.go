@@ -151,40 +151,73 @@ func (p *Processor) dueTables() []*table {
 	return due
 }
 
-// flush applies the pending batches of tables, concurrently (one Delta
-// commit per table), then commits the applied offsets to the group. Only the
-// end of ctx is returned: a table whose batch cannot be applied is stopped,
-// and its batch stays unapplied.
+// flush applies the pending batches of tables and waits for them.
 func (p *Processor) flush(ctx context.Context, tables []*table) error {
 	if len(tables) == 0 {
 		return nil
 	}
-	type job struct {
-		t      *table
-		b      Batch
-		oldest int64 // ms
-		res    ApplyResult
-		err    error
+	return p.finishFlush(ctx, p.startFlush(ctx, tables))
+}
+
+// flushJob is one table's batch being applied.
+type flushJob struct {
+	t      *table
+	b      Batch
+	oldest int64 // smallest source commit time in ms
+	res    ApplyResult
+	err    error
+}
+
+// inflight is a flush running in the background: one Sink.Apply per table,
+// concurrently (one Delta commit each). done closes when all returned.
+type inflight struct {
+	jobs []*flushJob
+	done chan struct{}
+}
+
+// finished reports whether every apply of f returned.
+func (f *inflight) finished() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
 	}
-	jobs := make([]*job, len(tables))
+}
+
+// startFlush takes the pending batches of tables and applies them in the
+// background. At most one flush is in flight (the run loop's invariant), so
+// the batches of one table are applied in order.
+func (p *Processor) startFlush(ctx context.Context, tables []*table) *inflight {
+	f := &inflight{jobs: make([]*flushJob, len(tables)), done: make(chan struct{})}
 	p.mu.Lock()
 	for i, t := range tables {
 		p.mu.buffered -= t.pend.bytes
-		jobs[i] = &job{t: t, oldest: t.pend.oldestCommit, b: t.pend.take()}
+		oldest := t.pend.oldestCommit // read before take resets it
+		f.jobs[i] = &flushJob{t: t, oldest: oldest, b: t.pend.take()}
 	}
 	p.m.bufferedBytes.Set(float64(p.mu.buffered))
 	p.mu.Unlock()
-
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for _, j := range f.jobs {
 		wg.Go(func() { j.res, j.err = p.apply(ctx, j.t, j.b) })
 	}
-	wg.Wait()
+	go func() {
+		wg.Wait()
+		close(f.done)
+	}()
+	return f
+}
 
+// finishFlush waits for f, records the applied positions, stops the tables
+// whose batch cannot be applied (their batch stays unapplied), and commits
+// the applied offsets to the group. Only the end of ctx is returned.
+func (p *Processor) finishFlush(ctx context.Context, f *inflight) error {
+	<-f.done // the applies end with ctx, so this wait is bounded by it
 	commits := make(map[TopicPartition]groupCommit)
-	var stop []*job
+	var stop []*flushJob
 	p.mu.Lock()
-	for _, j := range jobs {
+	for _, j := range f.jobs {
 		if j.err != nil {
 			if ctx.Err() == nil {
 				stop = append(stop, j)
@@ -192,6 +225,8 @@ func (p *Processor) flush(ctx context.Context, tables []*table) error {
 			continue
 		}
 		p.m.observeApply(j.t.path, len(j.b.Records), j.res)
+		p.log.Debug("batch applied", "table", j.t.path, "records", len(j.b.Records), "version", j.res.Version,
+			"committed", j.res.Committed, "duration", j.res.Duration)
 		if j.oldest > 0 && j.res.Committed {
 			p.m.endToEnd.WithLabelValues(j.t.path).Observe(p.now().Sub(time.UnixMilli(j.oldest)).Seconds())
 		}

@@ -36,6 +36,7 @@ func (p *Processor) clientOptions() []kgo.Opt {
 		kgo.OnPartitionsAssigned(p.onAssigned),
 		kgo.OnPartitionsRevoked(p.onRevoked),
 		kgo.OnPartitionsLost(p.onRevoked),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { p.rebalanceWanted.Store(true) }),
 	}
 	if o.TopicRegex {
 		opts = append(opts, kgo.ConsumeRegex())
@@ -264,9 +265,8 @@ type decoded struct {
 	err    error
 }
 
-// process decodes and routes one poll's records, then flushes the batches
-// that are due.
-func (p *Processor) process(ctx context.Context, fs kgo.Fetches) error {
+// ingest decodes and routes one poll's records into pending batches.
+func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 	var fatal error
 	fs.EachError(func(topic string, part int32, err error) {
 		switch {
@@ -281,21 +281,25 @@ func (p *Processor) process(ctx context.Context, fs kgo.Fetches) error {
 		return fatal
 	}
 	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-		if fp.HighWatermark >= 0 {
+		if fp.Topic != "" && fp.HighWatermark >= 0 { // "": a poll-level error, no partition
 			p.m.highWatermark.WithLabelValues(partLabels(TopicPartition{fp.Topic, fp.Partition})...).Set(float64(fp.HighWatermark))
 		}
 	})
 	recs := fs.Records()
+	start := p.now()
 	out, err := p.decodeAll(ctx, recs)
 	if err != nil {
 		return err
+	}
+	if len(recs) > 0 {
+		p.log.Debug("polled", "records", len(recs), "decode", p.now().Sub(start))
 	}
 	for i, r := range recs {
 		if err := p.route(ctx, r, out[i]); err != nil {
 			return err
 		}
 	}
-	return p.flush(ctx, p.dueTables())
+	return nil
 }
 
 // decodeAll decodes records in parallel across partitions, in order within

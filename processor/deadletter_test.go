@@ -2,6 +2,8 @@ package processor
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
 
@@ -183,4 +186,78 @@ func headerOf(r *kgo.Record, key string) string {
 		}
 	}
 	return ""
+}
+
+func TestBadInputReason(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&codecs.DecodeError{Err: codecs.ErrBadHeader}, "bad_header"},
+		{&codecs.DecodeError{Err: &codecs.OpError{Op: "x"}}, "unknown_op"},
+		{&codecs.DecodeError{Err: &codecs.RangeError{Column: "c"}}, "out_of_range"},
+		{&codecs.DecodeError{Err: codecs.ErrMissingKey}, "missing_key"},
+		{&codecs.DecodeError{Err: codecs.ErrUnknownSchema}, "unknown_schema"},
+		{&codecs.DecodeError{Err: codecs.ErrRegistry}, ""},
+		{context.Canceled, ""},
+		{errors.New("surprise"), "other"},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, badInputReason(tc.err), "%v", tc.err)
+	}
+}
+
+func TestDeadLetterRecord(t *testing.T) {
+	src := &kgo.Record{Topic: "shop.sales.dbo.orders", Partition: 2, Offset: 41, Key: []byte("k"), Value: []byte{0, 1},
+		Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("t1")}}}
+	dl := deadLetterRecord(deadLetterTopic("dlq.{topic}", src.Topic), src, errors.New("boom"))
+	require.Equal(t, "dlq.shop.sales.dbo.orders", dl.Topic)
+	require.Equal(t, src.Key, dl.Key)
+	require.Equal(t, src.Value, dl.Value)
+	require.Equal(t, "t1", headerOf(dl, "trace"), "original headers are kept")
+	require.Equal(t, "boom", headerOf(dl, HeaderError))
+	require.Equal(t, "shop.sales.dbo.orders", headerOf(dl, HeaderTopic))
+	require.Equal(t, "2", headerOf(dl, HeaderPartition))
+	require.Equal(t, "41", headerOf(dl, HeaderOffset))
+	require.Len(t, src.Headers, 1, "the source record is not modified")
+}
+
+func TestOptionsValidate(t *testing.T) {
+	dec, err := codecs.NewDecoder(mapSource{}, codecs.Options{})
+	require.NoError(t, err)
+	good := Options{Brokers: []string{"b"}, Group: "g", Topics: []string{"t"}, Decoder: dec,
+		OpenStore: func(context.Context, string) (deltalog.Store, error) { return nil, nil }}
+	require.NoError(t, good.validate())
+	tests := []struct {
+		name   string
+		change func(o *Options)
+		want   string
+	}{
+		{"no brokers", func(o *Options) { o.Brokers = nil }, "brokers"},
+		{"no group", func(o *Options) { o.Group = "" }, "group"},
+		{"bad regex", func(o *Options) { o.Topics, o.TopicRegex = []string{"("}, true }, "topics"},
+		{"bad reset", func(o *Options) { o.ResetOffset = "middle" }, "reset offset"},
+		{"dlq without topic", func(o *Options) { o.BadInput = PolicyDeadLetter }, "dead letter topic"},
+		{"table dlq without topic", func(o *Options) { o.TablePolicies = map[string]Policy{"a": PolicyDeadLetter} }, "dead letter topic"},
+		{"unknown policy", func(o *Options) { o.BadInput = "skip" }, "bad input"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good
+			tc.change(&o)
+			err := o.validate()
+			require.ErrorIs(t, err, ErrOptions)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// mapSource is a SchemaSource with no schemas.
+type mapSource map[int]string
+
+func (m mapSource) SchemaByID(_ context.Context, id int) (string, error) {
+	if s, ok := m[id]; ok {
+		return s, nil
+	}
+	return "", codecs.ErrUnknownSchema
 }

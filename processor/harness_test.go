@@ -32,7 +32,7 @@ import (
 // pipeline is an in-process Kafka (kfake), schema registry and Debezium
 // event generator feeding processors that write Delta tables to a temp dir.
 type pipeline struct {
-	t        *testing.T
+	t        testing.TB
 	brokers  []string
 	regURL   string
 	gen      *dbzgen.Generator
@@ -47,14 +47,14 @@ type pipeline struct {
 
 const testPartitions = 3
 
-func newPipeline(t *testing.T, wo dbzgen.WorkloadOptions) *pipeline {
+func newPipeline(t testing.TB, wo dbzgen.WorkloadOptions) *pipeline {
 	t.Helper()
 	return newPipelineOn(t, wo, nil, "shop")
 }
 
 // newPipelineOn uses the given brokers (nil: an in-process kfake cluster),
 // creating the topics, named with prefix, if they do not exist.
-func newPipelineOn(t *testing.T, wo dbzgen.WorkloadOptions, brokers []string, prefix string) *pipeline {
+func newPipelineOn(t testing.TB, wo dbzgen.WorkloadOptions, brokers []string, prefix string) *pipeline {
 	t.Helper()
 	reg, err := registry.New()
 	require.NoError(t, err)
@@ -179,7 +179,7 @@ func (pl *pipeline) start(opts Options) *running {
 }
 
 // close stops Run, waits for it and closes the processor; idempotent.
-func (r *running) close(t *testing.T) {
+func (r *running) close(t testing.TB) {
 	r.stop()
 	if r.done != nil {
 		require.NoError(t, <-r.done)
@@ -356,14 +356,14 @@ func (pl *pipeline) requireGroupOffsets(group string) {
 }
 
 // metricSum sums every series of a metric family in reg.
-func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+func metricSum(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	return metricWith(t, reg, name, "", "")
 }
 
 // metricWith sums the series of a metric family whose label has value
 // (label "": every series).
-func metricWith(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+func metricWith(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	require.NoError(t, err)

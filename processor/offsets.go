@@ -2,10 +2,13 @@ package processor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -151,4 +154,46 @@ func (p *Processor) recommit(ctx context.Context) {
 	}
 	p.mu.Unlock()
 	p.commitGroup(ctx, offs)
+}
+
+// ErrGroupActive reports a replay requested while the group has members:
+// their next commit would overwrite it.
+var ErrGroupActive = errors.New("processor: consumer group has active members; stop every instance first")
+
+// ReplayFrom resets the group's offsets for topics to the first records at
+// or after at, as `kafka-consumer-groups --reset-offsets --to-datetime`
+// does, for the processor to honour as an operator replay on its next start
+// (ADR 0020). The group must have no members. It returns the offsets set.
+//
+// The offsets carry empty metadata, like Kafka's tools, so they are not
+// mistaken for a stale commit of ours. Records at or below a table's txn are
+// still skipped: to re-apply them, RESTORE the table first.
+func ReplayFrom(ctx context.Context, adm *kadm.Client, group string, at time.Time, topics ...string) (kadm.Offsets, error) {
+	described, err := adm.DescribeGroups(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("describing group %s: %w", group, err)
+	}
+	if g, ok := described[group]; ok && len(g.Members) > 0 {
+		return nil, fmt.Errorf("replaying group %s: %w (%d members)", group, ErrGroupActive, len(g.Members))
+	}
+	listed, err := adm.ListOffsetsAfterMilli(ctx, at.UnixMilli(), topics...)
+	if err != nil {
+		return nil, fmt.Errorf("listing offsets after %s: %w", at.Format(time.RFC3339Nano), err)
+	}
+	if err := listed.Error(); err != nil {
+		return nil, fmt.Errorf("listing offsets after %s: %w", at.Format(time.RFC3339Nano), err)
+	}
+	offs := listed.Offsets()
+	offs.Each(func(o kadm.Offset) {
+		o.LeaderEpoch, o.Metadata = -1, ""
+		offs.Add(o)
+	})
+	resp, err := adm.CommitOffsets(ctx, group, offs)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("committing replay offsets of group %s: %w", group, err)
+	}
+	return offs, nil
 }

@@ -2,6 +2,32 @@
 // topics, per-table micro-batches, and exactly-once MERGE commits into Delta
 // tables whose txn actions hold the Kafka offsets (ADR 0020).
 //
+// # Run loop
+//
+// One goroutine (the caller's, in Run) polls with franz-go's
+// BlockRebalanceOnPoll, decodes the polled records (in parallel across
+// partitions, in order within one), routes each to its table's pending batch
+// by topic name (Router), applies the batches that are due (records, bytes,
+// age, or the global MaxBufferedBytes) with one Sink.Apply per table run
+// concurrently, commits the applied offsets to the group, and only then
+// allows a rebalance. So no apply is in flight when a partition is revoked:
+// revoke and lost callbacks just drop pending records, which the new owner
+// re-reads from the table's txn. Memory is bounded by MaxPollRecords, the
+// batch limits and MaxBufferedBytes, because batches are applied before
+// the next poll.
+//
+// On assignment (AdjustFetchOffsetsFn) each partition resumes from its
+// table's txn + 1, an operator's group reset below it (a replay), the
+// group's offset, or the reset policy; see startOffset.
+//
+// Bad input follows a per-table Policy (deadletter.go); registry and storage
+// outages are retried with backoff, never skipped. Metrics are in
+// metrics.go; /healthz, /readyz and /metrics in health.go.
+//
+// Locks: Processor.mu guards tables, partitions and pending batches and is
+// never held across I/O; openMu serialises opening sinks and is taken before
+// mu, never after.
+//
 // The package carries no API-stability promise.
 package processor
 
@@ -114,8 +140,7 @@ type Processor struct {
 
 	// mu guards the table and partition state. The run loop holds it while
 	// routing records and bookkeeping, never during I/O; rebalance
-	// callbacks hold it while they run. Lock order: mu, then openMu is
-	// never held with mu.
+	// callbacks hold it while they run. Lock order: openMu, then mu.
 	mu struct {
 		sync.Mutex
 		tables   map[string]*table
@@ -126,6 +151,10 @@ type Processor struct {
 		routeErr map[TopicPartition]error
 	}
 	openMu sync.Mutex // serialises sink opening
+
+	// rebalanceWanted is set when franz-go waits for AllowRebalance; the
+	// loop then finishes its flush instead of starting another.
+	rebalanceWanted atomic.Bool
 
 	runMu     sync.Mutex
 	cancelRun context.CancelFunc
@@ -294,28 +323,72 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 	}()
 
 	nextRecommit := p.now().Add(p.opts.RecommitInterval)
+	var f *inflight // the flush applying in the background, if any
 	for {
 		if ctx.Err() != nil {
-			return p.shutdown()
+			return p.shutdown(f)
 		}
-		pctx, pcancel := context.WithTimeout(ctx, p.pollWait(nextRecommit))
-		fs := p.client.PollRecords(pctx, p.opts.MaxPollRecords)
-		pcancel()
+		fs := p.poll(ctx, nextRecommit, f)
 		p.lastLoop.Store(p.now().UnixNano())
-		err := p.process(ctx, fs)
-		if err == nil && (p.now().After(nextRecommit) || p.takeRecommit()) {
+		err := p.ingest(ctx, fs)
+		// Decoding the next poll overlapped the flush; finish it when it
+		// is done, when memory is over the bound, or when a rebalance
+		// waits (it must not see a flush in flight).
+		if err == nil && f != nil && (f.finished() || p.overBuffered() || p.rebalanceWanted.Load()) {
+			err = p.finishFlush(ctx, f)
+			f = nil
+		}
+		if err == nil && f == nil && !p.rebalanceWanted.Load() {
+			if due := p.dueTables(); len(due) > 0 {
+				f = p.startFlush(ctx, due)
+			}
+		}
+		if err == nil && f == nil && (p.now().After(nextRecommit) || p.takeRecommit()) {
 			p.recommit(ctx)
 			nextRecommit = p.now().Add(p.opts.RecommitInterval)
 		}
-		p.client.AllowRebalance()
+		if f == nil {
+			// Nothing is being applied: revocations may proceed.
+			p.rebalanceWanted.Store(false)
+			p.client.AllowRebalance()
+		}
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return p.shutdown()
+			return p.shutdown(f)
 		default:
+			if f != nil {
+				_ = p.finishFlush(ctx, f) // its error is ctx's; err is the cause
+			}
 			return err
 		}
 	}
+}
+
+// poll waits for records until the oldest pending batch is due, the next
+// idle re-commit, or the in-flight flush finishing, whichever is first.
+func (p *Processor) poll(ctx context.Context, nextRecommit time.Time, f *inflight) kgo.Fetches {
+	pctx, cancel := context.WithTimeout(ctx, p.pollWait(nextRecommit))
+	defer cancel()
+	if f != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-f.done:
+				cancel()
+			case <-stop:
+			}
+		}()
+	}
+	return p.client.PollRecords(pctx, p.opts.MaxPollRecords)
+}
+
+// overBuffered reports whether pending batches exceed MaxBufferedBytes.
+func (p *Processor) overBuffered() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.buffered > p.opts.MaxBufferedBytes
 }
 
 // pollWait is how long the next poll may block: until the oldest pending
@@ -343,16 +416,21 @@ func (p *Processor) takeRecommit() bool {
 	return r
 }
 
-// shutdown flushes what is pending with a fresh, bounded context: the run
-// context has ended, but abandoning applied-able work would only mean
-// re-reading it.
-func (p *Processor) shutdown() error {
+// shutdown finishes the in-flight flush, then flushes what is pending with a
+// fresh, bounded context: the run context has ended, but abandoning work
+// that can be applied would only mean re-reading it.
+func (p *Processor) shutdown(f *inflight) error {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.ShutdownTimeout)
 	defer cancel()
+	if f != nil {
+		// Its applies ran under the ended run context: what they did not
+		// commit is re-read on the next start.
+		_ = p.finishFlush(ctx, f) // only ctx's error; logged below if it matters
+	}
 	p.mu.Lock()
 	var all []*table
 	for _, t := range p.mu.tables {
-		if !t.pend.empty() {
+		if !t.pend.empty() && t.failed == nil {
 			all = append(all, t)
 		}
 	}

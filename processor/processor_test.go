@@ -1,24 +1,65 @@
 package processor
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"time"
 
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
 
 func TestEndToEnd(t *testing.T) {
-	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 1, Keys: 60, Snapshot: true, Redeliver: 0.1, MaxTxEvents: 3})
-	pl.produce(600)
-	r := pl.start(pl.options("e2e"))
-	pl.waitCaughtUp()
-	pl.requireModel()
-	pl.requireGroupOffsets("e2e")
-	require.True(t, r.p.Status().Ready())
+	tests := []struct {
+		name  string
+		regex bool
+	}{
+		{"topic list", false},
+		{"topic regex", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 1, Keys: 60, Snapshot: true, Redeliver: 0.1, MaxTxEvents: 3})
+			pl.produce(600)
+			opts := pl.options("e2e")
+			if tc.regex {
+				opts.Topics, opts.TopicRegex = []string{`^shop\.sales\.dbo\.[a-z]+$`}, true
+			}
+			r := pl.start(opts)
+			pl.waitCaughtUp()
+			pl.requireModel()
+			pl.requireGroupOffsets("e2e")
+			require.True(t, r.p.Status().Ready())
+			require.Equal(t, float64(pl.totalRecords()), metricSum(t, r.reg, "cdc2delta_events_consumed_total"))
+			require.Positive(t, metricSum(t, r.reg, "cdc2delta_tombstones_total"))
+			require.Positive(t, metricSum(t, r.reg, "cdc2delta_events_duplicates_total")+metricSum(t, r.reg, "cdc2delta_events_skipped_stale_total"))
+
+			srv := httptest.NewServer(r.p.Handler(r.reg))
+			defer srv.Close()
+			code, body := get(t, srv.URL+"/readyz")
+			require.Equal(t, http.StatusOK, code, body)
+			code, _ = get(t, srv.URL+"/healthz")
+			require.Equal(t, http.StatusOK, code)
+			_, body = get(t, srv.URL+"/metrics")
+			require.NotContains(t, body, `topic=""`)
+			for _, name := range []string{"cdc2delta_events_applied_total", "cdc2delta_partition_delta_offset",
+				"cdc2delta_partition_group_offset", "cdc2delta_partition_high_watermark", "cdc2delta_end_to_end_latency_seconds"} {
+				require.Contains(t, body, name)
+			}
+
+			r.close(t)
+			code, body = get(t, srv.URL+"/readyz")
+			require.Equal(t, http.StatusServiceUnavailable, code, "a stopped processor is not ready")
+			require.Contains(t, body, "not running")
+			require.NoError(t, r.p.Close(), "Close is idempotent")
+			require.ErrorIs(t, r.p.Run(t.Context()), ErrClosed, "Run after Close")
+		})
+	}
 }
 
 func TestRestartResumesFromTxn(t *testing.T) {
@@ -126,7 +167,43 @@ func TestUnsafeSchemaChangeStopsTable(t *testing.T) {
 	require.Equal(t, tablePath(pl.tables[1]), f.Table)
 	require.Equal(t, badAt.Offset, f.Offset)
 	require.Equal(t, badAt.Partition, f.Partition)
-		v := pl.txns(pl.tables[1])[TopicPartition{badAt.Topic, badAt.Partition}]
+	v := pl.txns(pl.tables[1])[TopicPartition{badAt.Topic, badAt.Partition}]
 	require.Less(t, v, badAt.Offset, "the change must stay unapplied")
 	pl.requireModel() // nothing else changed; the customers table is unaffected
+}
+
+func TestReplayFromTimestamp(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 8, Keys: 30, Snapshot: true})
+	pl.produce(150)
+	time.Sleep(20 * time.Millisecond)
+	at := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	first := pl.totalRecords()
+	pl.produce(150)
+	r := pl.start(pl.options("replay"))
+	pl.waitCaughtUp()
+	pl.requireModel()
+
+	_, err := ReplayFrom(t.Context(), pl.adm, "replay", at, pl.topics()...)
+	require.ErrorIs(t, err, ErrGroupActive)
+	r.close(t)
+	before := map[string][]string{}
+	for _, tb := range pl.tables {
+		before[tb.Def().Name] = pl.tableRows(tb)
+	}
+	offs, err := ReplayFrom(t.Context(), pl.adm, "replay", at, pl.topics()...)
+	require.NoError(t, err)
+	var sum int64
+	offs.Each(func(o kadm.Offset) { sum += o.At })
+	require.Equal(t, first, sum, "offsets at the first record after the timestamp")
+
+	r2 := pl.start(pl.options("replay"))
+	want := float64(pl.totalRecords() - first)
+	require.Eventually(t, func() bool {
+		return metricSum(t, r2.reg, "cdc2delta_events_consumed_total") == want
+	}, 20*time.Second, 20*time.Millisecond, "the replay re-reads the records after the timestamp")
+	pl.requireGroupOffsets("replay")
+	for _, tb := range pl.tables {
+		require.Equal(t, before[tb.Def().Name], pl.tableRows(tb), "replay changed %s", tb.Def().Name)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -30,6 +32,11 @@ func TestSinkReadersAgree(t *testing.T) {
 	var tables []*table
 	for _, mode := range []MergeMode{MergeDV, MergeCoW} {
 		tb := &table{mode: mode, dir: t.TempDir()}
+		if keep := os.Getenv("CDC2DELTA_COMPAT_KEEP"); keep != "" {
+			// Leaves the tables behind for debugging with the engines by hand.
+			tb.dir = filepath.Join(keep, "sink-"+string(mode))
+			require.NoError(t, os.RemoveAll(tb.dir))
+		}
 		store, err := localstore.New(localstore.Options{Dir: tb.dir})
 		require.NoError(t, err)
 		s := newTestSink(t, store, mode, DeleteHard)

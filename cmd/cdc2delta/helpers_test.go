@@ -190,4 +190,3 @@ func jsonLines(t *testing.T, s string) []map[string]any {
 	}
 	return out
 }
-

@@ -200,7 +200,9 @@ func optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, t
 // file is dropped unless the file has a deletion vector to purge: rewriting it alone
 // would compact nothing.
 func bins(files []deltalog.Add, target int64) [][]deltalog.Add {
-	slices.SortFunc(files, func(a, b deltalog.Add) int { return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path)) })
+	slices.SortFunc(files, func(a, b deltalog.Add) int {
+		return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path))
+	})
 	var out [][]deltalog.Add
 	var cur []deltalog.Add
 	var size int64

@@ -168,4 +168,3 @@ func listObjects(ctx context.Context, s deltalog.Store) (map[string]deltalog.Obj
 	}
 	return out, nil
 }
-

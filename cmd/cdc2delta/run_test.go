@@ -23,6 +23,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
+	"github.com/cdc2delta/cdc2delta/processor"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a running command.
@@ -92,8 +93,16 @@ schema_registry: {url: "%s"}
 tables: {path: "%s/{database}/{schema}/{table}"}
 batch: {max_age: 50ms}
 metrics: {listen: ""}
-log: {level: debug}
+log: {level: warn}
 `, topics[0][:len(topics[0])-len(".dbo.Customers")], srv.URL, filepath.ToSlash(root)), 0o600))
+
+	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
+	require.NoError(t, err)
+	tableDir := func(tb *dbzgen.Table) string {
+		p, err := router.Route(tb.Topic())
+		require.NoError(t, err)
+		return p
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	var stderr syncBuffer
@@ -108,6 +117,7 @@ log: {level: debug}
 		done <- runEnv(runCtx, []string{"cdc2delta", "run", "--config", cfgPath}, e)
 	}()
 
+	lastState := "no table yet"
 	caughtUp := func() bool {
 		select {
 		case code := <-done:
@@ -115,8 +125,7 @@ log: {level: debug}
 		default:
 		}
 		for _, tb := range tables {
-			d := tb.Def()
-			st, err := localstore.New(localstore.Options{Dir: filepath.Join(root, d.Database, d.Schema, d.Name)})
+			st, err := localstore.New(localstore.Options{Dir: tableDir(tb)})
 			require.NoError(t, err)
 			tbl, err := deltalog.Open(ctx, st)
 			require.NoError(t, err)
@@ -125,8 +134,9 @@ log: {level: debug}
 				return false
 			}
 			for _, o := range ends[tb.Topic()] {
-				v, ok := snap.TxnVersion(fmt.Sprintf("%s-%d", o.Topic, o.Partition))
+				v, ok := snap.TxnVersion(processor.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
 				if o.Offset > 0 && (!ok || v < o.Offset-1) {
+					lastState = fmt.Sprintf("%s-%d: txn %d (%v), end %d, version %d", o.Topic, o.Partition, v, ok, o.Offset, snap.Version())
 					return false
 				}
 			}
@@ -134,7 +144,7 @@ log: {level: debug}
 		return true
 	}
 	if !assert.Eventually(t, caughtUp, 60*time.Second, 100*time.Millisecond) {
-		t.Fatalf("not caught up; log:\n%s", stderr.String())
+		t.Fatalf("not caught up: %s; log:\n%s", lastState, stderr.String())
 	}
 	cancel()
 	select {
@@ -145,13 +155,12 @@ log: {level: debug}
 	}
 
 	for _, tb := range tables {
-		d := tb.Def()
-		loc := filepath.Join(root, d.Database, d.Schema, d.Name)
+		loc := tableDir(tb)
 		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
 		require.Equal(t, exitOK, r.code, r.stderr)
 		want := len(w.Rows(tb))
 		require.NotZero(t, want)
-		require.Len(t, jsonLines(t, r.stdout), want, "table %s holds the source's current rows", d.Name)
+		require.Len(t, jsonLines(t, r.stdout), want, "table %s holds the source's current rows", loc)
 	}
 }
 

@@ -17,8 +17,11 @@ type pageLimits struct {
 	values       int64 // values of one page
 }
 
-// defaultPageLimits are far above what Spark (1 MiB pages) or delta-rs write.
-var defaultPageLimits = pageLimits{uncompressed: 256 << 20, values: 1 << 28}
+// Default page limits, far above what Spark (1 MiB pages) or delta-rs write.
+const (
+	maxPageBytes  = 256 << 20
+	maxPageValues = 1 << 28
+)
 
 // checkFraming validates the magic bytes and the footer length before parquet-go sees
 // the file: parquet-go allocates whatever footer length the file claims (up to 4 GiB).

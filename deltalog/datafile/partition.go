@@ -50,7 +50,10 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: partition column of type %s", ErrSchema, t)
 	}
-	k := primitiveLeaf[p]
+	k, known := primitiveLeaf(p)
+	if !known {
+		return "", bad
+	}
 	switch k {
 	case leafBool:
 		if b, ok := v.(bool); ok {

@@ -143,7 +143,7 @@ func (b *planBuilder) node(t deltalog.Type, nullable bool, parentDef, parentRep 
 		}
 	case deltalog.PrimitiveType:
 		n.kind = nodeLeaf
-		k, ok := primitiveLeaf[t]
+		k, ok := primitiveLeaf(t)
 		if !ok {
 			return nil, fmt.Errorf("datafile: column %s: unsupported type %q", path, string(t))
 		}
@@ -157,19 +157,35 @@ func (b *planBuilder) node(t deltalog.Type, nullable bool, parentDef, parentRep 
 	return n, nil
 }
 
-var primitiveLeaf = map[deltalog.PrimitiveType]leafKind{
-	deltalog.TypeBoolean:      leafBool,
-	deltalog.TypeByte:         leafInt8,
-	deltalog.TypeShort:        leafInt16,
-	deltalog.TypeInteger:      leafInt32,
-	deltalog.TypeLong:         leafInt64,
-	deltalog.TypeFloat:        leafFloat,
-	deltalog.TypeDouble:       leafDouble,
-	deltalog.TypeString:       leafString,
-	deltalog.TypeBinary:       leafBinary,
-	deltalog.TypeDate:         leafDate,
-	deltalog.TypeTimestamp:    leafTimestamp,
-	deltalog.TypeTimestampNTZ: leafTimestampNTZ,
+// primitiveLeaf maps a Delta primitive type to its leaf kind.
+func primitiveLeaf(t deltalog.PrimitiveType) (leafKind, bool) {
+	switch t {
+	case deltalog.TypeBoolean:
+		return leafBool, true
+	case deltalog.TypeByte:
+		return leafInt8, true
+	case deltalog.TypeShort:
+		return leafInt16, true
+	case deltalog.TypeInteger:
+		return leafInt32, true
+	case deltalog.TypeLong:
+		return leafInt64, true
+	case deltalog.TypeFloat:
+		return leafFloat, true
+	case deltalog.TypeDouble:
+		return leafDouble, true
+	case deltalog.TypeString:
+		return leafString, true
+	case deltalog.TypeBinary:
+		return leafBinary, true
+	case deltalog.TypeDate:
+		return leafDate, true
+	case deltalog.TypeTimestamp:
+		return leafTimestamp, true
+	case deltalog.TypeTimestampNTZ:
+		return leafTimestampNTZ, true
+	}
+	return 0, false
 }
 
 // collect attaches a statistics collector to a stats unit (a primitive leaf, or a whole

@@ -175,7 +175,7 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPages(data, f, defaultPageLimits); err != nil {
+	if err := checkPages(data, f, pageLimits{uncompressed: maxPageBytes, values: maxPageValues}); err != nil {
 		return nil, err
 	}
 	p := &planner{mode: mode, byCol: map[int]int{}}
