@@ -5,9 +5,11 @@ package deltalog_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,12 +116,56 @@ func requireReadsLikeWriter(t *testing.T, dir string) {
 		require.ElementsMatch(t, want.Protocol.ReaderFeatures, p.ReaderFeatures, "readerFeatures")
 		require.ElementsMatch(t, want.Protocol.WriterFeatures, p.WriterFeatures, "writerFeatures")
 	}
+	if cp, ok := latestCheckpoint(t, dir); ok && cp > 0 {
+		// The same read from a copy whose commits before the checkpoint are gone, so that
+		// the latest state can only come from the checkpoint (classic, multi-part or v2).
+		cut := withoutCommitsBefore(t, dir, cp)
+		again := readLocal(t, cut, nil)
+		require.Equal(t, engineRows(t, wantFields, want.Rows), again.Rows,
+			"rows at version %d from checkpoint %d alone", want.Version, cp)
+	}
 	for _, tt := range want.TimeTravel {
 		old := readLocal(t, dir, &tt.Version)
 		fields := compatExpectedFields(tt.Schema)
 		requireSameSchema(t, fields, old.Fields, "schema at version %d", tt.Version)
 		require.Equal(t, engineRows(t, fields, tt.Rows), old.Rows, "rows at version %d", tt.Version)
 	}
+}
+
+// latestCheckpoint returns the newest version that has a checkpoint file of any kind.
+func latestCheckpoint(t *testing.T, dir string) (int64, bool) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	require.NoError(t, err)
+	best, found := int64(-1), false
+	for _, e := range entries {
+		name := e.Name()
+		if len(name) < 32 || name[20:32] != ".checkpoint." {
+			continue
+		}
+		v, err := strconv.ParseInt(name[:20], 10, 64)
+		if err == nil && v > best {
+			best, found = v, true
+		}
+	}
+	return best, found
+}
+
+// withoutCommitsBefore copies the table in dir and deletes the commit files of versions
+// below cp from the copy; the commit at cp itself stays, as log cleanup leaves it.
+func withoutCommitsBefore(t *testing.T, dir string, cp int64) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(dir))
+	require.NoError(t, os.CopyFS(out, os.DirFS(dir)))
+	for v := range cp {
+		for _, suffix := range []string{".json", ".crc"} {
+			err := os.Remove(filepath.Join(out, "_delta_log", fmt.Sprintf("%020d%s", v, suffix)))
+			if err != nil && !os.IsNotExist(err) {
+				require.NoError(t, err)
+			}
+		}
+	}
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // lastCheckpointPath is the pointer to a recent checkpoint, relative to the table root.
@@ -26,9 +27,8 @@ type LastCheckpoint struct {
 	NumOfAddFiles *int64 `json:"numOfAddFiles,omitempty"`
 	// V2Checkpoint, written by Spark for v2 checkpoints, names the top-level file.
 	V2Checkpoint *V2CheckpointInfo `json:"v2Checkpoint,omitempty"`
-	// Checksum is the optional MD5 of the canonical form of the other fields. We neither
-	// write nor verify it: the file is only a hint, and a wrong hint is caught when the
-	// checkpoint it names is read.
+	// Checksum is the MD5 of the canonical form of the other fields (see
+	// lastCheckpointChecksum). Readers verify it when present; writeLastCheckpoint sets it.
 	Checksum string `json:"checksum,omitempty"`
 }
 
@@ -78,6 +78,15 @@ func parseLastCheckpoint(data []byte) (*LastCheckpoint, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
+	if raw.Checksum != "" {
+		sum, err := lastCheckpointChecksum(data)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.EqualFold(sum, raw.Checksum) {
+			return nil, fmt.Errorf("%w: has %s, content gives %s", errLastCheckpointChecksum, raw.Checksum, sum)
+		}
+	}
 	switch {
 	case raw.Version == nil:
 		return nil, errors.New("deltalog: _last_checkpoint has no version")
@@ -96,10 +105,10 @@ func parseLastCheckpoint(data []byte) (*LastCheckpoint, error) {
 	return &lc, nil
 }
 
-// writeLastCheckpoint overwrites _last_checkpoint. It is only a hint, so a plain Put after
-// the checkpoint itself is complete is enough.
+// writeLastCheckpoint overwrites _last_checkpoint, with its checksum. It is only a hint,
+// so a plain Put after the checkpoint itself is complete is enough.
 func writeLastCheckpoint(ctx context.Context, s Store, lc LastCheckpoint) error {
-	data, err := json.Marshal(lc)
+	data, err := encodeLastCheckpoint(lc)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", lastCheckpointPath, err)
 	}
@@ -107,4 +116,17 @@ func writeLastCheckpoint(ctx context.Context, s Store, lc LastCheckpoint) error 
 		return fmt.Errorf("writing %s: %w", lastCheckpointPath, err)
 	}
 	return nil
+}
+
+// encodeLastCheckpoint marshals lc with its checksum computed over the other fields.
+func encodeLastCheckpoint(lc LastCheckpoint) ([]byte, error) {
+	lc.Checksum = ""
+	data, err := json.Marshal(lc)
+	if err != nil {
+		return nil, err
+	}
+	if lc.Checksum, err = lastCheckpointChecksum(data); err != nil {
+		return nil, err
+	}
+	return json.Marshal(lc)
 }

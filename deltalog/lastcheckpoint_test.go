@@ -2,8 +2,11 @@ package deltalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,9 +21,19 @@ func TestReadLastCheckpoint(t *testing.T) {
 	}{
 		{name: "absent", content: nil, want: nil},
 		{
-			name:    "spark classic",
-			content: ckptPtr(`{"version":10,"size":13,"sizeInBytes":21857,"numOfAddFiles":10,"checkpointSchema":{"type":"struct","fields":[]},"checksum":"6a92d155a59bf2eecbd4b4ec7fd1f875"}`),
-			want:    &LastCheckpoint{Version: 10, Size: 13, SizeInBytes: ckptPtr(int64(21857)), NumOfAddFiles: ckptPtr(int64(10)), Checksum: "6a92d155a59bf2eecbd4b4ec7fd1f875"},
+			name:    "classic with checkpointSchema",
+			content: ckptPtr(`{"version":10,"size":13,"sizeInBytes":21857,"numOfAddFiles":10,"checkpointSchema":{"type":"struct","fields":[]}}`),
+			want:    &LastCheckpoint{Version: 10, Size: 13, SizeInBytes: ckptPtr(int64(21857)), NumOfAddFiles: ckptPtr(int64(10))},
+		},
+		{
+			name:    "valid checksum",
+			content: ckptPtr(`{"version":10,"size":13,"checksum":"` + ckptMustChecksum(`{"version":10,"size":13}`) + `"}`),
+			want:    &LastCheckpoint{Version: 10, Size: 13, Checksum: ckptMustChecksum(`{"version":10,"size":13}`)},
+		},
+		{
+			name:    "checksum mismatch",
+			content: ckptPtr(`{"version":11,"size":13,"checksum":"` + ckptMustChecksum(`{"version":10,"size":13}`) + `"}`),
+			wantErr: "checksum mismatch",
 		},
 		{
 			name:    "multi-part",
@@ -82,8 +95,42 @@ func TestWriteLastCheckpointRoundTrip(t *testing.T) {
 	s := newCkptTestStore()
 	lc := LastCheckpoint{Version: 30, Size: 41, SizeInBytes: ckptPtr(int64(1234)), NumOfAddFiles: ckptPtr(int64(37))}
 	require.NoError(t, writeLastCheckpoint(t.Context(), s, lc))
-	require.JSONEq(t, `{"version":30,"size":41,"sizeInBytes":1234,"numOfAddFiles":37}`, string(s.files[lastCheckpointPath]))
+	sum := ckptMustChecksum(`{"version":30,"size":41,"sizeInBytes":1234,"numOfAddFiles":37}`)
+	require.JSONEq(t, `{"version":30,"size":41,"sizeInBytes":1234,"numOfAddFiles":37,"checksum":"`+sum+`"}`, string(s.files[lastCheckpointPath]))
 	got, err := readLastCheckpoint(t.Context(), s)
 	require.NoError(t, err)
+	lc.Checksum = sum
 	require.Equal(t, &lc, got)
+}
+
+// TestLastCheckpointChecksum checks the canonical-form MD5 against the protocol's test
+// vector and against _last_checkpoint files Spark wrote (with nested schemas, arrays,
+// empty objects and escaped strings).
+func TestLastCheckpointChecksum(t *testing.T) {
+	spec := `{"k0":"'v 0'", "checksum": "x", "k1":{"k2": 2, "k3": ["v3", [1, 2], {"k4": "v4", "k5": ["v5", "v6", "v7"]}]}}`
+	require.Equal(t, "6a92d155a59bf2eecbd4b4ec7fd1f875", ckptMustChecksum(spec))
+
+	files, err := filepath.Glob(filepath.Join("testdata", "checkpoints", "spark-*", "_delta_log", "_last_checkpoint"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var withSum struct{ Checksum string }
+		require.NoError(t, json.Unmarshal(data, &withSum))
+		require.NotEmpty(t, withSum.Checksum, f)
+		require.Equal(t, withSum.Checksum, ckptMustChecksum(string(data)), f)
+		_, err = parseLastCheckpoint(data)
+		require.NoError(t, err, f)
+	}
+	_, err = lastCheckpointChecksum([]byte("{"))
+	require.Error(t, err)
+}
+
+func ckptMustChecksum(s string) string {
+	sum, err := lastCheckpointChecksum([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return sum
 }

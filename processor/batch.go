@@ -219,7 +219,9 @@ func (p *Processor) finishFlush(ctx context.Context, f *inflight) error {
 	p.mu.Lock()
 	for _, j := range f.jobs {
 		if j.err != nil {
-			if ctx.Err() == nil {
+			// An apply ended by its context is abandoned, not a table
+			// failure: its records are re-read from the txn.
+			if ctx.Err() == nil && !errors.Is(j.err, context.Canceled) && !errors.Is(j.err, context.DeadlineExceeded) {
 				stop = append(stop, j)
 			}
 			continue

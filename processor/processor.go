@@ -6,15 +6,18 @@
 //
 // One goroutine (the caller's, in Run) polls with franz-go's
 // BlockRebalanceOnPoll, decodes the polled records (in parallel across
-// partitions, in order within one), routes each to its table's pending batch
-// by topic name (Router), applies the batches that are due (records, bytes,
-// age, or the global MaxBufferedBytes) with one Sink.Apply per table run
-// concurrently, commits the applied offsets to the group, and only then
-// allows a rebalance. So no apply is in flight when a partition is revoked:
-// revoke and lost callbacks just drop pending records, which the new owner
-// re-reads from the table's txn. Memory is bounded by MaxPollRecords, the
-// batch limits and MaxBufferedBytes, because batches are applied before
-// the next poll.
+// partitions, in order within one) and routes each to its table's pending
+// batch by topic name (Router). Batches that are due (records, bytes, age,
+// or MaxBufferedBytes over all tables) are applied in the background, one
+// Sink.Apply per table run concurrently, while the loop decodes the next
+// poll: at most one such flush is in flight, so a table's batches apply in
+// order. When the flush ends the loop commits the applied offsets to the
+// group, and it allows a rebalance only while no flush is in flight (it
+// stops starting flushes when franz-go reports a blocked rebalance). So
+// revoke and lost callbacks never race an apply: they just drop pending
+// records, which the new owner re-reads from the table's txn. Memory is
+// bounded by MaxPollRecords, the batch limits and MaxBufferedBytes: the loop
+// stops polling and waits for the flush once the next batch is due.
 //
 // On assignment (AdjustFetchOffsetsFn) each partition resumes from its
 // table's txn + 1, an operator's group reset below it (a replay), the
@@ -332,9 +335,10 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 		p.lastLoop.Store(p.now().UnixNano())
 		err := p.ingest(ctx, fs)
 		// Decoding the next poll overlapped the flush; finish it when it
-		// is done, when memory is over the bound, or when a rebalance
-		// waits (it must not see a flush in flight).
-		if err == nil && f != nil && (f.finished() || p.overBuffered() || p.rebalanceWanted.Load()) {
+		// is done, when the next batch is due (so batches stay near their
+		// limits and memory near its bound), or when a rebalance waits (it
+		// must not see a flush in flight).
+		if err == nil && f != nil && (f.finished() || p.rebalanceWanted.Load() || len(p.dueTables()) > 0) {
 			err = p.finishFlush(ctx, f)
 			f = nil
 		}
@@ -382,13 +386,6 @@ func (p *Processor) poll(ctx context.Context, nextRecommit time.Time, f *infligh
 		}()
 	}
 	return p.client.PollRecords(pctx, p.opts.MaxPollRecords)
-}
-
-// overBuffered reports whether pending batches exceed MaxBufferedBytes.
-func (p *Processor) overBuffered() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.mu.buffered > p.opts.MaxBufferedBytes
 }
 
 // pollWait is how long the next poll may block: until the oldest pending

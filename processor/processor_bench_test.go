@@ -15,7 +15,7 @@ import (
 // into two tables: decode, route, MERGE and commit, per iteration a fresh
 // group over the same records into fresh tables.
 func BenchmarkEndToEnd(b *testing.B) {
-	const events = 20_000
+	const events = 50_000
 	pl := newPipeline(b, dbzgen.WorkloadOptions{Seed: 9, Keys: 5000, Snapshot: true, MaxTxEvents: 5})
 	pl.produce(events)
 	total := pl.totalRecords()

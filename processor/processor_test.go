@@ -207,3 +207,32 @@ func TestReplayFromTimestamp(t *testing.T) {
 		require.Equal(t, before[tb.Def().Name], pl.tableRows(tb), "replay changed %s", tb.Def().Name)
 	}
 }
+
+func TestRebalanceUnderLoad(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 10, Keys: 100, Snapshot: true, Redeliver: 0.05, MaxTxEvents: 4, KeyChangeRatio: 0.05})
+	opts := pl.options("three")
+	opts.Batch = BatchLimits{Records: 50, Age: 10 * time.Millisecond}
+	var members []*running
+	step := func(change func()) {
+		for range 5 {
+			pl.produce(40)
+			time.Sleep(10 * time.Millisecond)
+		}
+		change()
+	}
+	step(func() { members = append(members, pl.start(opts)) })
+	step(func() { members = append(members, pl.start(opts)) })
+	step(func() { members = append(members, pl.start(opts)) })
+	step(func() { members[0].close(t) })
+	step(func() { members = append(members, pl.start(opts)) })
+	step(func() { members[1].close(t) })
+	step(func() {})
+	pl.waitCaughtUp()
+	pl.requireModel()
+	pl.requireGroupOffsets("three")
+	owned := 0
+	for _, m := range members[2:] {
+		owned += m.p.Status().Partitions
+	}
+	require.Equal(t, 2*testPartitions, owned, "the remaining members own every partition")
+}

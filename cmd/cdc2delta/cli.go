@@ -60,7 +60,7 @@ func commands() []command {
 		restoreCommand(),
 		vacuumCommand(),
 		optimizeCommand(),
-		notYetCommand("quickstart", "run the pipeline on an embedded broker, registry and sample database"),
+		quickstartCommand(),
 		notYetCommand("offsets", "show per table and partition the Delta txn, group offset, high watermark and lag"),
 		notYetCommand("replay", "replay a table from an offset or timestamp"),
 	}

@@ -70,7 +70,7 @@ func TestNotATable(t *testing.T) {
 }
 
 func TestNotYetAvailable(t *testing.T) {
-	r := exe(t, "quickstart")
+	r := exe(t, "offsets")
 	require.Equal(t, exitFailure, r.code)
 	require.Contains(t, r.stderr, "not yet available")
 }
@@ -100,4 +100,16 @@ batch: {max_records: 0}
 		require.Contains(t, r.stderr, "batch.max_records: must be positive, got 0")
 		require.NotContains(t, r.stderr, "hunter2")
 	}
+
+	// Flags override the file: a file without brokers validates with --brokers.
+	partial := filepath.Join(t.TempDir(), "partial.yaml")
+	require.NoError(t, os.WriteFile(partial, []byte("kafka: {group_id: g, topics: [t]}\nschema_registry: {url: 'http://sr'}\n"), 0o600))
+	r = cli(t, "validate", "--config", partial)
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, "kafka.brokers: must list at least one host:port")
+	r = cli(t, "validate", "--config", partial, "--brokers", "k1:9092,k2:9092")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = cli(t, "validate", "--config", partial, "--brokers", "k1")
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, `kafka.brokers[0]: "k1" is not host:port`)
 }

@@ -219,3 +219,19 @@ func TestBins(t *testing.T) {
 		})
 	}
 }
+
+func TestCompareValues(t *testing.T) {
+	tests := []struct {
+		a, b any
+		want int
+	}{
+		{nil, nil, 0}, {nil, int64(1), -1}, {int64(1), nil, 1},
+		{int64(1), int64(2), -1}, {int32(5), int32(5), 0}, {"b", "a", 1},
+		{[]byte{1}, []byte{1, 0}, -1}, {false, true, -1},
+		{datafile.DecimalFromInt64(-3), datafile.DecimalFromInt64(2), -1},
+		{int64(1), "x", 0}, // mismatched types never panic
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, compareValues(tt.a, tt.b), "%v vs %v", tt.a, tt.b)
+	}
+}

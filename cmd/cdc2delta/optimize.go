@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -223,7 +224,9 @@ func bins(files []deltalog.Add, target int64) [][]deltalog.Add {
 	return out
 }
 
-// compareValues orders datafile values of one column; nulls first.
+// compareValues orders datafile values of one column; nulls first. Values of one column
+// share a Go type; a mismatch (which Read never produces) compares equal rather than
+// panicking.
 func compareValues(a, b any) int {
 	switch {
 	case a == nil && b == nil:
@@ -235,25 +238,38 @@ func compareValues(a, b any) int {
 	}
 	switch x := a.(type) {
 	case int8:
-		return cmp.Compare(x, b.(int8))
+		return cmpAs(x, b)
 	case int16:
-		return cmp.Compare(x, b.(int16))
+		return cmpAs(x, b)
 	case int32:
-		return cmp.Compare(x, b.(int32))
+		return cmpAs(x, b)
 	case int64:
-		return cmp.Compare(x, b.(int64))
+		return cmpAs(x, b)
 	case float32:
-		return cmp.Compare(x, b.(float32))
+		return cmpAs(x, b)
 	case float64:
-		return cmp.Compare(x, b.(float64))
+		return cmpAs(x, b)
 	case string:
-		return strings.Compare(x, b.(string))
+		return cmpAs(x, b)
 	case []byte:
-		return strings.Compare(string(x), string(b.([]byte)))
+		if y, ok := b.([]byte); ok {
+			return bytes.Compare(x, y)
+		}
 	case bool:
-		return cmp.Compare(boolInt(x), boolInt(b.(bool)))
+		if y, ok := b.(bool); ok {
+			return cmp.Compare(boolInt(x), boolInt(y))
+		}
 	case datafile.Decimal:
-		return x.Cmp(b.(datafile.Decimal))
+		if y, ok := b.(datafile.Decimal); ok {
+			return x.Cmp(y)
+		}
+	}
+	return 0
+}
+
+func cmpAs[T cmp.Ordered](x T, b any) int {
+	if y, ok := b.(T); ok {
+		return cmp.Compare(x, y)
 	}
 	return 0
 }
