@@ -102,10 +102,12 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 			switch {
 			case a.Metadata != nil:
 				meta = a.Metadata
+			// A logical file is its path plus its deletion vector: Spark re-adds a path
+			// with a new DV next to the remove of the old one, in either order.
 			case a.Add != nil:
-				live[a.Add.Path] = *a.Add
+				live[fileKey(a.Add.Path, a.Add.DeletionVector)] = *a.Add
 			case a.Remove != nil:
-				delete(live, a.Remove.Path)
+				delete(live, fileKey(a.Remove.Path, a.Remove.DeletionVector))
 			}
 		}
 		require.NoError(t, sc.Err())
@@ -117,6 +119,13 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 		adds = append(adds, a)
 	}
 	return meta, adds
+}
+
+func fileKey(path string, dv *deltalog.DeletionVector) string {
+	if dv == nil {
+		return path
+	}
+	return path + "#" + dv.UniqueID()
 }
 
 // canonicalRow renders our Go values in expected.json's canonical forms.
