@@ -20,14 +20,14 @@ import (
 // compatExpected is the expected.json that scripts/py/make_tables.py writes next to
 // each table: what the engine that wrote the table reads back from it.
 type compatExpected struct {
-	Engine           string            `json:"engine"`
-	Case             string            `json:"case"`
-	Version          int64             `json:"version"`
-	Schema           []compatExpectedField   `json:"schema"`
-	PartitionColumns []string          `json:"partition_columns"`
-	Rows             []map[string]any  `json:"rows"`
-	NumRows          int               `json:"num_rows"`
-	Txns             map[string]*int64 `json:"txns"`
+	Engine           string                `json:"engine"`
+	Case             string                `json:"case"`
+	Version          int64                 `json:"version"`
+	Schema           []compatExpectedField `json:"schema"`
+	PartitionColumns []string              `json:"partition_columns"`
+	Rows             []map[string]any      `json:"rows"`
+	NumRows          int                   `json:"num_rows"`
+	Txns             map[string]*int64     `json:"txns"`
 	Protocol         *struct {
 		MinReaderVersion int      `json:"minReaderVersion"`
 		MinWriterVersion int      `json:"minWriterVersion"`
@@ -35,9 +35,9 @@ type compatExpected struct {
 		WriterFeatures   []string `json:"writerFeatures"`
 	} `json:"protocol"`
 	TimeTravel []struct {
-		Version int64            `json:"version"`
-		Schema  []compatExpectedField  `json:"schema"`
-		Rows    []map[string]any `json:"rows"`
+		Version int64                 `json:"version"`
+		Schema  []compatExpectedField `json:"schema"`
+		Rows    []map[string]any      `json:"rows"`
 	} `json:"time_travel"`
 }
 

@@ -219,10 +219,16 @@ func (p *Processor) finishFlush(ctx context.Context, f *inflight) error {
 	p.mu.Lock()
 	for _, j := range f.jobs {
 		if j.err != nil {
+			// The records polled meanwhile follow the unapplied batch:
+			// applying them would move the txn past it and lose it. Drop
+			// them; the table is stopped (or the run is ending), so they
+			// are re-read from the txn on the next start.
 			// An apply ended by its context is abandoned, not a table
-			// failure: its records are re-read from the txn.
+			// failure.
 			if ctx.Err() == nil && !errors.Is(j.err, context.Canceled) && !errors.Is(j.err, context.DeadlineExceeded) {
 				stop = append(stop, j)
+			} else {
+				_ = 0
 			}
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
 )
@@ -43,6 +45,10 @@ type pipeline struct {
 	adm      *kadm.Client
 	dlq      string
 	regDown  *atomic.Bool
+	// mem, when set, holds the tables in memory stores by path instead of
+	// under root.
+	mem   map[string]*memstore.Store
+	memMu sync.Mutex
 }
 
 const testPartitions = 3
@@ -145,6 +151,9 @@ func (pl *pipeline) options(group string) Options {
 		Group:   group,
 		Topics:  pl.topics(),
 		OpenStore: func(_ context.Context, path string) (deltalog.Store, error) {
+			if pl.mem != nil {
+				return pl.memStore(path), nil
+			}
 			return localstore.New(localstore.Options{Dir: filepath.Join(pl.root, path), NoSync: true})
 		},
 		Decoder:          dec,
@@ -212,7 +221,20 @@ func tablePath(tb *dbzgen.Table) string {
 	return filepath.Join(d.Database, d.Schema, d.Name)
 }
 
+// memStore returns the memory store of a table path, creating it once.
+func (pl *pipeline) memStore(path string) *memstore.Store {
+	pl.memMu.Lock()
+	defer pl.memMu.Unlock()
+	if pl.mem[path] == nil {
+		pl.mem[path] = memstore.New(memstore.Options{})
+	}
+	return pl.mem[path]
+}
+
 func (pl *pipeline) store(tb *dbzgen.Table) deltalog.Store {
+	if pl.mem != nil {
+		return pl.memStore(tablePath(tb))
+	}
 	s, err := localstore.New(localstore.Options{Dir: filepath.Join(pl.root, tablePath(tb)), NoSync: true})
 	require.NoError(pl.t, err)
 	return s

@@ -401,17 +401,10 @@ func (s *Sink) useDV(st *tableState) bool {
 // and fills the plan's add and remove actions and index operations.
 func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) error {
 	st := p.st
-	w, err := datafile.NewWriter(datafile.Options{
-		Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
-		TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
-	})
-	if err != nil {
-		return fmt.Errorf("table %s: %w", s.opts.TableName, err)
-	}
 	t := time.Now()
 	defer func() { p.metrics.rewrite += time.Since(t) }()
 	if len(p.rows) > 0 {
-		adds, err := w.Write(ctx, s.opts.Store, p.rows)
+		adds, err := s.writeRows(ctx, st, p.rows)
 		if err != nil {
 			return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
 		}
@@ -436,7 +429,21 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) e
 	if s.useDV(st) {
 		return s.writeDVs(ctx, p, paths)
 	}
-	return s.rewriteFiles(ctx, p, w, paths)
+	return s.rewriteFiles(ctx, p, paths)
+}
+
+// writeRows writes rows as new data files. Each call uses a fresh
+// datafile.Writer: files from a reused Writer's second Write lack the column
+// chunks' path_in_schema, which Spark (parquet-mr) cannot read.
+func (s *Sink) writeRows(ctx context.Context, st *tableState, rows [][]any) ([]deltalog.Add, error) {
+	w, err := datafile.NewWriter(datafile.Options{
+		Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
+		TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", s.opts.TableName, err)
+	}
+	return w.Write(ctx, s.opts.Store, rows)
 }
 
 // addFiles records new data files; ident gives row i's key and position.
@@ -526,7 +533,7 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 }
 
 // rewriteFiles rewrites each touched file without its old rows (copy-on-write).
-func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, w *datafile.Writer, paths []string) error {
+func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) error {
 	st := p.st
 	var buf []byte
 	for _, path := range paths {
@@ -554,7 +561,7 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, w *datafile.Write
 			continue
 		}
 		p.metrics.copied += int64(len(keep))
-		adds, err := w.Write(ctx, s.opts.Store, keep)
+		adds, err := s.writeRows(ctx, st, keep)
 		if err != nil {
 			return fmt.Errorf("rewriting %s: %w", path, err)
 		}

@@ -175,6 +175,9 @@ type table struct {
 	policy Policy
 	pend   pending
 	failed *TableError // set: stopped; its partitions are paused
+	// abandoned is set when a batch was given up at shutdown: nothing
+	// after it may be applied by this run.
+	abandoned bool
 }
 
 // partition is the state of one assigned partition.
@@ -427,7 +430,7 @@ func (p *Processor) shutdown(f *inflight) error {
 	p.mu.Lock()
 	var all []*table
 	for _, t := range p.mu.tables {
-		if !t.pend.empty() && t.failed == nil {
+		if !t.pend.empty() && t.failed == nil && !t.abandoned {
 			all = append(all, t)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
 
@@ -35,6 +36,10 @@ func TestEndToEnd(t *testing.T) {
 			pl.requireModel()
 			pl.requireGroupOffsets("e2e")
 			require.True(t, r.p.Status().Ready())
+			commits := metricWith(t, r.reg, "cdc2delta_group_commits_total", "result", "ok")
+			require.Eventually(t, func() bool {
+				return metricWith(t, r.reg, "cdc2delta_group_commits_total", "result", "ok") >= commits+2
+			}, 5*time.Second, 20*time.Millisecond, "an idle processor re-commits its offsets")
 			require.Equal(t, float64(pl.totalRecords()), metricSum(t, r.reg, "cdc2delta_events_consumed_total"))
 			require.Positive(t, metricSum(t, r.reg, "cdc2delta_tombstones_total"))
 			require.Positive(t, metricSum(t, r.reg, "cdc2delta_events_duplicates_total")+metricSum(t, r.reg, "cdc2delta_events_skipped_stale_total"))
@@ -235,4 +240,34 @@ func TestRebalanceUnderLoad(t *testing.T) {
 		owned += m.p.Status().Partitions
 	}
 	require.Equal(t, 2*testPartitions, owned, "the remaining members own every partition")
+}
+
+// TestCloseDuringSlowCommit closes a processor while a Delta commit is slow
+// and later records are pending: the abandoned batch must not be overtaken
+// by the pending ones (which would move the txn past it and lose it).
+func TestCloseDuringSlowCommit(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 12, Keys: 50, Snapshot: true, Redeliver: 0.05})
+	pl.mem = map[string]*memstore.Store{}
+	pl.produce(100)
+	r1 := pl.start(pl.options("slow"))
+	pl.waitCaughtUp()
+
+	var faults []*memstore.Injection
+	for _, tb := range pl.tables {
+		faults = append(faults, pl.memStore(tablePath(tb)).Inject(memstore.Fault{
+			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Delay: 10 * time.Second, DelayOnly: true}))
+	}
+	pl.produce(200)
+	require.Eventually(t, func() bool { return faults[0].Fired()+faults[1].Fired() > 0 }, 10*time.Second, 5*time.Millisecond)
+	pl.produce(200) // polled while the commit hangs
+	time.Sleep(200 * time.Millisecond)
+	r1.close(t)
+	for _, f := range faults {
+		f.Remove()
+	}
+
+	pl.start(pl.options("slow"))
+	pl.waitCaughtUp()
+	pl.requireModel()
+	pl.requireGroupOffsets("slow")
 }

@@ -5,7 +5,6 @@ package processor
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,29 +38,7 @@ func TestSinkReadersAgree(t *testing.T) {
 		}
 		store, err := localstore.New(localstore.Options{Dir: tb.dir})
 		require.NoError(t, err)
-		s := newTestSink(t, store, mode, DeleteHard)
-		rng := rand.New(rand.NewPCG(5, 6))
-		p, off := 0, int64(-1)
-		for batch := range 6 {
-			var evs []ev
-			for range 40 {
-				p++
-				off++
-				e := ev{op: opU, id: int32(rng.IntN(60)), pos: p, name: fmt.Sprintf("n%d-%d", batch, p), price: int64(rng.IntN(100000)) - 500, notes: "lob " + strconv.Itoa(p), offset: off}
-				switch x := rng.IntN(10); {
-				case batch == 0 || x < 2:
-					e.op = opC
-				case x < 3:
-					e.op = opD
-				case x < 5:
-					e.unavailable = true
-				}
-				evs = append(evs, e)
-			}
-			_, err := s.Apply(t.Context(), batchOf(evs...))
-			require.NoError(t, err)
-		}
-		tb.txn = off
+		tb.txn = applyMixedBatches(t, newTestSink(t, store, mode, DeleteHard))
 		for id, it := range readItems(t, store) {
 			var notes any
 			if it.notes != "" { // only an insert with an unavailable LOB leaves it NULL

@@ -61,8 +61,8 @@ func commands() []command {
 		vacuumCommand(),
 		optimizeCommand(),
 		quickstartCommand(),
-		notYetCommand("offsets", "show per table and partition the Delta txn, group offset, high watermark and lag"),
-		notYetCommand("replay", "replay a table from an offset or timestamp"),
+		offsetsCommand(),
+		replayCommand(),
 	}
 }
 
@@ -171,18 +171,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// notYetCommand is a command whose implementation has not landed; it says so and fails
-// rather than pretending to work.
-func notYetCommand(name, summary string) command {
-	return command{
-		name:    name,
-		summary: summary + " (not yet available)",
-		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			return func(context.Context, []string) error {
-				return fmt.Errorf("not yet available in this build")
-			}
-		},
-	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,9 +26,7 @@ func TestUsageAndHelp(t *testing.T) {
 			r := cli(t, c.name, "--help")
 			require.Equal(t, exitOK, r.code, r.stderr)
 			require.Contains(t, r.stdout, "Usage: cdc2delta "+c.name)
-			if !strings.Contains(c.summary, "not yet available") {
-				require.Contains(t, r.stdout, "Example:\n  cdc2delta "+c.name)
-			}
+			require.Contains(t, r.stdout, "Example:\n  cdc2delta "+c.name)
 		})
 	}
 }
@@ -67,12 +64,6 @@ func TestNotATable(t *testing.T) {
 		require.Equal(t, exitFailure, r.code, cmd)
 		require.Contains(t, r.stderr, "is not a Delta table", cmd)
 	}
-}
-
-func TestNotYetAvailable(t *testing.T) {
-	r := exe(t, "offsets")
-	require.Equal(t, exitFailure, r.code)
-	require.Contains(t, r.stderr, "not yet available")
 }
 
 func TestValidateAndRunConfig(t *testing.T) {

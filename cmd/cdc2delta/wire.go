@@ -35,16 +35,9 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return processor.Options{}, err
 	}
 	k := c.Kafka
-	var clientOpts []kgo.Opt
-	if k.TLS.On() {
-		tc, err := tlsConfig(k.TLS)
-		if err != nil {
-			return processor.Options{}, fmt.Errorf("kafka.tls: %w", err)
-		}
-		clientOpts = append(clientOpts, kgo.DialTLSConfig(tc))
-	}
-	if k.SASL.Mechanism != "" {
-		clientOpts = append(clientOpts, kgo.SASL(saslMechanism(k.SASL)))
+	clientOpts, err := kafkaOpts(k)
+	if err != nil {
+		return processor.Options{}, err
 	}
 	regOpts := codecs.RegistryOptions{
 		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username,
@@ -105,6 +98,22 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 			opts.TablePolicies = map[string]processor.Policy{}
 		}
 		opts.TablePolicies[path] = processor.Policy(*o.BadInput)
+	}
+	return opts, nil
+}
+
+// kafkaOpts are the client options for the connection settings (TLS, SASL).
+func kafkaOpts(k config.Kafka) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if k.TLS.On() {
+		tc, err := tlsConfig(k.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("kafka.tls: %w", err)
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	if k.SASL.Mechanism != "" {
+		opts = append(opts, kgo.SASL(saslMechanism(k.SASL)))
 	}
 	return opts, nil
 }
