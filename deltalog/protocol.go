@@ -150,7 +150,14 @@ func checkActiveColumnFeatures(p Protocol, schema *StructType) error {
 // features (3,7) or (1,7) are used only when a needed feature has no legacy version
 // (timestampNtz, deletionVectors, inCommitTimestamp). See ADR 0010.
 func MinimalProtocol(schema *StructType, config map[string]string) Protocol {
-	return protocolFor(neededFeatures(schema, config))
+	reader, writer := neededFeatures(schema, config)
+	// Spark treats every NOT NULL column as an invariant and refuses even to read a
+	// writer-7 table whose schema has one without listing the feature (writer 2 implies
+	// it). Tables others created without it stay writable: this is for ours only.
+	if schema != nil && !walkFields(schema, "", func(_ string, f *StructField) bool { return f.Nullable }) {
+		writer = append(writer, FeatureInvariants)
+	}
+	return protocolFor(reader, writer)
 }
 
 // neededFeatures lists the reader (R+W) and writer-only features that a schema and
@@ -168,6 +175,7 @@ func neededFeatures(schema *StructType, config map[string]string) (reader, write
 	if isTrue(config[PropEnableChangeDataFeed]) {
 		writer = append(writer, FeatureChangeDataFeed)
 	}
+
 	if isTrue(config[PropAppendOnly]) {
 		writer = append(writer, FeatureAppendOnly)
 	}

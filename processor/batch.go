@@ -223,12 +223,14 @@ func (p *Processor) finishFlush(ctx context.Context, f *inflight) error {
 			// applying them would move the txn past it and lose it. Drop
 			// them; the table is stopped (or the run is ending), so they
 			// are re-read from the txn on the next start.
+			p.mu.buffered -= j.t.pend.bytes
+			j.t.pend = pending{}
 			// An apply ended by its context is abandoned, not a table
 			// failure.
 			if ctx.Err() == nil && !errors.Is(j.err, context.Canceled) && !errors.Is(j.err, context.DeadlineExceeded) {
 				stop = append(stop, j)
 			} else {
-				_ = 0
+				j.t.abandoned = true
 			}
 			continue
 		}

@@ -359,8 +359,9 @@ func (p *Processor) route(ctx context.Context, r *kgo.Record, d decoded) error {
 	p.mu.Lock()
 	st := p.mu.parts[tp]
 	p.mu.Unlock()
-	if st == nil || st.table.failed != nil || r.Offset <= st.applied {
-		// Not ours any more, a stopped table, or already applied.
+	if st == nil || st.table.failed != nil || st.table.abandoned || r.Offset <= st.applied {
+		// Not ours any more, a stopped table, one whose batch was given
+		// up (nothing after it may apply), or already applied.
 		return nil
 	}
 	t := st.table

@@ -255,7 +255,7 @@ func TestCloseDuringSlowCommit(t *testing.T) {
 	var faults []*memstore.Injection
 	for _, tb := range pl.tables {
 		faults = append(faults, pl.memStore(tablePath(tb)).Inject(memstore.Fault{
-			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Delay: 10 * time.Second, DelayOnly: true}))
+			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true}))
 	}
 	pl.produce(200)
 	require.Eventually(t, func() bool { return faults[0].Fired()+faults[1].Fired() > 0 }, 10*time.Second, 5*time.Millisecond)

@@ -56,7 +56,8 @@ type SinkOptions struct {
 	// DisableDeletionVectors creates new tables without delta.enableDeletionVectors,
 	// so they need only the legacy protocol and are merged copy-on-write.
 	DisableDeletionVectors bool
-	// EnableChangeDataFeed sets delta.enableChangeDataFeed on new tables.
+	// EnableChangeDataFeed asks for delta.enableChangeDataFeed on new tables.
+	// Not implemented yet: the Sink logs a warning and leaves it off.
 	EnableChangeDataFeed bool
 	// TargetFileSize bounds new data files (default datafile.DefaultTargetFileSize).
 	TargetFileSize int64

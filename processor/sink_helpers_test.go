@@ -1,14 +1,11 @@
 package processor
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
@@ -139,31 +136,6 @@ func newTestSink(t *testing.T, store deltalog.Store, mode MergeMode, del DeleteM
 }
 
 func newMemStore() *memstore.Store { return memstore.New(memstore.Options{}) }
-
-// requireColumnPaths checks that every live data file names each column
-// chunk's path_in_schema: parquet-mr (Spark) cannot read chunks without it,
-// though pyarrow and our reader can.
-func requireColumnPaths(t *testing.T, store deltalog.Store) {
-	t.Helper()
-	tbl, err := deltalog.Open(t.Context(), store)
-	require.NoError(t, err)
-	snap, err := tbl.Snapshot(t.Context())
-	require.NoError(t, err)
-	for _, add := range snap.Files() {
-		rc, err := store.Get(t.Context(), add.Path)
-		require.NoError(t, err)
-		data, err := io.ReadAll(rc)
-		rc.Close()
-		require.NoError(t, err)
-		f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-		require.NoError(t, err)
-		for _, rg := range f.Metadata().RowGroups {
-			for _, cc := range rg.Columns {
-				require.NotEmpty(t, cc.MetaData.PathInSchema, "%s: column chunk without path_in_schema", add.Path)
-			}
-		}
-	}
-}
 
 // applyMixedBatches applies six batches of 40 random events over 60 keys
 // (inserts, updates, deletes, updates with an unavailable LOB) and returns

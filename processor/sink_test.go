@@ -8,7 +8,6 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 )
 
 const (
@@ -322,15 +321,4 @@ func TestSinkSchemaEvolution(t *testing.T) {
 	snap, err = tbl.Snapshot(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, before, snap.Version())
-}
-
-func TestSinkFilesNameTheirColumns(t *testing.T) {
-	for _, mode := range []MergeMode{MergeDV, MergeCoW} {
-		t.Run(string(mode), func(t *testing.T) {
-			store, err := localstore.New(localstore.Options{Dir: t.TempDir(), NoSync: true})
-			require.NoError(t, err)
-			applyMixedBatches(t, newTestSink(t, store, mode, DeleteHard))
-			requireColumnPaths(t, store)
-		})
-	}
 }

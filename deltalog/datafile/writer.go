@@ -152,12 +152,19 @@ func NewWriter(opts Options) (*Writer, error) {
 	w.plan = root
 	w.shred = newShredder(root, ncols)
 	w.dataRow = make([]any, len(data))
+	return w, nil
+}
+
+// newFile starts a fresh file buffer. It builds a new parquet.Writer rather than
+// Reset-ing the last one: parquet-go v0.32's Reset leaves path_in_schema empty in the
+// next file's footer, which parquet-mr (Spark) refuses.
+func (w *Writer) newFile() {
+	w.buf.Reset()
 	w.pw = parquet.NewWriter(&w.buf, w.schema,
 		parquet.Compression(w.codec.Codec),
 		parquet.CreatedBy("cdc2delta", "", ""),
 		parquet.PageBufferSize(1<<20),
 	)
-	return w, nil
 }
 
 // Write stores rows (aligned with the schema fields, partition columns included) as one
@@ -257,8 +264,7 @@ func (w *Writer) writeGroup(ctx context.Context, store deltalog.Store, rows [][]
 // fill writes rows into a fresh file buffer until they run out or the file reaches the
 // target size, and returns how many it took.
 func (w *Writer) fill(ctx context.Context, rows [][]any, idx []int) (int, error) {
-	w.buf.Reset()
-	w.pw.Reset(&w.buf)
+	w.newFile()
 	for _, s := range w.stats {
 		s.reset()
 	}
