@@ -58,6 +58,9 @@ DELTA_SPARK_VERSION_ENV = "CDC2DELTA_DELTA_SPARK_VERSION"
 
 UTC = dt.timezone.utc
 
+# decimal(38,s) values need more than the default 28 significant digits.
+decimal.getcontext().prec = 80
+
 
 def main(argv):
     # Spark's JVM and native libraries inherit our stdout; keep the real one
@@ -360,11 +363,11 @@ class DeltaRS:
         if req.get("timestamp"):
             table.load_as_version(parse_timestamp(req["timestamp"]))
         schema = schema_fields(json.loads(table.schema().to_json()))
-        if req.get("filter"):
-            qb = deltalake.QueryBuilder().register("t", table)
-            data = pa.table(qb.execute(f"SELECT * FROM t WHERE {req['filter']}"))
-        else:
-            data = pa.table(table.to_pyarrow_table())
+        # QueryBuilder (DataFusion) reads column mapping and deletion vectors, which
+        # to_pyarrow_table refuses in deltalake 1.6.
+        qb = deltalake.QueryBuilder().register("t", table)
+        where = f" WHERE {req['filter']}" if req.get("filter") else ""
+        data = pa.table(qb.execute(f"SELECT * FROM t{where}"))
         names = [f["name"] for f in schema]
         cols = [data.column(n).to_pylist() for n in names]
         rows = list(zip(*cols)) if cols else []
