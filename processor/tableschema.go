@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,7 +190,7 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		PartitionColumns: []string{},
 		Configuration:    conf,
 	}
-	return meta, tableProtocol(st, conf), nil
+	return meta, deltalog.MinimalProtocol(st, conf), nil
 }
 
 // tableColumns returns the source columns of a table schema (metadata
@@ -257,7 +258,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 		}
 		next.Fields = append(next.Fields, sourceField(col, true))
 	}
-	conf := maps(meta.Configuration)
+	conf := maps.Clone(meta.Configuration)
 	if mapping {
 		var maxID int64
 		next, maxID = deltalog.AssignColumnMapping(next, deltalog.MaxColumnID(conf))
@@ -275,33 +276,10 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	meta.Configuration = conf
 	var proto *deltalog.Protocol
 	cur := st.proto
-	if up := deltalog.UpgradeProtocol(cur, tableProtocol(next, conf)); !up.Equal(cur) {
+	if up := deltalog.UpgradeProtocol(cur, deltalog.MinimalProtocol(next, conf)); !up.Equal(cur) {
 		proto = &up
 	}
 	return &meta, proto, nil
-}
-
-// tableProtocol is deltalog.MinimalProtocol plus the invariants writer
-// feature when a table-features protocol has NOT NULL columns: Spark counts
-// NOT NULL as an invariant and refuses a table whose protocol omits it.
-func tableProtocol(st *deltalog.StructType, conf map[string]string) deltalog.Protocol {
-	p := deltalog.MinimalProtocol(st, conf)
-	if p.MinWriterVersion < 7 || slices.Contains(p.WriterFeatures, deltalog.FeatureInvariants) {
-		return p
-	}
-	if slices.ContainsFunc(st.Fields, func(f deltalog.StructField) bool { return !f.Nullable }) {
-		p.WriterFeatures = append(slices.Clone(p.WriterFeatures), deltalog.FeatureInvariants)
-		slices.Sort(p.WriterFeatures)
-	}
-	return p
-}
-
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // rowMapper turns the rows of one source layout into table rows.
