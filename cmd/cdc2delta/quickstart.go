@@ -74,7 +74,12 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	if err != nil {
 		return err
 	}
-	gen := dbzgen.New(src, dbzgen.DefaultOptions())
+	// The sample connector propagates source column types and names
+	// (column.propagate.source.type), so tables get comments and "Unit Price"
+	// keeps its SQL Server name instead of the Avro-adjusted Unit_Price.
+	genOpts := dbzgen.DefaultOptions()
+	genOpts.PropagateSourceTypes = true
+	gen := dbzgen.New(src, genOpts)
 	var tables []*dbzgen.Table
 	var topics []string
 	for _, def := range dbzgen.SampleDatabase() {
