@@ -123,6 +123,9 @@ func newCompatWriter(t *testing.T, store deltalog.Store) *compatWriter {
 		deltalog.PropColumnMappingMaxID:   fmt.Sprint(maxID),
 		deltalog.PropCheckpointInterval:   "10",
 		deltalog.PropLogRetentionDuration: "interval 2 days",
+		// The commits are back-dated by weeks so log cleanup has something to remove;
+		// Spark refuses time travel older than the deleted-file retention.
+		deltalog.PropDeletedFileRetention: "interval 3650 days",
 	}
 	ss, err := schema.SchemaString()
 	require.NoError(t, err)
