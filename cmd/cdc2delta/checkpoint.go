@@ -19,11 +19,7 @@ func checkpointCommand() command {
 				if err != nil {
 					return err
 				}
-				t, err := sf.openTable(ctx, loc)
-				if err != nil {
-					return err
-				}
-				snap, err := latest(ctx, t, loc)
+				t, snap, err := sf.openLatest(ctx, loc)
 				if err != nil {
 					return err
 				}

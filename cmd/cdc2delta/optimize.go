@@ -39,11 +39,7 @@ func optimizeCommand() command {
 				if err != nil || size <= 0 {
 					return usagef("--target-size %q is not a positive size (e.g. 128MiB)", *target)
 				}
-				t, err := sf.openTable(ctx, loc)
-				if err != nil {
-					return err
-				}
-				snap, err := latest(ctx, t, loc)
+				t, snap, err := sf.openLatest(ctx, loc)
 				if err != nil {
 					return err
 				}

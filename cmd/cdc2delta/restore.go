@@ -30,11 +30,7 @@ func restoreCommand() command {
 				if !tt.set() {
 					return usagef("give --version N or --timestamp T")
 				}
-				t, err := sf.openTable(ctx, loc)
-				if err != nil {
-					return err
-				}
-				cur, err := latest(ctx, t, loc)
+				t, cur, err := sf.openLatest(ctx, loc)
 				if err != nil {
 					return err
 				}

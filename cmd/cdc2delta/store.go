@@ -58,6 +58,16 @@ func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...de
 	return deltalog.Open(ctx, store, opts...)
 }
 
+// openLatest opens the table at location and loads its latest snapshot.
+func (sf *storeFlags) openLatest(ctx context.Context, location string) (*deltalog.Table, *deltalog.Snapshot, error) {
+	t, err := sf.openTable(ctx, location)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := latest(ctx, t, location)
+	return t, snap, err
+}
+
 // latest loads the latest snapshot with an error that says what is wrong.
 func latest(ctx context.Context, t *deltalog.Table, location string) (*deltalog.Snapshot, error) {
 	snap, err := t.Snapshot(ctx)
