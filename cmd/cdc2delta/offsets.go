@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/config"
@@ -93,6 +95,10 @@ func partitionOffsets(ctx context.Context, c config.Config) ([]offsetRow, error)
 		return nil, fmt.Errorf("listing end offsets: %w", err)
 	}
 	committed, err := adm.FetchOffsets(ctx, c.Kafka.GroupID)
+	// A group that never committed has no offsets; some brokers say so with an error.
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		committed, err = kadm.OffsetResponses{}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fetching the offsets of group %s: %w", c.Kafka.GroupID, err)
 	}
