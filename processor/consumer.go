@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,6 +25,7 @@ func (p *Processor) clientOptions() []kgo.Opt {
 	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(o.Brokers...),
+		kgo.WithLogger(kafkaLogger{p.log}),
 		kgo.ConsumerGroup(o.Group),
 		kgo.ConsumeTopics(o.Topics...),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
@@ -36,7 +38,12 @@ func (p *Processor) clientOptions() []kgo.Opt {
 		kgo.OnPartitionsAssigned(p.onAssigned),
 		kgo.OnPartitionsRevoked(p.onRevoked),
 		kgo.OnPartitionsLost(p.onRevoked),
-		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) { p.rebalanceWanted.Store(true) }),
+		kgo.OnPartitionsCallbackBlocked(func(context.Context, *kgo.Client) {
+			p.rebalanceWanted.Store(true)
+			if give := p.giveWay.Load(); give != nil {
+				(*give)(errGiveWay)
+			}
+		}),
 	}
 	if o.TopicRegex {
 		opts = append(opts, kgo.ConsumeRegex())
@@ -88,7 +95,9 @@ func (p *Processor) adjustOffsets(ctx context.Context, offsets map[string]map[in
 	for topic, parts := range offsets {
 		t, err := p.tableFor(ctx, topic)
 		if err != nil {
-			if errors.Is(err, ErrRoute) {
+			if errors.Is(err, ErrRoute) || errors.Is(err, ErrOptions) {
+				// No table can be opened for it as configured; waiting
+				// will not change that.
 				p.refuseTopic(topic, parts, err)
 				continue
 			}
@@ -197,10 +206,25 @@ func (p *Processor) onRevoked(_ context.Context, _ *kgo.Client, revoked map[stri
 			gone[TopicPartition{topic, part}] = true
 		}
 	}
+	resume := make(map[string][]int32)
+	defer func() {
+		if len(resume) > 0 { // after mu: no client call under our lock
+			p.client.ResumeFetchPartitions(resume)
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, t := range p.mu.tables {
 		p.mu.buffered -= t.pend.drop(gone)
+	}
+	p.mu.held = slices.DeleteFunc(p.mu.held, func(r *kgo.Record) bool { return gone[TopicPartition{r.Topic, r.Partition}] })
+	for tp := range gone {
+		if p.mu.heldParts[tp] {
+			// Paused only while it held records; a new owner (or this
+			// one, re-assigned) starts from the txn.
+			resume[tp.Topic] = append(resume[tp.Topic], tp.Partition)
+			delete(p.mu.heldParts, tp)
+		}
 	}
 	for tp := range gone {
 		delete(p.mu.parts, tp)
@@ -216,10 +240,11 @@ func (p *Processor) onRevoked(_ context.Context, _ *kgo.Client, revoked map[stri
 // tableFor returns the table a topic routes to, opening its sink on first
 // use.
 func (p *Processor) tableFor(ctx context.Context, topic string) (*table, error) {
-	path, err := p.router.Route(topic)
+	src, err := p.router.Source(topic)
 	if err != nil {
 		return nil, err
 	}
+	path := src.Path
 	p.mu.Lock()
 	t := p.mu.tables[path]
 	p.mu.Unlock()
@@ -234,11 +259,14 @@ func (p *Processor) tableFor(ctx context.Context, topic string) (*table, error) 
 	if t != nil {
 		return t, nil
 	}
+	so, pol, err := p.tableSettings(src)
+	if err != nil {
+		return nil, err
+	}
 	store, err := p.opts.OpenStore(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("opening store of table %s: %w", path, err)
 	}
-	so := p.opts.Sink
 	so.Store = store
 	so.TableName = path
 	if so.Logger == nil {
@@ -248,15 +276,42 @@ func (p *Processor) tableFor(ctx context.Context, topic string) (*table, error) 
 	if err != nil {
 		return nil, err
 	}
-	pol := p.opts.BadInput
-	if tp, ok := p.opts.TablePolicies[path]; ok {
-		pol = tp
-	}
 	t = &table{path: path, sink: sink, policy: pol}
 	p.mu.Lock()
 	p.mu.tables[path] = t
 	p.mu.Unlock()
+	p.log.Info("table opened", "table", path, "topic", src.Topic, "delete_mode", so.DeleteMode,
+		"merge_mode", so.MergeMode, "bad_input", string(pol))
 	return t, nil
+}
+
+// tableSettings returns the sink options and bad-input policy of the table
+// src routes to: PerTable's, else the Sink template; the policy is
+// PerTable's, else TablePolicies', else BadInput. A policy New could not
+// check is refused here with ErrOptions.
+func (p *Processor) tableSettings(src TableSource) (SinkOptions, Policy, error) {
+	so, pol := p.opts.Sink, Policy("")
+	if p.opts.PerTable != nil {
+		ts := p.opts.PerTable(src)
+		so, pol = ts.Sink, ts.BadInput
+	}
+	if pol == "" {
+		pol = p.opts.BadInput
+		if tp, ok := p.opts.TablePolicies[src.Path]; ok {
+			pol = tp
+		}
+	}
+	switch {
+	case pol != PolicyFail && pol != PolicyDeadLetter:
+		return so, pol, fmt.Errorf("%w: table %s: unknown bad-input policy %q", ErrOptions, src.Path, pol)
+	case pol == PolicyDeadLetter && p.opts.DeadLetterTopic == "":
+		return so, pol, fmt.Errorf("%w: table %s: dead letter topic must be set for its dead-letter policy", ErrOptions, src.Path)
+	case so.DeleteMode != "" && so.DeleteMode != DeleteHard && so.DeleteMode != DeleteSoft:
+		return so, pol, fmt.Errorf("%w: table %s: unknown delete mode %q", ErrOptions, src.Path, so.DeleteMode)
+	case so.MergeMode != "" && so.MergeMode != MergeAuto && so.MergeMode != MergeDV && so.MergeMode != MergeCoW:
+		return so, pol, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.MergeMode)
+	}
+	return so, pol, nil
 }
 
 // decoded is one polled record after decoding.
@@ -265,7 +320,12 @@ type decoded struct {
 	err    error
 }
 
-// ingest decodes and routes one poll's records into pending batches.
+// errGiveWay ends the decoding of a poll when a rebalance is waiting: the
+// records not decoded yet are held and retried after it.
+var errGiveWay = errors.New("processor: decoding gave way to a rebalance")
+
+// ingest decodes and routes the held records and one poll's records into
+// pending batches.
 func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 	var fatal error
 	fs.EachError(func(topic string, part int32, err error) {
@@ -273,6 +333,8 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		case errors.Is(err, kgo.ErrClientClosed):
 			fatal = ErrClosed
+		case accessError(err):
+			fatal = fmt.Errorf("%w: %s/%d: %w", ErrKafkaAccess, topic, part, err)
 		default:
 			p.log.Warn("fetch error", "topic", topic, "partition", part, "err", err)
 		}
@@ -285,7 +347,12 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 			p.m.highWatermark.WithLabelValues(partLabels(TopicPartition{fp.Topic, fp.Partition})...).Set(float64(fp.HighWatermark))
 		}
 	})
-	recs := fs.Records()
+	p.mu.Lock()
+	// Held records precede anything polled of their partitions, which stay
+	// paused until they are decoded.
+	recs := append(p.mu.held, fs.Records()...)
+	p.mu.held = nil
+	p.mu.Unlock()
 	start := p.now()
 	out, err := p.decodeAll(ctx, recs)
 	if err != nil {
@@ -294,33 +361,95 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 	if len(recs) > 0 {
 		p.log.Debug("polled", "records", len(recs), "decode", p.now().Sub(start))
 	}
+	var held []*kgo.Record
 	for i, r := range recs {
+		if errors.Is(out[i].err, errGiveWay) {
+			held = append(held, r)
+			continue
+		}
 		if err := p.route(ctx, r, out[i]); err != nil {
 			return err
 		}
 	}
+	p.hold(held)
 	return nil
+}
+
+// hold keeps records whose decoding gave way to a rebalance for the next
+// loop turn, pausing their partitions meanwhile (so memory stays bounded
+// and nothing polled later overtakes them), and resumes the partitions whose
+// held records are all decoded now.
+func (p *Processor) hold(held []*kgo.Record) {
+	pause := make(map[string][]int32)
+	resume := make(map[string][]int32)
+	defer func() { // after mu: no client call under our lock
+		if len(pause) > 0 {
+			p.client.PauseFetchPartitions(pause)
+			p.log.Info("registry unavailable and a rebalance waiting: decoding gave way; the records are retried after it",
+				"records", len(held), "partitions", pause)
+		}
+		if len(resume) > 0 {
+			p.client.ResumeFetchPartitions(resume)
+		}
+	}()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.held = held
+	now := make(map[TopicPartition]bool)
+	for _, r := range held {
+		tp := TopicPartition{r.Topic, r.Partition}
+		if !now[tp] && !p.mu.heldParts[tp] {
+			pause[tp.Topic] = append(pause[tp.Topic], tp.Partition)
+		}
+		now[tp] = true
+	}
+	for tp := range p.mu.heldParts {
+		st := p.mu.parts[tp]
+		if now[tp] || st == nil || st.table.failed != nil {
+			continue // still held, not ours, or paused for its stopped table
+		}
+		resume[tp.Topic] = append(resume[tp.Topic], tp.Partition)
+	}
+	p.mu.heldParts = now
 }
 
 // decodeAll decodes records in parallel across partitions, in order within
 // each. Registry outages are retried here until they end (or ctx does), so
-// a record is never dead-lettered for the registry's sake.
+// a record is never dead-lettered for the registry's sake; but when a
+// rebalance waits, the records of a partition from its first one not
+// decoded on are left with errGiveWay, so the loop can allow the rebalance.
 func (p *Processor) decodeAll(ctx context.Context, recs []*kgo.Record) ([]decoded, error) {
 	out := make([]decoded, len(recs))
+	if len(recs) == 0 {
+		return out, nil
+	}
+	dctx, giveWay := context.WithCancelCause(ctx)
+	defer giveWay(nil)
+	p.giveWay.Store(&giveWay)
+	defer p.giveWay.Store(nil)
+	if p.rebalanceWanted.Load() {
+		giveWay(errGiveWay)
+	}
 	byPart := make(map[TopicPartition][]int)
 	for i, r := range recs {
 		tp := TopicPartition{r.Topic, r.Partition}
 		byPart[tp] = append(byPart[tp], i)
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(dctx)
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, idx := range byPart {
 		g.Go(func() error {
-			for _, i := range idx {
+			for n, i := range idx {
 				r := recs[i]
 				c, err := p.decode(gctx, r)
+				if errors.Is(err, errGiveWay) {
+					for _, j := range idx[n:] {
+						out[j] = decoded{err: errGiveWay}
+					}
+					return nil
+				}
 				if err != nil && gctx.Err() != nil {
-					return gctx.Err()
+					return err
 				}
 				out[i] = decoded{change: c, err: err}
 			}
@@ -330,23 +459,33 @@ func (p *Processor) decodeAll(ctx context.Context, recs []*kgo.Record) ([]decode
 	return out, g.Wait()
 }
 
+// decode decodes one record, retrying registry outages and (a few times)
+// unknown schema ids. It returns the context's cause when ctx ends:
+// errGiveWay when a rebalance waits.
 func (p *Processor) decode(ctx context.Context, r *kgo.Record) (codecs.Change, error) {
 	unknown := 0
-	for attempt := 0; ; attempt++ {
+	failures := int(p.registryFailures.Load()) // an outage spans loop turns
+	for {
 		c, err := p.opts.Decoder.DecodeRecord(ctx, r.Topic, r.Partition, r.Offset, r.Key, r.Value)
 		switch {
 		case err == nil:
+			p.registryFailures.Store(0)
 			return c, nil
 		case ctx.Err() != nil:
-			return c, ctx.Err()
+			return c, context.Cause(ctx)
 		case errors.Is(err, codecs.ErrRegistry):
 			p.log.Warn("schema registry unavailable; retrying", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			p.registryFailures.Store(int64(failures + 1))
+			if err := sleep(ctx, backoff(failures)); err != nil {
+				return c, context.Cause(ctx)
+			}
+			failures++
 		case errors.Is(err, codecs.ErrUnknownSchema) && unknown < p.opts.UnknownSchemaRetries:
+			if err := sleep(ctx, backoff(unknown)); err != nil {
+				return c, context.Cause(ctx)
+			}
 			unknown++
 		default:
-			return c, err
-		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
 			return c, err
 		}
 	}

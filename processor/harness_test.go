@@ -292,19 +292,30 @@ var compareCols = map[string][]string{
 // renders the compared columns, in key order.
 func (pl *pipeline) tableRows(tb *dbzgen.Table) []string {
 	pl.t.Helper()
+	rows, _ := pl.tableRowsSplit(tb)
+	return rows
+}
+
+// tableRowsSplit is tableRows, with the rows flagged _cdc_deleted (soft
+// deletes) returned apart.
+func (pl *pipeline) tableRowsSplit(tb *dbzgen.Table) (live, deleted []string) {
+	pl.t.Helper()
 	ctx := pl.t.Context()
 	store := pl.store(tb)
 	tbl, err := deltalog.Open(ctx, store)
 	require.NoError(pl.t, err)
 	snap, err := tbl.Snapshot(ctx)
 	require.NoError(pl.t, err)
+	column := func(name string) int {
+		return slices.IndexFunc(snap.Schema().Fields, func(f deltalog.StructField) bool { return f.Name == name })
+	}
 	cols := compareCols[tb.Def().Name]
 	idx := make([]int, len(cols))
 	for i, c := range cols {
-		idx[i] = slices.IndexFunc(snap.Schema().Fields, func(f deltalog.StructField) bool { return f.Name == c })
+		idx[i] = column(c)
 		require.GreaterOrEqual(pl.t, idx[i], 0, "column %s", c)
 	}
-	var out []string
+	del := column(ColDeleted)
 	for _, add := range snap.Files() {
 		rows, err := datafile.Read(ctx, store, &add, snap.Schema(), datafile.ReadOptions{Properties: snap.Metadata().Configuration})
 		require.NoError(pl.t, err)
@@ -313,11 +324,16 @@ func (pl *pipeline) tableRows(tb *dbzgen.Table) []string {
 			for i, j := range idx {
 				vals[i] = r[j]
 			}
-			out = append(out, render(vals))
+			if del >= 0 && r[del] == true {
+				deleted = append(deleted, render(vals))
+				continue
+			}
+			live = append(live, render(vals))
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(live)
+	slices.Sort(deleted)
+	return live, deleted
 }
 
 // modelRows renders the workload model's rows like tableRows.

@@ -85,57 +85,83 @@ func physicalRows(ctx context.Context, store deltalog.Store, st *tableState, add
 	return rows, dv, nil
 }
 
-// buildKeyIndex reads the key and position columns of every live file.
-func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState) (*keyIndex, error) {
-	x := newKeyIndex()
+// keyEntry is one live row of a data file, as the index holds it.
+type keyEntry struct {
+	key string
+	row int
+	pos codecs.Position
+}
+
+// readKeyEntries reads the key and position of every live row of add.
+func readKeyEntries(ctx context.Context, store deltalog.Store, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
 	cols := append(append([]string(nil), st.keyNames...), ColPosition)
+	rows, dv, err := physicalRows(ctx, store, st, add, cols)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]keyEntry, 0, len(rows))
+	var buf []byte
+	nk := len(st.keyNames)
+	for r, row := range rows {
+		if dv.Contains(uint64(r)) {
+			continue
+		}
+		buf, err = appendKey(buf[:0], row[:nk])
+		if err != nil {
+			return nil, fmt.Errorf("indexing %s: %w", add.Path, err)
+		}
+		hex, _ := row[nk].(string)
+		pos, err := codecs.PositionFromHex(hex)
+		if err != nil {
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, ColPosition, hex, err)
+		}
+		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
+	}
+	return entries, nil
+}
+
+// putNewer records the entries of path, keeping an indexed row with a
+// higher position: two live rows of one key should not exist, and if they
+// do the newer one is the key's value.
+func (x *keyIndex) putNewer(path string, entries []keyEntry) {
+	for _, e := range entries {
+		if old, ok := x.keys[e.key]; ok && old.pos.Compare(e.pos) >= 0 {
+			continue
+		}
+		x.put(e.key, path, e.row, e.pos)
+	}
+}
+
+// readFileKeys reads the keys of files, a few at a time, and passes each
+// file's entries to use, one call at a time.
+func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry)) error {
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	files := st.snap.Files()
-	for i := range files {
-		add := &files[i]
+	for _, add := range files {
 		g.Go(func() error {
-			rows, dv, err := physicalRows(ctx, store, st, add, cols)
+			entries, err := readKeyEntries(ctx, store, st, add)
 			if err != nil {
 				return err
 			}
-			type entry struct {
-				key string
-				row int
-				pos codecs.Position
-			}
-			entries := make([]entry, 0, len(rows))
-			var buf []byte
-			nk := len(st.keyNames)
-			for r, row := range rows {
-				if dv.Contains(uint64(r)) {
-					continue
-				}
-				buf, err = appendKey(buf[:0], row[:nk])
-				if err != nil {
-					return fmt.Errorf("indexing %s: %w", add.Path, err)
-				}
-				hex, _ := row[nk].(string)
-				pos, err := codecs.PositionFromHex(hex)
-				if err != nil {
-					return fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, ColPosition, hex, err)
-				}
-				entries = append(entries, entry{key: string(buf), row: r, pos: pos})
-			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, e := range entries {
-				// Two live rows of one key should not exist; keep the newer.
-				if old, ok := x.keys[e.key]; ok && old.pos.Compare(e.pos) >= 0 {
-					continue
-				}
-				x.put(e.key, add.Path, e.row, e.pos)
-			}
+			use(add.Path, entries)
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	return g.Wait()
+}
+
+// buildKeyIndex reads the key and position columns of every live file.
+func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState) (*keyIndex, error) {
+	x := newKeyIndex()
+	files := st.snap.Files()
+	adds := make([]*deltalog.Add, len(files))
+	for i := range files {
+		adds[i] = &files[i]
+	}
+	if err := readFileKeys(ctx, store, st, adds, x.putNewer); err != nil {
 		return nil, err
 	}
 	return x, nil

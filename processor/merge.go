@@ -60,6 +60,8 @@ type mergePlan struct {
 	adds     []deltalog.Action
 	metrics  mergeMetrics
 	readRows map[string][][]any // full physical rows read, by path
+	changes  []change           // the change data feed's rows, when it is on
+	cdcs     []deltalog.Action
 }
 
 // fill copies the stored values of unavailable columns into a new row.
@@ -179,6 +181,9 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (ApplyResult, error) {
 	if err := s.writeChanges(ctx, p, d.truncate != nil); err != nil {
 		return res, err
 	}
+	if err := s.writeChangeData(ctx, p, d.truncate != nil); err != nil {
+		return res, err
+	}
 
 	next := int64(0)
 	if st.snap != nil {
@@ -192,8 +197,8 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (ApplyResult, error) {
 		return res, err
 	}
 
-	actions := make([]deltalog.Action, 0, len(pre)+len(p.removes)+len(p.adds)+len(txns))
-	actions = append(append(append(append(actions, pre...), p.removes...), p.adds...), txns...)
+	actions := make([]deltalog.Action, 0, len(pre)+len(p.removes)+len(p.adds)+len(p.cdcs)+len(txns))
+	actions = append(append(append(append(append(actions, pre...), p.removes...), p.adds...), p.cdcs...), txns...)
 	op := s.operation(st, &res, p, len(b.Records), time.Since(start))
 	cr, err := s.table.Commit(ctx, st.snap, actions, op, deltalog.ReadWholeTable())
 	if err != nil {
@@ -275,6 +280,7 @@ func mergeMetaActions(pre, evo []deltalog.Action) []deltalog.Action {
 func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *ApplyResult) error {
 	st := p.st
 	soft := s.opts.DeleteMode == DeleteSoft
+	cdf := cdfEnabled(st.meta.Configuration)
 	now := s.opts.Now().UnixMilli()
 	truncated := d.truncate != nil
 	if truncated {
@@ -313,6 +319,9 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Apply
 				res.Deleted++
 			}
 			if !soft {
+				if cdf && found {
+					p.changes = append(p.changes, storedChange(ChangeDelete, path, int(loc.row)))
+				}
 				p.ops = append(p.ops, indexOp{key: ev.key})
 				p.tombs[ev.key] = tombstone{pos: c.Pos, at: now}
 				continue
@@ -346,6 +355,12 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Apply
 		}
 		if len(unavailable) > 0 && found {
 			p.fills = append(p.fills, fill{row: len(p.rows), path: path, oldRow: int(loc.row), fields: unavailable})
+		}
+		if cdf && found {
+			// Soft-delete mode keeps the row: its delete is an update.
+			p.changes = append(p.changes, storedChange(ChangeUpdatePreimage, path, int(loc.row)), newChange(ChangeUpdatePostimage, len(p.rows)))
+		} else if cdf {
+			p.changes = append(p.changes, newChange(ChangeInsert, len(p.rows)))
 		}
 		p.rows = append(p.rows, row)
 		p.rowKeys = append(p.rowKeys, ev.key)
@@ -617,7 +632,7 @@ func (s *Sink) operation(st *tableState, res *ApplyResult, p *mergePlan, sourceR
 			"numTargetFilesRemoved":           strconv.Itoa(len(p.removes)),
 			"numTargetBytesAdded":             n(m.bytesAdded),
 			"numTargetBytesRemoved":           n(m.bytesRemoved),
-			"numTargetChangeFilesAdded":       "0",
+			"numTargetChangeFilesAdded":       strconv.Itoa(len(p.cdcs)),
 			"numTargetDeletionVectorsAdded":   strconv.Itoa(m.dvAdded),
 			"numTargetDeletionVectorsRemoved": strconv.Itoa(m.dvRemoved),
 			"numTargetDeletionVectorsUpdated": strconv.Itoa(m.dvUpdated),

@@ -23,9 +23,13 @@
 // table's txn + 1, an operator's group reset below it (a replay), the
 // group's offset, or the reset policy; see startOffset.
 //
-// Bad input follows a per-table Policy (deadletter.go); registry and storage
-// outages are retried with backoff, never skipped. Metrics are in
-// metrics.go; /healthz, /readyz and /metrics in health.go.
+// Each table has its own settings (Options.PerTable: delete and merge
+// modes, bad-input policy), resolved when a topic is first routed to it.
+// Bad input follows the table's Policy (deadletter.go); registry and storage
+// outages are retried with backoff, never skipped. A registry outage does
+// not hold a rebalance: when one waits, decoding gives way, the records not
+// decoded yet are held (their partitions paused) and retried after it.
+// Metrics are in metrics.go; /healthz, /readyz and /metrics in health.go.
 //
 // Locks: Processor.mu guards tables, partitions and pending batches and is
 // never held across I/O; openMu serialises opening sinks and is taken before
@@ -85,6 +89,13 @@ type Options struct {
 	// Sink is the template of every table's SinkOptions; Store and TableName
 	// are set per table.
 	Sink SinkOptions
+	// PerTable, when set, gives each table its own settings in place of Sink
+	// and BadInput. It is called once per table, when a topic is first
+	// routed to it (on assignment, before its sink opens); when several
+	// topics route to one table path, the first one routed names it. Store
+	// and TableName of the returned SinkOptions are set by the processor and
+	// a nil Logger is the processor's.
+	PerTable func(TableSource) TableSettings
 	// Decoder decodes record keys and values.
 	Decoder *codecs.Decoder
 
@@ -105,7 +116,8 @@ type Options struct {
 
 	// BadInput is the default bad-input policy (default PolicyFail).
 	BadInput Policy
-	// TablePolicies override BadInput per table path.
+	// TablePolicies override BadInput per table path; a policy returned by
+	// PerTable overrides both.
 	TablePolicies map[string]Policy
 	// DeadLetterTopic receives dead-lettered records; "{topic}" is replaced
 	// by the source topic. Required when any policy is PolicyDeadLetter.
@@ -117,6 +129,16 @@ type Options struct {
 	// ShutdownTimeout bounds the final flush when Run's context ends
 	// (default 10s).
 	ShutdownTimeout time.Duration
+}
+
+// TableSettings are one table's own settings, returned by Options.PerTable.
+type TableSettings struct {
+	// Sink configures the table's sink (delete and merge modes, tombstone
+	// retention, change data feed).
+	Sink SinkOptions
+	// BadInput is the table's bad-input policy; empty means
+	// Options.TablePolicies or Options.BadInput.
+	BadInput Policy
 }
 
 // Option sets an injected collaborator.
@@ -152,12 +174,23 @@ type Processor struct {
 		buffered int64
 		recommit bool // re-commit group offsets on the next loop turn
 		routeErr map[TopicPartition]error
+		// held are polled records not decoded yet, in poll order: their
+		// decoding gave way to a rebalance during a registry outage.
+		// Their partitions are paused (heldParts) until they are decoded.
+		held      []*kgo.Record
+		heldParts map[TopicPartition]bool
 	}
 	openMu sync.Mutex // serialises sink opening
 
 	// rebalanceWanted is set when franz-go waits for AllowRebalance; the
 	// loop then finishes its flush instead of starting another.
 	rebalanceWanted atomic.Bool
+	// giveWay, while records are decoded, ends their decoding context with
+	// errGiveWay, so that registry retries let a waiting rebalance through.
+	giveWay atomic.Pointer[context.CancelCauseFunc]
+	// registryFailures counts registry failures since the last decoded
+	// record; it paces the retries across loop turns.
+	registryFailures atomic.Int64
 
 	runMu     sync.Mutex
 	cancelRun context.CancelFunc
@@ -216,6 +249,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	p.mu.tables = make(map[string]*table)
 	p.mu.parts = make(map[TopicPartition]*partition)
 	p.mu.routeErr = make(map[TopicPartition]error)
+	p.mu.heldParts = make(map[TopicPartition]bool)
 	p.client, err = kgo.NewClient(p.clientOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("creating kafka client: %w", err)
@@ -328,6 +362,9 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 		close(done)
 	}()
 
+	if err := p.preflight(ctx); err != nil {
+		return err
+	}
 	nextRecommit := p.now().Add(p.opts.RecommitInterval)
 	var f *inflight // the flush applying in the background, if any
 	for {
@@ -397,7 +434,8 @@ func (p *Processor) pollWait(nextRecommit time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	until := nextRecommit
-	if p.mu.recommit {
+	if p.mu.recommit || len(p.mu.held) > 0 {
+		// Held records are retried at once (decode paces the retries).
 		until = p.now()
 	}
 	for _, t := range p.mu.tables {

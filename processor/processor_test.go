@@ -1,11 +1,15 @@
 package processor
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"time"
-
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -270,4 +274,162 @@ func TestCloseDuringSlowCommit(t *testing.T) {
 	pl.waitCaughtUp()
 	pl.requireModel()
 	pl.requireGroupOffsets("slow")
+}
+
+// TestPerTableSettings routes two topics to two tables with their own
+// settings: customers soft-deletes and merges with deletion vectors, orders
+// hard-deletes and merges copy-on-write. Each table must show its own
+// behaviour.
+func TestPerTableSettings(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 40, Snapshot: true, Redeliver: 0.05, MaxTxEvents: 3})
+	pl.produce(200)
+	customers, orders := pl.tables[0], pl.tables[1]
+	var mu sync.Mutex
+	var seen []TableSource
+	opts := pl.options("per-table")
+	opts.PerTable = func(src TableSource) TableSettings {
+		mu.Lock()
+		seen = append(seen, src)
+		mu.Unlock()
+		if src.Table == customers.Def().Name {
+			return TableSettings{Sink: SinkOptions{DeleteMode: DeleteSoft, MergeMode: MergeDV}}
+		}
+		return TableSettings{Sink: SinkOptions{DeleteMode: DeleteHard, MergeMode: MergeCoW}, BadInput: PolicyDeadLetter}
+	}
+	r := pl.start(opts)
+	pl.waitCaughtUp()
+	pl.produce(150)
+	pl.produceRaw(orders.Topic(), 1, []byte("k"), []byte("not avro")) // dead-lettered by orders' policy
+	pl.produce(150)                                                   // updates and deletes of rows committed before
+	pl.waitCaughtUp()
+	require.Equal(t, 1.0, metricWith(t, r.reg, "cdc2delta_events_dead_lettered_total", "table", tablePath(orders)))
+	require.Empty(t, r.p.Status().Failed)
+
+	mu.Lock()
+	require.ElementsMatch(t, []TableSource{
+		{Topic: customers.Topic(), Database: "sales", Schema: "dbo", Table: "customers", Path: tablePath(customers)},
+		{Topic: orders.Topic(), Database: "sales", Schema: "dbo", Table: "orders", Path: tablePath(orders)},
+	}, seen, "PerTable is called once per table, with the names from its topic")
+	mu.Unlock()
+
+	live, deleted := pl.tableRowsSplit(customers)
+	require.Equal(t, pl.modelRows(customers), live, "soft delete: the live rows are the source's")
+	require.NotEmpty(t, deleted, "soft delete: deleted rows stay, flagged %s", ColDeleted)
+	require.Positive(t, pl.w.Counts().Deletes)
+	live, deleted = pl.tableRowsSplit(orders)
+	require.Equal(t, pl.modelRows(orders), live)
+	require.Empty(t, deleted, "hard delete: deleted rows are gone")
+
+	require.Positive(t, pl.logDeletionVectors(customers), "dv: updates mark old rows in deletion vectors")
+	require.Zero(t, pl.logDeletionVectors(orders), "cow: no deletion vector anywhere in the log")
+}
+
+// logDeletionVectors counts the add actions with a deletion vector in every
+// commit of the table's log.
+func (pl *pipeline) logDeletionVectors(tb *dbzgen.Table) int {
+	pl.t.Helper()
+	commits, err := filepath.Glob(filepath.Join(pl.root, tablePath(tb), "_delta_log", "*.json"))
+	require.NoError(pl.t, err)
+	require.NotEmpty(pl.t, commits)
+	n := 0
+	for _, c := range commits {
+		data, err := os.ReadFile(c)
+		require.NoError(pl.t, err)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			var a struct {
+				Add *struct {
+					DeletionVector *json.RawMessage `json:"deletionVector"`
+				} `json:"add"`
+			}
+			if line == "" {
+				continue
+			}
+			require.NoError(pl.t, json.Unmarshal([]byte(line), &a))
+			if a.Add != nil && a.Add.DeletionVector != nil && string(*a.Add.DeletionVector) != "null" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestTableSettings checks the settings a table gets, and that settings New
+// could not check are refused with ErrOptions (the topic is then reported
+// unroutable instead of retried).
+func TestTableSettings(t *testing.T) {
+	src := TableSource{Topic: "p.db.dbo.t", Database: "db", Schema: "dbo", Table: "t", Path: "db/dbo/t"}
+	per := func(ts TableSettings) func(TableSource) TableSettings {
+		return func(TableSource) TableSettings { return ts }
+	}
+	tests := []struct {
+		name    string
+		opts    Options
+		wantErr string
+		want    SinkOptions
+		wantPol Policy
+	}{
+		{"template", Options{Sink: SinkOptions{DeleteMode: DeleteSoft}, BadInput: PolicyFail},
+			"", SinkOptions{DeleteMode: DeleteSoft}, PolicyFail},
+		{"table policy by path", Options{BadInput: PolicyFail, DeadLetterTopic: "dlq", TablePolicies: map[string]Policy{"db/dbo/t": PolicyDeadLetter}},
+			"", SinkOptions{}, PolicyDeadLetter},
+		{"per table", Options{Sink: SinkOptions{DeleteMode: DeleteSoft}, BadInput: PolicyFail,
+			PerTable: per(TableSettings{Sink: SinkOptions{MergeMode: MergeCoW}})},
+			"", SinkOptions{MergeMode: MergeCoW}, PolicyFail},
+		{"per table policy wins", Options{BadInput: PolicyFail, DeadLetterTopic: "dlq", TablePolicies: map[string]Policy{"db/dbo/t": PolicyFail},
+			PerTable: per(TableSettings{BadInput: PolicyDeadLetter})},
+			"", SinkOptions{}, PolicyDeadLetter},
+		{"dead letter without topic", Options{BadInput: PolicyFail, PerTable: per(TableSettings{BadInput: PolicyDeadLetter})},
+			"dead letter topic", SinkOptions{}, ""},
+		{"unknown policy", Options{BadInput: PolicyFail, PerTable: per(TableSettings{BadInput: "skip"})},
+			"bad-input policy", SinkOptions{}, ""},
+		{"unknown delete mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: SinkOptions{DeleteMode: "purge"}})},
+			"delete mode", SinkOptions{}, ""},
+		{"unknown merge mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: SinkOptions{MergeMode: "mor"}})},
+			"merge mode", SinkOptions{}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Processor{opts: tc.opts}
+			so, pol, err := p.tableSettings(src)
+			if tc.wantErr != "" {
+				require.ErrorIs(t, err, ErrOptions)
+				require.ErrorContains(t, err, tc.wantErr)
+				require.ErrorContains(t, err, src.Path)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, so)
+			require.Equal(t, tc.wantPol, pol)
+		})
+	}
+}
+
+// TestRegistryOutageAllowsRebalance checks that a member stuck retrying a
+// registry outage still honours a rebalance: a second member joining gets
+// its share of partitions while the registry is down, and nothing is lost or
+// applied twice once it is back.
+func TestRegistryOutageAllowsRebalance(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 22, Keys: 40, Snapshot: true, Redeliver: 0.05})
+	pl.produce(300) // the generator registers its schemas before the outage
+	pl.regDown.Store(true)
+	opts := pl.options("outage")
+	opts.ClientOptions = append(opts.ClientOptions, kgo.RebalanceTimeout(60*time.Second), kgo.SessionTimeout(45*time.Second))
+	a := pl.start(opts)
+	require.Eventually(t, func() bool {
+		return metricSum(t, a.reg, "cdc2delta_events_consumed_total") == 0 && a.p.Status().Partitions == 2*testPartitions
+	}, 20*time.Second, 20*time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // a is retrying the records it polled
+	b := pl.start(opts)
+	require.Eventually(t, func() bool {
+		return b.p.Status().Partitions > 0
+	}, 15*time.Second, 20*time.Millisecond, "the rebalance waits for the registry (beyond the session timeout)")
+	require.Equal(t, 2*testPartitions, a.p.Status().Partitions+b.p.Status().Partitions)
+	require.Zero(t, metricSum(t, a.reg, "cdc2delta_events_consumed_total")+metricSum(t, b.reg, "cdc2delta_events_consumed_total"),
+		"nothing decoded while the registry is down")
+
+	pl.regDown.Store(false)
+	pl.produce(100)
+	pl.waitCaughtUp()
+	pl.requireModel()
+	pl.requireGroupOffsets("outage")
 }

@@ -47,28 +47,45 @@ func NewRouter(template string) (*Router, error) {
 	return &Router{template: template, parts: parts}, nil
 }
 
+// TableSource names the table a topic routes to: the topic, the source
+// database, schema and table read from its name (empty when the topic has
+// fewer than three dot-separated parts and the template does not need them),
+// and the Delta table path.
+type TableSource struct {
+	Topic, Database, Schema, Table string
+	Path                           string
+}
+
 // Route returns the table path for topic.
 func (r *Router) Route(topic string) (string, error) {
+	src, err := r.Source(topic)
+	return src.Path, err
+}
+
+// Source returns the table topic routes to and the source names it carries.
+func (r *Router) Source(topic string) (TableSource, error) {
 	if topic == "" {
-		return "", fmt.Errorf("%w: empty topic name", ErrRoute)
+		return TableSource{}, fmt.Errorf("%w: empty topic name", ErrRoute)
 	}
-	var db, schema, table string
+	src := TableSource{Topic: topic}
+	if f := strings.Split(topic, "."); len(f) >= 3 {
+		src.Database, src.Schema, src.Table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
+	}
 	if r.parts {
-		f := strings.Split(topic, ".")
-		if len(f) < 3 {
-			return "", fmt.Errorf("%w %q: template %q needs a topic named <prefix>.<database>.<schema>.<table>", ErrRoute, topic, r.template)
+		if src.Table == "" && src.Schema == "" && src.Database == "" {
+			return TableSource{}, fmt.Errorf("%w %q: template %q needs a topic named <prefix>.<database>.<schema>.<table>", ErrRoute, topic, r.template)
 		}
-		db, schema, table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
-		if db == "" || schema == "" || table == "" {
-			return "", fmt.Errorf("%w %q: empty database, schema or table part", ErrRoute, topic)
+		if src.Database == "" || src.Schema == "" || src.Table == "" {
+			return TableSource{}, fmt.Errorf("%w %q: empty database, schema or table part", ErrRoute, topic)
 		}
 	}
-	return strings.NewReplacer(
+	src.Path = strings.NewReplacer(
 		"{topic}", topic,
-		"{database}", db,
-		"{schema}", schema,
-		"{table}", table,
-	).Replace(r.template), nil
+		"{database}", src.Database,
+		"{schema}", src.Schema,
+		"{table}", src.Table,
+	).Replace(r.template)
+	return src, nil
 }
 
 func stripPlaceholders(s string) string {

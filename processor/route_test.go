@@ -40,3 +40,24 @@ func TestNewRouterRejects(t *testing.T) {
 		require.ErrorIs(t, err, ErrRoute, tmpl)
 	}
 }
+
+func TestRouterSource(t *testing.T) {
+	tests := []struct {
+		name, template, topic string
+		want                  TableSource
+	}{
+		{"default", "", "shop.sales.dbo.orders",
+			TableSource{Topic: "shop.sales.dbo.orders", Database: "sales", Schema: "dbo", Table: "orders", Path: "sales/dbo/orders"}},
+		{"topic template, short topic", "t/{topic}", "orders", TableSource{Topic: "orders", Path: "t/orders"}},
+		{"topic template keeps the names", "{topic}", "a.b.c", TableSource{Topic: "a.b.c", Database: "a", Schema: "b", Table: "c", Path: "a.b.c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewRouter(tc.template)
+			require.NoError(t, err)
+			got, err := r.Source(tc.topic)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}

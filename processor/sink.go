@@ -56,8 +56,9 @@ type SinkOptions struct {
 	// DisableDeletionVectors creates new tables without delta.enableDeletionVectors,
 	// so they need only the legacy protocol and are merged copy-on-write.
 	DisableDeletionVectors bool
-	// EnableChangeDataFeed asks for delta.enableChangeDataFeed on new tables.
-	// Not implemented yet: the Sink logs a warning and leaves it off.
+	// EnableChangeDataFeed sets delta.enableChangeDataFeed on new tables
+	// (ADR 0024). The table property decides whether commits carry change
+	// data, so an existing table follows its own setting.
 	EnableChangeDataFeed bool
 	// TargetFileSize bounds new data files (default datafile.DefaultTargetFileSize).
 	TargetFileSize int64
@@ -185,6 +186,9 @@ func OpenSink(ctx context.Context, opts SinkOptions) (*Sink, error) {
 	defer s.mu.Unlock()
 	if err := s.reload(ctx); err != nil {
 		return nil, err
+	}
+	if st := s.state; st != nil && opts.EnableChangeDataFeed && !cdfEnabled(st.meta.Configuration) {
+		s.log.Warn("the table exists without " + deltalog.PropEnableChangeDataFeed + "; set the property (ALTER TABLE ... SET TBLPROPERTIES) to get a change data feed")
 	}
 	return s, nil
 }

@@ -1,11 +1,12 @@
 package processor
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,62 +33,149 @@ func BenchmarkDedup(b *testing.B) {
 // benchTableRows is the table size of BenchmarkMerge; CDC2DELTA_BENCH_ROWS
 // overrides it (e.g. 10000000).
 func benchTableRows() int {
-	if v, err := strconv.Atoi(os.Getenv("CDC2DELTA_BENCH_ROWS")); err == nil && v > 0 {
+	return envInt("CDC2DELTA_BENCH_ROWS", 1_000_000)
+}
+
+// benchCoWMaxRows is the largest table BenchmarkMerge/cow runs on (building
+// and rewriting a 10M-row table copy-on-write takes many minutes);
+// CDC2DELTA_BENCH_COW_MAX_ROWS overrides it.
+func benchCoWMaxRows() int {
+	return envInt("CDC2DELTA_BENCH_COW_MAX_ROWS", 1_000_000)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
-	return 1_000_000
+	return def
+}
+
+// heapInUse is the live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// benchTable generates the changes of the merge benchmarks.
+type benchTable struct {
+	rng    *rand.Rand
+	pos    int
+	off    int64
+	nextID int32
+}
+
+func (t *benchTable) record(op codecs.Op, id int32) Record {
+	t.pos++
+	t.off++
+	return ev{op: op, id: id, pos: t.pos, name: "name-" + strconv.Itoa(int(id)), price: int64(id), offset: t.off}.record()
+}
+
+// load inserts rows keys in batches of 200,000.
+func (t *benchTable) load(b *testing.B, s *Sink, rows int) {
+	const load = 200_000
+	for start := 0; start < rows; start += load {
+		batch := Batch{}
+		for id := start; id < min(start+load, rows); id++ {
+			batch.Records = append(batch.Records, t.record(opC, int32(id)))
+		}
+		_, err := s.Apply(b.Context(), batch)
+		require.NoError(b, err)
+	}
+	t.nextID = int32(rows)
+}
+
+// changes makes a batch of n changes: uniform random keys, 70% update, 20%
+// insert, 10% delete.
+func (t *benchTable) changes(n int) Batch {
+	batch := Batch{Records: make([]Record, 0, n)}
+	for range n {
+		switch x := t.rng.IntN(10); {
+		case x < 7:
+			batch.Records = append(batch.Records, t.record(opU, int32(t.rng.IntN(int(t.nextID)))))
+		case x < 9:
+			batch.Records = append(batch.Records, t.record(opC, t.nextID))
+			t.nextID++
+		default:
+			batch.Records = append(batch.Records, t.record(opD, int32(t.rng.IntN(int(t.nextID)))))
+		}
+	}
+	return batch
 }
 
 // BenchmarkMerge merges 10,000-change batches (uniform random keys, 70%
-// update, 20% insert, 10% delete) into a table of 1M rows on local disk.
+// update, 20% insert, 10% delete) into a table of CDC2DELTA_BENCH_ROWS rows
+// on local disk. It reports the index memory of a freshly opened sink.
 func BenchmarkMerge(b *testing.B) {
 	for _, mode := range []MergeMode{MergeDV, MergeCoW} {
 		b.Run(string(mode), func(b *testing.B) {
 			rows := benchTableRows()
+			if mode == MergeCoW && rows > benchCoWMaxRows() {
+				b.Skipf("copy-on-write skipped above %d rows (CDC2DELTA_BENCH_COW_MAX_ROWS)", benchCoWMaxRows())
+			}
 			store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
 			require.NoError(b, err)
-			s, err := OpenSink(b.Context(), SinkOptions{Store: store, TableName: "items", MergeMode: mode, DisableDeletionVectors: mode == MergeCoW})
+			opts := SinkOptions{Store: store, TableName: "items", MergeMode: mode, DisableDeletionVectors: mode == MergeCoW}
+			s, err := OpenSink(b.Context(), opts)
 			require.NoError(b, err)
-			p, off := 0, int64(0)
-			next := func(op codecs.Op, id int32) Record {
-				p++
-				off++
-				return ev{op: op, id: id, pos: p, name: "name-" + strconv.Itoa(int(id)), price: int64(id), offset: off}.record()
-			}
-			const load = 200_000
-			for start := 0; start < rows; start += load {
-				batch := Batch{}
-				for id := start; id < min(start+load, rows); id++ {
-					batch.Records = append(batch.Records, next(opC, int32(id)))
-				}
-				_, err := s.Apply(b.Context(), batch)
-				require.NoError(b, err)
-			}
-			rng := rand.New(rand.NewPCG(7, 8))
-			nextID := int32(rows)
+			tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+			tbl.load(b, s, rows)
+			// Reopen to measure what a loaded sink holds: the key index
+			// (and the snapshot, which is small beside it).
+			s = nil
+			before := heapInUse()
+			t0 := time.Now()
+			s, err = OpenSink(b.Context(), opts)
+			require.NoError(b, err)
+			openTime := time.Since(t0)
+			indexBytes := float64(heapInUse()-before) / float64(rows)
 			const changes = 10_000
-			var total ApplyResult
+			filesAdded := 0
 			for b.Loop() {
-				batch := Batch{Records: make([]Record, 0, changes)}
-				for range changes {
-					switch x := rng.IntN(10); {
-					case x < 7:
-						batch.Records = append(batch.Records, next(opU, int32(rng.IntN(int(nextID)))))
-					case x < 9:
-						batch.Records = append(batch.Records, next(opC, nextID))
-						nextID++
-					default:
-						batch.Records = append(batch.Records, next(opD, int32(rng.IntN(int(nextID)))))
-					}
-				}
-				res, err := s.Apply(b.Context(), batch)
+				res, err := s.Apply(b.Context(), tbl.changes(changes))
 				require.NoError(b, err)
-				total.Updated += res.Updated
-				total.FilesAdded += res.FilesAdded
+				filesAdded += res.FilesAdded
 			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
 			b.ReportMetric(float64(changes*b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64(total.FilesAdded)/float64(b.N), "files/op")
-			b.Log(fmt.Sprintf("table %d rows, version %d", rows, s.Version()))
+			b.ReportMetric(float64(filesAdded)/float64(b.N), "files/op")
+			b.ReportMetric(indexBytes, "index-bytes/key")
+			b.Logf("table %d rows, version %d, open (index rebuild) %v", rows, s.Version(), openTime)
+		})
+	}
+}
+
+// BenchmarkCatchUp measures how a sink whose table another writer changed
+// (one 10,000-change batch) gets back in step: incrementally (catchUp) or by
+// rebuilding its index (full), on a table of CDC2DELTA_BENCH_ROWS rows.
+func BenchmarkCatchUp(b *testing.B) {
+	rows := benchTableRows()
+	store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+	require.NoError(b, err)
+	opts := SinkOptions{Store: store, TableName: "items", MergeMode: MergeDV}
+	writer, err := OpenSink(b.Context(), opts)
+	require.NoError(b, err)
+	tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+	tbl.load(b, writer, rows)
+	for _, mode := range []string{"incremental", "full"} {
+		b.Run(mode, func(b *testing.B) {
+			s, err := OpenSink(b.Context(), opts)
+			require.NoError(b, err)
+			for b.Loop() {
+				b.StopTimer()
+				_, err := writer.Apply(b.Context(), tbl.changes(10_000))
+				require.NoError(b, err)
+				b.StartTimer()
+				if mode == "full" {
+					err = s.fullReload(b.Context())
+				} else {
+					err = s.catchUp(b.Context())
+				}
+				require.NoError(b, err)
+			}
+			require.Equal(b, writer.Version(), s.Version())
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/catchup")
 		})
 	}
 }

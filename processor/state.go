@@ -66,8 +66,24 @@ func newTableState(meta deltalog.Metadata) (*tableState, error) {
 	return st, nil
 }
 
-// reload reads the latest snapshot and rebuilds the key index and tombstones.
+// reload brings the state to the latest snapshot: incrementally when the
+// sink has state of the same metadata (catchUp), else by reading every file.
 func (s *Sink) reload(ctx context.Context) error {
+	if s.state != nil && s.state.snap != nil {
+		err := s.catchUp(ctx)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errCatchUpUnsupported) && !errors.Is(err, deltalog.ErrNotExist) {
+			return err
+		}
+		s.log.Info("rebuilding the key index", "reason", err)
+	}
+	return s.fullReload(ctx)
+}
+
+// fullReload reads the latest snapshot and rebuilds the key index and tombstones.
+func (s *Sink) fullReload(ctx context.Context) error {
 	snap, err := s.table.Snapshot(ctx)
 	if errors.Is(err, deltalog.ErrNotExist) {
 		s.state = nil
@@ -88,8 +104,58 @@ func (s *Sink) reload(ctx context.Context) error {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	s.state = st
+	s.compactTombstones(ctx, 1)
 	s.log.Debug("table loaded", "version", snap.Version(), "files", snap.NumFiles(), "keys", len(st.index.keys), "tombstones", len(st.tombs.keys))
 	return nil
+}
+
+// catchUp advances the state to the latest snapshot by reading only what
+// the commits since changed (ADR 0023). It leaves the state as it was when
+// it fails, and returns errCatchUpUnsupported for changes it does not
+// follow: new metadata or protocol, or a deletion vector that lost rows.
+func (s *Sink) catchUp(ctx context.Context) error {
+	old := s.state
+	snap, err := s.table.Update(ctx, old.snap)
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	if !sameMetadata(old.snap.Metadata(), snap.Metadata()) || !old.snap.Protocol().Equal(snap.Protocol()) {
+		return fmt.Errorf("%w: metadata or protocol changed", errCatchUpUnsupported)
+	}
+	st, err := newTableState(snap.Metadata())
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	st.snap, st.proto = snap, snap.Protocol()
+	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap)
+	if err != nil {
+		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+	}
+	// Merging tombstone files is idempotent, so a failure here leaves a
+	// state that is still right.
+	if err := old.tombs.catchUp(ctx, s.opts.Store, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention)); err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	old.index.applyDelta(d)
+	st.index, st.tombs = old.index, old.tombs
+	s.state = st
+	s.compactTombstones(ctx, tombstoneCompactFiles)
+	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
+		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", len(st.index.keys))
+	return nil
+}
+
+// compactTombstones compacts the loaded tombstone files when there are more
+// than threshold; a failure only leaves more files to read.
+func (s *Sink) compactTombstones(ctx context.Context, threshold int) {
+	if len(s.state.tombs.read) <= threshold {
+		return
+	}
+	n, err := s.state.tombs.compact(ctx, s.opts.Store)
+	if err != nil {
+		s.log.Warn("compacting tombstones", "err", err)
+	}
+	s.log.Debug("tombstones compacted", "files", n)
 }
 
 // withMetadata returns a copy of st for new metadata, sharing the snapshot,

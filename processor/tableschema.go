@@ -158,9 +158,13 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		conf[deltalog.PropEnableDeletionVectors] = "true"
 	}
 	if s.opts.EnableChangeDataFeed {
-		// Setting the property without writing cdc files would give CDF
-		// readers wrong answers, so it stays off until cdc files are written.
-		s.log.Warn("change data feed is not implemented yet; creating the table without it")
+		// MinimalProtocol adds the changeDataFeed writer feature (or writer 4).
+		conf[deltalog.PropEnableChangeDataFeed] = "true"
+	}
+	if cdfEnabled(conf) {
+		if err := checkChangeDataColumns(st, s.opts.TableName); err != nil {
+			return nil, deltalog.Protocol{}, err
+		}
 	}
 	if mapping {
 		var maxID int64

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -34,7 +36,8 @@ type tombstone struct {
 type tombstones struct {
 	keys  map[string]tombstone
 	floor codecs.Position
-	files int
+	// read are the files merged into keys, so a catch-up reads only new ones.
+	read map[string]bool
 }
 
 type tombstoneLine struct {
@@ -44,9 +47,17 @@ type tombstoneLine struct {
 	Floor bool   `json:"f,omitempty"`
 }
 
+func newTombstones() *tombstones {
+	return &tombstones{keys: map[string]tombstone{}, read: map[string]bool{}}
+}
+
+// merge keeps the highest position per key and, for equal positions (a
+// re-applied batch), the latest record time, so the entry expires last.
 func (t *tombstones) merge(key string, ts tombstone) {
-	if old, ok := t.keys[key]; ok && old.pos.Compare(ts.pos) >= 0 {
-		return
+	if old, ok := t.keys[key]; ok {
+		if c := old.pos.Compare(ts.pos); c > 0 || c == 0 && old.at >= ts.at {
+			return
+		}
 	}
 	t.keys[key] = ts
 }
@@ -60,23 +71,65 @@ func (t *tombstones) obsolete(key string, pos codecs.Position) bool {
 	return ok && pos.Compare(ts.pos) <= 0
 }
 
+// tombstoneCutoff is the record time (ms) below which a tombstone has expired.
+func tombstoneCutoff(now time.Time, retention time.Duration) int64 {
+	return now.Add(-retention).UnixMilli()
+}
+
 // loadTombstones reads every tombstone file and drops expired entries.
 func loadTombstones(ctx context.Context, store deltalog.Store, now time.Time, retention time.Duration) (*tombstones, error) {
-	t := &tombstones{keys: map[string]tombstone{}}
-	cutoff := now.Add(-retention).UnixMilli()
-	for info, err := range store.List(ctx, tombstoneDir, "") {
-		if err != nil {
-			return nil, fmt.Errorf("listing tombstones: %w", err)
-		}
-		if !strings.HasSuffix(info.Path, ".json") {
-			continue
-		}
-		t.files++
-		if err := t.readFile(ctx, store, info.Path, cutoff); err != nil {
-			return nil, err
-		}
+	t := newTombstones()
+	if err := t.catchUp(ctx, store, tombstoneCutoff(now, retention)); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// maxTombstoneRelists bounds how often catchUp lists again after files
+// vanished under it; each round means a concurrent compaction finished.
+const maxTombstoneRelists = 8
+
+// catchUp drops entries recorded before cutoff and merges the files not
+// read yet. A file can vanish between listing and reading when a concurrent
+// compaction replaced it; the compacted file was written before the delete,
+// so listing again finds its entries.
+func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, cutoff int64) error {
+	for k, ts := range t.keys {
+		if ts.at < cutoff {
+			delete(t.keys, k)
+		}
+	}
+	for range maxTombstoneRelists {
+		listed := map[string]bool{}
+		missing := false
+		for info, err := range store.List(ctx, tombstoneDir, "") {
+			if err != nil {
+				return fmt.Errorf("listing tombstones: %w", err)
+			}
+			if !strings.HasSuffix(info.Path, ".json") {
+				continue
+			}
+			if t.read[info.Path] {
+				listed[info.Path] = true
+				continue
+			}
+			err := t.readFile(ctx, store, info.Path, cutoff)
+			if errors.Is(err, deltalog.ErrNotExist) {
+				missing = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			listed[info.Path] = true
+		}
+		// Forget files compacted away, so read stays the listing.
+		t.read = listed
+		if !missing {
+			return nil
+		}
+	}
+	return fmt.Errorf("reading tombstones: files kept vanishing after %d listings: %w", maxTombstoneRelists, deltalog.ErrNotExist)
 }
 
 func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path string, cutoff int64) error {
@@ -114,27 +167,45 @@ func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path st
 	return nil
 }
 
-// write stores new tombstones (and a new floor, if set) in a new file named
-// after the version the batch is about to commit.
+// writeTombstones stores new tombstones (and a new floor, if set) in a new
+// file named after the version the batch is about to commit. One call in
+// tombstoneCompactCheck, at random, also compacts the files if there are
+// many: the Sink has no other hook between batches in steady state, and a
+// random pick, unlike version numbers, cannot keep missing batches with
+// deletes.
 func writeTombstones(ctx context.Context, store deltalog.Store, version int64, keys map[string]tombstone, floor *codecs.Position) error {
 	if len(keys) == 0 && floor == nil {
 		return nil
 	}
+	data, err := encodeTombstones(keys, floor)
+	if err != nil {
+		return err
+	}
+	path := fmt.Sprintf("%s%020d-%s.json", tombstoneDir, version, uuid.NewString())
+	if err := store.PutIfAbsent(ctx, path, data); err != nil {
+		return fmt.Errorf("writing tombstones %s: %w", path, err)
+	}
+	if rand.IntN(tombstoneCompactCheck) == 0 {
+		// Compaction only saves reads later; the files stay valid if it
+		// fails, so its error must not fail the batch.
+		_, _ = compactTombstoneFiles(ctx, store, tombstoneCompactFiles)
+	}
+	return nil
+}
+
+// encodeTombstones renders a tombstone file: JSON lines, the floor first.
+func encodeTombstones(keys map[string]tombstone, floor *codecs.Position) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	if floor != nil {
 		if err := enc.Encode(tombstoneLine{Pos: floor.Hex(), Floor: true}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for k, ts := range keys {
 		if err := enc.Encode(tombstoneLine{Key: []byte(k), Pos: ts.pos.Hex(), At: ts.at}); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	path := fmt.Sprintf("%s%020d-%s.json", tombstoneDir, version, uuid.NewString())
-	if err := store.PutIfAbsent(ctx, path, buf.Bytes()); err != nil {
-		return fmt.Errorf("writing tombstones %s: %w", path, err)
-	}
-	return nil
+	return buf.Bytes(), nil
 }

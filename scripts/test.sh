@@ -109,6 +109,10 @@ step "setup: kafka jars" bash scripts/setup/kafka.sh fetch
 # Starts each Delta reader once; the first time, Spark resolves delta-spark
 # from Maven Central into the cache.
 step "setup: delta readers" setup_engines
+# The compose stack and the Dockerfile, checked without a Docker engine:
+# `docker-compose config`, pinned images, a non-root user, the Dockerfile's
+# go build line, and `cdc2delta validate` of the stack's config.
+step "full: compose and Dockerfile" bash scripts/setup/compose.sh check
 
 # full tier: servers -----------------------------------------------------------
 
@@ -126,6 +130,11 @@ fi
 
 export CDC2DELTA_KAFKA_BROKERS="$kafka_brokers"
 export CDC2DELTA_KAFKA_TOOL="$CDC2DELTA_ROOT/scripts/setup/kafka-tool.sh"
+# The broker's SASL and SASL_SSL listeners, user and CA (kafka.sh writes them).
+set -a
+# shellcheck source=/dev/null
+source "$run_dir/kafka/secure.env"
+set +a
 export CDC2DELTA_S3_ENDPOINT="$s3_endpoint"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true

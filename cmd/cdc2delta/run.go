@@ -81,7 +81,7 @@ func validateCommand() command {
 				if err != nil {
 					return err
 				}
-				if err := checkPerTableSupport(c.Tables); err != nil {
+				if err := checkTableSettings(c); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "%s is valid\n", cf.path)
@@ -148,6 +148,9 @@ func runProcessor(ctx context.Context, e *env, c config.Config) error {
 	}
 	logger.Info("starting", "brokers", c.Kafka.Brokers, "group", c.Kafka.GroupID, "tables", c.Tables.Path)
 	if err := p.Run(ctx); err != nil {
+		if errors.Is(err, processor.ErrKafkaAccess) {
+			return fmt.Errorf("%w (check kafka.sasl, kafka.tls and the user's ACLs)", err)
+		}
 		return fmt.Errorf("processor: %w", err)
 	}
 	logger.Info("stopped")

@@ -73,16 +73,21 @@ func TestRunEndToEnd(t *testing.T) {
 	t.Cleanup(prod.Close)
 	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 7, Keys: 30, Snapshot: true}, tables...)
 	require.NoError(t, err)
-	var recs []*kgo.Record
-	for range 300 {
-		ev := w.Next()
-		key, value, err := gen.Encode(ctx, ev)
+	// produce sends the workload's next n events and returns the end offsets.
+	produce := func(n int) kadm.ListedOffsets {
+		var recs []*kgo.Record
+		for range n {
+			ev := w.Next()
+			key, value, err := gen.Encode(ctx, ev)
+			require.NoError(t, err)
+			recs = append(recs, &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value})
+		}
+		require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr())
+		ends, err := kadm.NewClient(prod).ListEndOffsets(ctx, topics...)
 		require.NoError(t, err)
-		recs = append(recs, &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value})
+		return ends
 	}
-	require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr())
-	ends, err := kadm.NewClient(prod).ListEndOffsets(ctx, topics...)
-	require.NoError(t, err)
+	ends := produce(150)
 
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "cdc2delta.yaml")
@@ -92,11 +97,15 @@ kafka:
   group_id: e2e
   topic_regex: '^%s\..*'
 schema_registry: {url: "%s"}
-tables: {path: "%s/{database}/{schema}/{table}"}
+tables:
+  path: "%s/{database}/{schema}/{table}"
+  overrides:
+    - {name: DBO.Customers, delete_mode: soft}
+    - {topic: "%s", merge_mode: cow, tombstone_retention: 24h}
 batch: {max_age: 50ms}
 metrics: {listen: ""}
 log: {level: warn}
-`, topics[0][:len(topics[0])-len(".dbo.Customers")], srv.URL, filepath.ToSlash(root)), 0o600))
+`, topics[0][:len(topics[0])-len(".dbo.Customers")], srv.URL, filepath.ToSlash(root), topics[1]), 0o600))
 
 	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
@@ -150,6 +159,10 @@ log: {level: warn}
 		}
 		return true
 	}
+	if !assert.Eventually(t, caughtUp, 60*time.Second, 100*time.Millisecond) {
+		t.Fatalf("not caught up: %s; log:\n%s", lastState, stderr.String())
+	}
+	ends = produce(150) // a second commit, updating and deleting committed rows
 	if !assert.Eventually(t, caughtUp, 60*time.Second, 100*time.Millisecond) {
 		t.Fatalf("not caught up: %s; log:\n%s", lastState, stderr.String())
 	}
@@ -207,13 +220,39 @@ log: {level: warn}
 		require.Equal(t, before[tb.Topic()], cli(t, "show", "--format", "csv", "--limit", "0", tableDir(tb)).stdout)
 	}
 
+	// The overrides: customers soft-deletes (deleted rows stay, flagged), orders
+	// hard-deletes and merges copy-on-write (no deletion vector in its log).
+	require.Positive(t, w.Counts().Deletes)
 	for _, tb := range tables {
 		loc := tableDir(tb)
 		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
 		require.Equal(t, exitOK, r.code, r.stderr)
 		want := len(w.Rows(tb))
 		require.NotZero(t, want)
-		require.Len(t, jsonLines(t, r.stdout), want, "table %s holds the source's current rows", loc)
+		live, deleted := 0, 0
+		for _, row := range jsonLines(t, r.stdout) {
+			if row[processor.ColDeleted] == true {
+				deleted++
+			} else {
+				live++
+			}
+		}
+		require.Equal(t, want, live, "table %s holds the source's current rows", loc)
+		logs, err := filepath.Glob(filepath.Join(filepath.FromSlash(loc), "_delta_log", "*.json"))
+		require.NoError(t, err)
+		dvs := 0
+		for _, l := range logs {
+			data, err := os.ReadFile(l)
+			require.NoError(t, err)
+			dvs += strings.Count(string(data), `"deletionVector":{`)
+		}
+		if tb == tables[0] {
+			require.Positive(t, deleted, "soft delete keeps deleted customers")
+			require.Positive(t, dvs, "customers merge with deletion vectors (auto)")
+			continue
+		}
+		require.Zero(t, deleted, "hard delete removes orders")
+		require.Zero(t, dvs, "copy-on-write orders: no deletion vector in the log")
 	}
 }
 
@@ -228,19 +267,234 @@ func TestProcessorOptions(t *testing.T) {
 	require.Equal(t, []string{"localhost:9092"}, opts.Brokers)
 	require.Equal(t, "cdc2delta", opts.Group)
 	require.False(t, opts.TopicRegex)
-	require.Len(t, opts.Topics, 2)
+	require.Len(t, opts.Topics, 3)
 	require.Equal(t, 10_000, opts.Batch.Records)
 	require.EqualValues(t, 16<<20, opts.Batch.Bytes)
 	require.Equal(t, time.Second, opts.Batch.Age)
 	require.EqualValues(t, 256<<20, opts.MaxBufferedBytes)
 	require.EqualValues(t, "fail", opts.BadInput)
-	require.EqualValues(t, "dead-letter", opts.TablePolicies["./tables/sales/dbo/customers"])
 	require.Equal(t, "cdc2delta.dlq", opts.DeadLetterTopic)
 	require.EqualValues(t, "hard", opts.Sink.DeleteMode)
 	require.Equal(t, 168*time.Hour, opts.Sink.TombstoneRetention)
-	require.Equal(t, []string{"order_id", "line_no"}, keyColumns(c.Tables)["dbo.order_lines"])
+	require.Equal(t, map[string][]string{"sales.dbo.order_lines": {"order_id", "line_no"}}, keyColumns(c),
+		"only the keyless table with null_key: columns")
 
-	c.Tables.Overrides = append(c.Tables.Overrides, config.TableOverride{Name: "dbo.x", DeleteMode: new("soft")})
-	_, err = processorOptions(c, nil)
-	require.ErrorContains(t, err, "tables.overrides[2].delete_mode")
+	// Each table gets the defaults patched by its overrides.
+	route := func(topic string) processor.TableSettings {
+		r, err := processor.NewRouter(opts.TablePath)
+		require.NoError(t, err)
+		src, err := r.Source(topic)
+		require.NoError(t, err)
+		return opts.PerTable(src)
+	}
+	customers := route("sqlserver.sales.dbo.customers")
+	require.EqualValues(t, "dead-letter", customers.BadInput)
+	require.EqualValues(t, "hard", customers.Sink.DeleteMode)
+	require.Equal(t, 720*time.Hour, customers.Sink.TombstoneRetention)
+	require.EqualValues(t, "auto", customers.Sink.MergeMode)
+	orders := route("sqlserver.sales.dbo.orders")
+	require.EqualValues(t, "fail", orders.BadInput)
+	require.EqualValues(t, "soft", orders.Sink.DeleteMode)
+	require.EqualValues(t, "cow", orders.Sink.MergeMode)
+	require.Equal(t, 168*time.Hour, orders.Sink.TombstoneRetention)
+}
+
+// TestCheckTableSettings checks what `run` (and `validate`) refuse, and that each
+// refusal names the setting and what to do.
+func TestCheckTableSettings(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // each must be in the error; none: accepted
+	}{
+		{"per-table sink settings", `
+tables:
+  overrides:
+    - {name: dbo.a, delete_mode: soft, merge_mode: cow, tombstone_retention: 1h, change_data_feed: true}
+    - {name: db.dbo.b, bad_input: dead-letter}
+    - {topic: p.db.dbo.c, null_key: columns, key_columns: [id]}`, nil},
+		{"defaults key columns with a listed topic", `
+tables: {defaults: {null_key: columns, key_columns: [id]}}`, nil},
+		{"partition_by", `
+tables:
+  defaults: {partition_by: [region]}
+  overrides: [{name: dbo.a, partition_by: [day]}]`,
+			[]string{"tables.defaults.partition_by: not supported yet", "tables.overrides[0].partition_by: not supported yet", "remove it"}},
+		{"key columns without null_key columns", `
+tables:
+  overrides: [{name: dbo.a, key_columns: [id]}]`,
+			[]string{"tables.overrides[0].key_columns", "add null_key: columns"}},
+		{"defaults key columns unused", `
+tables: {defaults: {key_columns: [id]}}`,
+			[]string{"tables.defaults.key_columns", "set null_key: columns"}},
+		{"defaults key columns used by an override", `
+tables:
+  defaults: {key_columns: [id]}
+  overrides: [{name: dbo.a, null_key: columns}]`, nil},
+		{"null_key columns in defaults with a regex", `
+tables: {defaults: {null_key: columns, key_columns: [id]}}`,
+			[]string{"tables.defaults.null_key: columns needs kafka.topics", "in an override"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(`
+kafka: {brokers: [k:9092], group_id: g, topics: [p.db.dbo.a], dlq_topic: dlq}
+schema_registry: {url: "http://r:8081"}
+`+tc.yaml), func(string) (string, bool) { return "", false })
+			require.NoError(t, err)
+			if strings.Contains(tc.name, "regex") {
+				c.Kafka.Topics, c.Kafka.TopicRegex = nil, `^p\.`
+			}
+			require.NoError(t, c.Validate())
+			err = checkTableSettings(c)
+			if tc.want == nil {
+				require.NoError(t, err)
+				_, err = processorOptions(c, nil)
+				require.NoError(t, err)
+				return
+			}
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+			_, err = processorOptions(c, nil)
+			require.Error(t, err, "run refuses what validate refuses")
+		})
+	}
+}
+
+// TestKeyColumns checks which tables get key columns in the decoder, and under which
+// names: every listed topic resolved, or with a regex the names the overrides give.
+func TestKeyColumns(t *testing.T) {
+	tables := `
+tables:
+  defaults: {key_columns: [id]}
+  overrides:
+    - {name: dbo.a, null_key: columns}
+    - {topic: p.db.dbo.b, null_key: columns, key_columns: [k1, k2]}
+    - {name: db.dbo.c, key_columns: [x]}
+    - {name: DB.DBO.C, null_key: columns}
+    - {name: dbo.d, bad_input: fail}
+`
+	tests := []struct {
+		name  string
+		regex bool
+		want  map[string][]string
+	}{
+		{"topic list", false, map[string][]string{
+			"db.dbo.a": {"id"}, "db.dbo.b": {"k1", "k2"}, "db.dbo.c": {"x"}}},
+		{"topic regex", true, map[string][]string{
+			"dbo.a": {"id"}, "db.dbo.b": {"k1", "k2"}, "db.dbo.c": {"x"}, "DB.DBO.C": {"x"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Parse([]byte(`
+kafka: {brokers: [k:9092], group_id: g, topics: [p.db.dbo.a, p.db.dbo.b, p.db.dbo.c, p.db.dbo.d]}
+schema_registry: {url: "http://r:8081"}
+`+tables), func(string) (string, bool) { return "", false })
+			require.NoError(t, err)
+			if tc.regex {
+				c.Kafka.Topics, c.Kafka.TopicRegex = nil, `^p\.`
+			}
+			require.NoError(t, c.Validate())
+			require.NoError(t, checkTableSettings(c))
+			require.Equal(t, tc.want, keyColumns(c))
+		})
+	}
+}
+
+// TestRunKeylessTables runs `cdc2delta run` over two source tables without a primary
+// key: the one whose override sets null_key: columns is keyed by its key_columns (an
+// update replaces its row); the other keeps the default null_key: error and stops.
+func TestRunKeylessTables(t *testing.T) {
+	ctx := t.Context()
+	reg, err := registry.New()
+	require.NoError(t, err)
+	srv := httptest.NewServer(reg.Handler())
+	t.Cleanup(srv.Close)
+	src, err := sr.NewClient(sr.URLs(srv.URL))
+	require.NoError(t, err)
+	gen := dbzgen.New(src, dbzgen.DefaultOptions())
+	keyless := func(name string) *dbzgen.Table {
+		tb, err := gen.Table(dbzgen.TableDef{Database: "sales", Schema: "dbo", Name: name, Columns: []dbzgen.Column{
+			{Name: "id", Type: "int"}, {Name: "msg", Type: "nvarchar(100)", Nullable: true}}})
+		require.NoError(t, err)
+		require.Empty(t, tb.KeySchema())
+		return tb
+	}
+	keyed, unkeyed := keyless("events"), keyless("audit")
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, keyed.Topic(), unkeyed.Topic()))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	require.NoError(t, err)
+	t.Cleanup(prod.Close)
+	var recs []*kgo.Record
+	for i, ev := range []dbzgen.Event{
+		{Op: dbzgen.OpCreate, After: dbzgen.Row{"id": 1, "msg": "a"}},
+		{Op: dbzgen.OpCreate, After: dbzgen.Row{"id": 2, "msg": "b"}},
+		{Op: dbzgen.OpUpdate, Before: dbzgen.Row{"id": 1, "msg": "a"}, After: dbzgen.Row{"id": 1, "msg": "a2"}},
+	} {
+		lsn := dbzgen.MakeLSN(0x100, uint32(i+1), 1)
+		ev.Source = dbzgen.Source{Time: time.Now(), CommitLSN: lsn, ChangeLSN: lsn, SerialNo: 1}
+		for _, tb := range []*dbzgen.Table{keyed, unkeyed} {
+			ev.Table = tb
+			key, value, err := gen.Encode(ctx, ev)
+			require.NoError(t, err)
+			recs = append(recs, &kgo.Record{Topic: tb.Topic(), Key: key, Value: value})
+		}
+	}
+	require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr())
+
+	root := t.TempDir()
+	cfgPath := filepath.Join(root, "cdc2delta.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
+kafka:
+  brokers: ["%s"]
+  group_id: keyless
+  topics: ["%s", "%s"]
+schema_registry: {url: "%s"}
+tables:
+  path: "%s/{table}"
+  overrides:
+    - {name: dbo.events, null_key: columns, key_columns: [id]}
+batch: {max_age: 50ms}
+metrics: {listen: ""}
+log: {level: warn}
+`, cluster.ListenAddrs()[0], keyed.Topic(), unkeyed.Topic(), srv.URL, filepath.ToSlash(root)), 0o600))
+
+	runCtx, cancel := context.WithCancel(ctx)
+	var log syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runEnv(runCtx, []string{"cdc2delta", "run", "--config", cfgPath}, &env{stdout: &log, stderr: &log,
+			lookup: func(string) (string, bool) { return "", false }})
+	}()
+	events := filepath.ToSlash(filepath.Join(root, "events"))
+	applied := func() bool {
+		st, err := localstore.New(localstore.Options{Dir: events})
+		require.NoError(t, err)
+		tbl, err := deltalog.Open(ctx, st)
+		require.NoError(t, err)
+		snap, err := tbl.Snapshot(ctx)
+		if err != nil {
+			return false
+		}
+		v, ok := snap.TxnVersion(processor.TopicPartition{Topic: keyed.Topic()}.AppID())
+		return ok && v == 2
+	}
+	if !assert.Eventually(t, func() bool { return applied() && strings.Contains(log.String(), "table stopped") }, 60*time.Second, 100*time.Millisecond) {
+		t.Fatalf("not applied; log:\n%s", log.String())
+	}
+	cancel()
+	require.Equal(t, exitOK, <-done, log.String())
+	require.Contains(t, log.String(), "/audit topic="+unkeyed.Topic())
+	require.Contains(t, log.String(), "no key columns are configured")
+
+	r := cli(t, "show", "--format", "jsonl", "--limit", "0", events)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	msgs := map[any]any{}
+	for _, row := range jsonLines(t, r.stdout) {
+		msgs[row["id"]] = row["msg"]
+	}
+	require.Equal(t, map[any]any{1.0: "a2", 2.0: "b"}, msgs, "keyed by id: the update replaced row 1")
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,11 +28,12 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor"
 )
 
-// processorOptions maps the configuration onto processor.Options. Settings the
-// processor cannot yet apply per table are refused with a usage error rather than
-// silently ignored.
+// processorOptions maps the configuration onto processor.Options. Each table gets its
+// own settings (tables.defaults patched by the overrides that match it) through
+// processor.Options.PerTable; settings `run` cannot apply are refused with a usage error
+// rather than silently ignored.
 func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, error) {
-	if err := checkPerTableSupport(c.Tables); err != nil {
+	if err := checkTableSettings(c); err != nil {
 		return processor.Options{}, err
 	}
 	k := c.Kafka
@@ -55,7 +57,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return processor.Options{}, fmt.Errorf("schema registry: %w", err)
 	}
 	dec, err := codecs.NewDecoder(reg, codecs.Options{
-		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c.Tables), Logger: logger,
+		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
 	})
 	if err != nil {
 		return processor.Options{}, fmt.Errorf("decoder: %w", err)
@@ -64,42 +66,37 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	if k.TopicRegex != "" {
 		topics, regex = []string{k.TopicRegex}, true
 	}
-	d := c.Tables.Defaults
-	opts := processor.Options{
+	if _, err := processor.NewRouter(c.Tables.Path); err != nil {
+		return processor.Options{}, usagef("tables.path: %v", err)
+	}
+	tables := c.Tables
+	perTable := func(src processor.TableSource) processor.TableSettings {
+		s := tables.Settings(config.Source{Topic: src.Topic, Database: src.Database, Schema: src.Schema, Table: src.Table})
+		return processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
+	}
+	return processor.Options{
 		Brokers: k.Brokers, Group: k.GroupID, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
 		ClientOptions: clientOpts, ResetOffset: k.Reset,
 		TablePath: c.Tables.Path,
 		OpenStore: storeOpener(c.Storage.S3),
-		Sink: processor.SinkOptions{
-			DeleteMode: processor.DeleteMode(d.DeleteMode), TombstoneRetention: time.Duration(d.TombstoneRetention),
-			MergeMode: processor.MergeMode(d.MergeMode), EnableChangeDataFeed: d.ChangeDataFeed, Logger: logger,
-		},
-		Decoder: dec,
+		Sink:      sinkOptions(tables.Defaults, logger),
+		PerTable:  perTable,
+		Decoder:   dec,
 		Batch: processor.BatchLimits{
 			Records: c.Batch.MaxRecords, Bytes: int64(c.Batch.MaxBytes), Age: time.Duration(c.Batch.MaxAge),
 		},
 		MaxBufferedBytes: int64(c.Memory.MaxBufferedBytes),
-		BadInput:         processor.Policy(d.BadInput),
+		BadInput:         processor.Policy(tables.Defaults.BadInput),
 		DeadLetterTopic:  k.DLQTopic,
+	}, nil
+}
+
+// sinkOptions are the sink settings of one table.
+func sinkOptions(s config.TableSettings, logger *slog.Logger) processor.SinkOptions {
+	return processor.SinkOptions{
+		DeleteMode: processor.DeleteMode(s.DeleteMode), TombstoneRetention: time.Duration(s.TombstoneRetention),
+		MergeMode: processor.MergeMode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed, Logger: logger,
 	}
-	router, err := processor.NewRouter(opts.TablePath)
-	if err != nil {
-		return processor.Options{}, usagef("tables.path: %v", err)
-	}
-	for i, o := range c.Tables.Overrides {
-		if o.BadInput == nil {
-			continue
-		}
-		path, err := router.Route(o.Topic)
-		if err != nil {
-			return processor.Options{}, usagef("tables.overrides[%d].topic: %v", i, err)
-		}
-		if opts.TablePolicies == nil {
-			opts.TablePolicies = map[string]processor.Policy{}
-		}
-		opts.TablePolicies[path] = processor.Policy(*o.BadInput)
-	}
-	return opts, nil
 }
 
 // kafkaOpts are the client options for the connection settings (TLS, SASL).
@@ -118,55 +115,98 @@ func kafkaOpts(k config.Kafka) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// checkPerTableSupport refuses overrides the processor cannot apply yet: its sink
-// settings are one template for every table. bad_input is applied per table path (so it
-// must be matched by topic, which routes to a path) and key_columns through the decoder.
-func checkPerTableSupport(t config.Tables) error {
+// checkTableSettings refuses table settings `run` cannot apply, each named by its path
+// with what to do instead. `validate` calls it too, so the two agree.
+func checkTableSettings(c config.Config) error {
+	t := c.Tables
 	var bad []string
+	const noPartitions = "partition_by: not supported yet (tables are created unpartitioned); remove it"
 	if len(t.Defaults.PartitionBy) > 0 {
-		bad = append(bad, "tables.defaults.partition_by")
+		bad = append(bad, "tables.defaults."+noPartitions)
 	}
-	if len(t.Defaults.KeyColumns) > 0 {
-		bad = append(bad, "tables.defaults.key_columns (set key_columns per table in overrides)")
+	if c.Kafka.TopicRegex != "" && t.Defaults.NullKey == config.NullKeyColumns {
+		bad = append(bad, "tables.defaults.null_key: columns needs kafka.topics, not topic_regex (the decoder "+
+			"looks key columns up by table name, so every keyless table must be named up front); "+
+			"set null_key: columns in an override per keyless table")
+	}
+	someKeyless := t.Defaults.NullKey == config.NullKeyColumns || slices.ContainsFunc(t.Overrides, func(o config.TableOverride) bool {
+		return t.Settings(overrideSource(o)).NullKey == config.NullKeyColumns
+	})
+	if len(t.Defaults.KeyColumns) > 0 && !someKeyless {
+		bad = append(bad, "tables.defaults.key_columns: used only by tables whose null_key is columns; set null_key: columns")
 	}
 	for i, o := range t.Overrides {
 		p := fmt.Sprintf("tables.overrides[%d].", i)
-		for name, set := range map[string]bool{
-			"delete_mode": o.DeleteMode != nil, "tombstone_retention": o.TombstoneRetention != nil,
-			"merge_mode": o.MergeMode != nil, "change_data_feed": o.ChangeDataFeed != nil,
-			"partition_by": o.PartitionBy != nil, "null_key": o.NullKey != nil,
-		} {
-			if set {
-				bad = append(bad, p+name)
-			}
+		if o.PartitionBy != nil {
+			bad = append(bad, p+noPartitions)
 		}
-		if o.BadInput != nil && o.Topic == "" {
-			bad = append(bad, p+"bad_input (match the table by topic)")
+		if o.KeyColumns != nil && t.Settings(overrideSource(o)).NullKey != config.NullKeyColumns {
+			bad = append(bad, p+"key_columns: used only when the table's null_key is columns; add null_key: columns")
 		}
 	}
 	if len(bad) > 0 {
-		return usagef("not yet supported by `run` (the processor applies one setting to every table): %s",
-			strings.Join(bad, ", "))
+		return usagef("cannot run with these table settings:\n  %s", strings.Join(bad, "\n  "))
 	}
 	return nil
 }
 
-// keyColumns maps overrides with key_columns to the decoder's "schema.table" or
-// "database.schema.table" keys; a topic names its table by its last three parts.
-func keyColumns(t config.Tables) map[string][]string {
+// keyColumns maps each keyless table (null_key: columns) to its key columns, keyed as
+// the decoder looks them up: "database.schema.table" for every listed topic, or, with a
+// topic regex (no table known up front), the names the overrides give.
+func keyColumns(c config.Config) map[string][]string {
 	out := map[string][]string{}
-	for _, o := range t.Overrides {
-		if len(o.KeyColumns) == 0 {
-			continue
+	add := func(name string, s config.TableSettings) {
+		if s.NullKey == config.NullKeyColumns && len(s.KeyColumns) > 0 {
+			out[name] = s.KeyColumns
 		}
+	}
+	if c.Kafka.TopicRegex == "" {
+		for _, topic := range c.Kafka.Topics {
+			src := topicSource(topic)
+			if src.Table != "" {
+				add(src.Database+"."+src.Schema+"."+src.Table, c.Tables.Settings(src))
+			}
+		}
+		return out
+	}
+	for _, o := range c.Tables.Overrides {
+		src := overrideSource(o)
 		name := o.Name
 		if o.Topic != "" {
-			parts := strings.Split(o.Topic, ".")
-			name = strings.Join(parts[max(0, len(parts)-3):], ".")
+			if src.Table == "" {
+				continue
+			}
+			name = src.Database + "." + src.Schema + "." + src.Table
 		}
-		out[name] = o.KeyColumns
+		add(name, c.Tables.Settings(src))
 	}
 	return out
+}
+
+// topicSource names the source table of a Debezium topic
+// (<prefix>.<database>.<schema>.<table>); the names stay empty for a shorter topic.
+func topicSource(topic string) config.Source {
+	src := config.Source{Topic: topic}
+	if f := strings.Split(topic, "."); len(f) >= 3 {
+		src.Database, src.Schema, src.Table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
+	}
+	return src
+}
+
+// overrideSource is the source table an override names: by topic, or by
+// "schema.table" / "database.schema.table".
+func overrideSource(o config.TableOverride) config.Source {
+	if o.Topic != "" {
+		return topicSource(o.Topic)
+	}
+	f := strings.Split(o.Name, ".")
+	switch len(f) {
+	case 2:
+		return config.Source{Schema: f[0], Table: f[1]}
+	case 3:
+		return config.Source{Database: f[0], Schema: f[1], Table: f[2]}
+	}
+	return config.Source{}
 }
 
 func tlsConfig(t config.TLS) (*tls.Config, error) {

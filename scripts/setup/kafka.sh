@@ -4,7 +4,10 @@
 #
 #   kafka.sh fetch        resolve the jars into the cache; print the libs dir
 #   kafka.sh start DIR    format DIR and start a broker on a free port; print
-#                         its bootstrap address (127.0.0.1:PORT)
+#                         its bootstrap address (127.0.0.1:PORT). It also
+#                         listens with SASL (PLAIN, SCRAM-SHA-256/512) and with
+#                         SASL over TLS; DIR/secure.env names those listeners,
+#                         the user and the CA file (see secure_listeners)
 #   kafka.sh stop DIR     stop the broker started in DIR
 #
 # The jars live in $CDC2DELTA_CACHE/kafka/<hash of pom.xml>/libs and Maven's
@@ -60,23 +63,62 @@ while True:
 PY
 }
 
+# secure_listeners DIR: a self-signed certificate for 127.0.0.1 (PKCS12 keystore
+# for the broker, PEM for clients) and DIR/secure.env for the tests.
+secure_listeners() {
+	local dir=$1 sport=$2 tport=$3
+	rm -f "$dir/broker.p12" "$dir/ca.pem"
+	keytool -genkeypair -alias broker -keyalg RSA -keysize 2048 -validity 30 \
+		-dname CN=127.0.0.1 -ext SAN=ip:127.0.0.1 -keystore "$dir/broker.p12" \
+		-storetype PKCS12 -storepass test-store -keypass test-store >/dev/null 2>&1 ||
+		die "keytool could not make the broker certificate"
+	keytool -exportcert -rfc -alias broker -keystore "$dir/broker.p12" \
+		-storepass test-store -file "$dir/ca.pem" >/dev/null 2>&1 ||
+		die "keytool could not export the broker certificate"
+	cat >"$dir/secure.env" <<ENV
+CDC2DELTA_KAFKA_SASL_BROKERS=127.0.0.1:$sport
+CDC2DELTA_KAFKA_SASL_SSL_BROKERS=127.0.0.1:$tport
+CDC2DELTA_KAFKA_SASL_USER=cdc
+CDC2DELTA_KAFKA_SASL_PASSWORD=cdc-secret
+CDC2DELTA_KAFKA_CA_FILE=$dir/ca.pem
+ENV
+}
+
 start() {
-	local dir=$1 libs port cport id pid
+	local dir=$1 libs port cport sport tport id pid
 	libs="$(fetch)"
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	port="$(free_port)"
 	cport="$(free_port)"
 	while [[ $cport == "$port" ]]; do cport="$(free_port)"; done
+	sport="$(free_port)"
+	while [[ $sport == "$port" || $sport == "$cport" ]]; do sport="$(free_port)"; done
+	tport="$(free_port)"
+	while [[ $tport == "$port" || $tport == "$cport" || $tport == "$sport" ]]; do tport="$(free_port)"; done
+	secure_listeners "$dir" "$sport" "$tport"
+	local scram='org.apache.kafka.common.security.scram.ScramLoginModule required;'
+	local plain='org.apache.kafka.common.security.plain.PlainLoginModule required user_cdc="cdc-secret";'
 	cat >"$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport,SASL_PLAINTEXT://127.0.0.1:$sport,SASL_SSL://127.0.0.1:$tport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_PLAINTEXT://127.0.0.1:$sport,SASL_SSL://127.0.0.1:$tport
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
 inter.broker.listener.name=PLAINTEXT
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.plain.sasl.jaas.config=$plain
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=$scram
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=$scram
+listener.name.sasl_ssl.plain.sasl.jaas.config=$plain
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=$scram
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=$scram
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$dir/broker.p12
+ssl.keystore.password=test-store
+ssl.key.password=test-store
 log.dirs=$dir/data
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -92,6 +134,8 @@ PROPS
 	id="$(cluster_id)"
 	java -cp "$libs/*" -Dlog4j2.configurationFile="$here/log4j2.yaml" \
 		kafka.tools.StorageTool format --standalone -t "$id" \
+		--add-scram 'SCRAM-SHA-256=[name=cdc,password=cdc-secret]' \
+		--add-scram 'SCRAM-SHA-512=[name=cdc,password=cdc-secret]' \
 		-c "$dir/server.properties" >"$dir/format.out" 2>&1 ||
 		{ cat "$dir/format.out" >&2; die "formatting kafka storage failed"; }
 	# setsid puts the broker in its own process group so that an interrupt of

@@ -1,0 +1,367 @@
+//go:build integration
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/processor"
+)
+
+// Environment knobs of TestCrashRecovery, to reproduce a failure
+// (CDC2DELTA_CRASH_SEED, logged by every run) or to crash more often.
+const (
+	envCrashSeed  = "CDC2DELTA_CRASH_SEED"
+	envCrashKills = "CDC2DELTA_CRASH_KILLS"
+)
+
+// TestCrashRecovery runs the real binary against the real broker while a
+// Debezium workload (three tables, snapshot, updates, deletes, key changes,
+// duplicates and out-of-order re-deliveries) is produced in the
+// background, SIGKILLs it at random moments and restarts it each time,
+// then lets it catch up and stops it with SIGTERM. Whatever instant the
+// kills hit (startup, between batches, while data files are written,
+// between the Delta and the group commit), the tables must equal the
+// source: nothing lost, nothing applied twice.
+func TestCrashRecovery(t *testing.T) {
+	brokers := fulltier.KafkaBrokers(t)
+	seed := envUint(t, envCrashSeed, uint64(time.Now().UnixNano()))
+	kills := int(envUint(t, envCrashKills, 20))
+	t.Logf("seed %d (rerun with %s=%d)", seed, envCrashSeed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x6832342d6372))
+	began := time.Now()
+
+	prefix := fmt.Sprintf("h24crash%d", time.Now().UnixNano())
+	group := prefix + "-group"
+	src := newCrashSource(t, brokers, prefix, dbzgen.WorkloadOptions{
+		Seed: seed, Keys: 300, Snapshot: true, Redeliver: 0.05, MaxTxEvents: 3, KeyChangeRatio: 0.02})
+	root := t.TempDir()
+	cfgPath := writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL)
+	tables := make([]crashTable, len(src.tables))
+	for i, tb := range src.tables {
+		d := tb.Def()
+		tables[i] = crashTable{t: t, dir: filepath.Join(root, "tables", d.Database, d.Schema, d.Name)}
+	}
+
+	ctx := t.Context()
+	require.NoError(t, src.produce(ctx, 300))
+	stop := make(chan struct{})
+	producing := src.produceUntil(ctx, stop, 10, 50*time.Millisecond)
+	stopProducing := func() {
+		if stop != nil {
+			close(stop)
+			stop = nil
+			require.NoError(t, <-producing)
+		}
+	}
+	t.Cleanup(stopProducing)
+
+	midCommit, beforeGroupCommit, orphans, commits, committing := 0, 0, 0, 0, 0
+	for i := range kills {
+		delay := 200*time.Millisecond + time.Duration(rng.Int64N(int64(2800*time.Millisecond)))
+		run := startRun(t, binary, cfgPath, filepath.Join(root, fmt.Sprintf("run-%02d.log", i)))
+		time.Sleep(delay)
+		run.kill()
+		n, c := 0, 0
+		for _, tb := range tables {
+			n += tb.orphans()
+			c += len(tb.commitVersions())
+		}
+		if n > orphans {
+			midCommit++
+		}
+		if c > commits {
+			committing++
+		}
+		behind := groupBehind(t, src, tables, group)
+		if behind > 0 {
+			beforeGroupCommit++
+		}
+		t.Logf("kill %2d after %v: commits %d (+%d), orphan data files %d (+%d), partitions assigned %d, group offsets behind the txn %d, failed group commits %d",
+			i+1, delay.Round(time.Millisecond), c, c-commits, n, n-orphans, run.logCount("partition assigned"), behind,
+			run.logCount("group offset commit failed"))
+		orphans, commits = n, c
+	}
+	stopProducing()
+	ends := src.endOffsets()
+
+	final := startRun(t, binary, cfgPath, filepath.Join(root, "run-final.log"))
+	waitCaughtUp(t, tables, ends, final)
+	require.Equal(t, exitOK, final.terminate(), "SIGTERM must end the run cleanly; log:\n%s", final.logTail())
+
+	// Nothing lost, nothing twice: each table equals the source, no key
+	// appears twice, the txn is at each partition's last offset and no
+	// commit carries a txn at or below an earlier one (a re-applied batch).
+	for i, tb := range tables {
+		def := src.tables[i].Def()
+		cols := compareColumns(def)
+		got, perKey := tb.rows(cols, def.Key)
+		want := modelRows(src.rows(src.tables[i]), cols)
+		require.NotEmpty(t, want)
+		require.Equal(t, want, got, "table %s", def.Name)
+		for k, n := range perKey {
+			require.Equal(t, 1, n, "table %s: key %s appears %d times", def.Name, k, n)
+		}
+		snap := tb.snapshot()
+		for p := range int32(crashPartitions) {
+			tp := processor.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
+			v, ok := snap.TxnVersion(tp.AppID())
+			require.True(t, ok, "%s has no txn", tp.AppID())
+			require.Equal(t, ends[tp]-1, v, "%s: txn is the last offset", tp.AppID())
+		}
+		rep := tb.walkLog()
+		require.Empty(t, rep.txnRegressions, "table %s: a batch was applied twice", def.Name)
+		// No gaps: commit files 0..N, N the latest version.
+		require.Equal(t, snap.Version()+1, int64(rep.versions), "table %s: the log has gaps", def.Name)
+		t.Logf("table %s: %d rows, %d versions", def.Name, len(got), rep.versions)
+	}
+
+	// The group's committed offsets are txn + 1, for lag tooling.
+	committed, err := src.adm.FetchOffsets(ctx, group)
+	require.NoError(t, err)
+	require.NoError(t, committed.Error())
+	for tp, end := range ends {
+		o, ok := committed.Lookup(tp.Topic, tp.Partition)
+		require.True(t, ok, "no group offset for %s", tp.AppID())
+		require.Equal(t, end, o.At, "group offset of %s is txn+1", tp.AppID())
+	}
+
+	// An independent reader sees the same rows and txns.
+	reqs := make([]fulltier.Request, len(tables))
+	for i, tb := range tables {
+		var apps []string
+		for p := range int32(crashPartitions) {
+			apps = append(apps, processor.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
+		}
+		// The filter sends delta-rs through its DataFusion reader, which
+		// applies deletion vectors.
+		reqs[i] = fulltier.Request{Engine: fulltier.DeltaRS, Path: tb.dir, ReadOptions: fulltier.ReadOptions{AppIDs: apps, Filter: "true"}}
+	}
+	for i, read := range fulltier.Read(t, reqs...) {
+		def := src.tables[i].Def()
+		require.Empty(t, read.Err, "delta-rs reading %s", def.Name)
+		cols := compareColumns(def)
+		got := make([]string, 0, len(read.Rows))
+		for _, r := range read.Rows {
+			got = append(got, renderRow(cols, func(c string) any { return r[c] }))
+		}
+		want := modelRows(src.rows(src.tables[i]), cols)
+		require.ElementsMatch(t, want, got, "delta-rs rows of %s", def.Name)
+		require.Len(t, read.Txn, crashPartitions, "delta-rs txns of %s", def.Name)
+		for app, v := range read.Txn {
+			tp := appPartition(t, app)
+			require.NotNil(t, v, "delta-rs txn %s", app)
+			require.Equal(t, ends[tp]-1, *v, "delta-rs txn %s", app)
+		}
+	}
+	t.Logf("kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
+		"kills between a Delta and its group commit %d, events %d, runtime %v",
+		kills, committing, midCommit, orphans, beforeGroupCommit, src.produced, time.Since(began).Round(time.Second))
+}
+
+// writeCrashConfig writes the run configuration: small batches so that
+// commits are frequent and kills often land in one, static membership so
+// that a restart takes the killed member's place without waiting for its
+// session to expire.
+func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string) string {
+	t.Helper()
+	path := filepath.Join(root, "cdc2delta.yaml")
+	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, `
+kafka:
+  brokers: [%q]
+  group_id: %q
+  instance_id: %q
+  topic_regex: '^%s\..*'
+schema_registry: {url: %q}
+tables: {path: %q}
+batch: {max_records: 200, max_age: 100ms}
+metrics: {listen: ""}
+log: {level: info}
+`, broker, group, prefix+"-instance", regexp.QuoteMeta(prefix), regURL,
+		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}"), 0o600))
+	return path
+}
+
+// waitCaughtUp waits until every table's txn is at its partitions' last
+// offsets, failing early if the run exits.
+func waitCaughtUp(t *testing.T, tables []crashTable, ends map[processor.TopicPartition]int64, run *binaryRun) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	state := "no table yet"
+	for time.Now().Before(deadline) {
+		select {
+		case <-run.done:
+			t.Fatalf("run exited while catching up: %v; log:\n%s", run.err, run.logTail())
+		default:
+		}
+		if state = lagging(t, tables, ends); state == "" {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("not caught up: %s; log:\n%s", state, run.logTail())
+}
+
+// lagging describes the first partition whose table txn is behind its
+// last offset, or returns "".
+func lagging(t *testing.T, tables []crashTable, ends map[processor.TopicPartition]int64) string {
+	txns := map[string]int64{}
+	for _, tb := range tables {
+		snap := tb.snapshot()
+		if snap == nil {
+			return tb.dir + " has no snapshot"
+		}
+		for app, txn := range snap.Txns() {
+			txns[app] = txn.Version
+		}
+	}
+	for tp, end := range ends {
+		if v, ok := txns[tp.AppID()]; end > 0 && (!ok || v != end-1) {
+			return fmt.Sprintf("%s: txn %d (%v), last offset %d", tp.AppID(), v, ok, end-1)
+		}
+	}
+	return ""
+}
+
+// groupBehind counts the partitions whose group offset is below their
+// table's txn + 1: a kill between a Delta commit and its group commit.
+func groupBehind(t *testing.T, src *crashSource, tables []crashTable, group string) int {
+	t.Helper()
+	committed, err := src.adm.FetchOffsets(t.Context(), group)
+	require.NoError(t, err)
+	require.NoError(t, committed.Error())
+	n := 0
+	for _, tb := range tables {
+		snap := tb.snapshot()
+		if snap == nil {
+			continue
+		}
+		for app, txn := range snap.Txns() {
+			tp := appPartition(t, app)
+			if o, ok := committed.Lookup(tp.Topic, tp.Partition); !ok || o.At < txn.Version+1 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// appPartition parses a txn app id back into its partition.
+func appPartition(t *testing.T, app string) processor.TopicPartition {
+	t.Helper()
+	m := regexp.MustCompile(`^cdc2delta/(.+)/(\d+)$`).FindStringSubmatch(app)
+	require.NotNil(t, m, "app id %q", app)
+	p, err := strconv.ParseInt(m[2], 10, 32)
+	require.NoError(t, err)
+	return processor.TopicPartition{Topic: m[1], Partition: int32(p)}
+}
+
+// envUint reads an unsigned integer knob, def when unset.
+func envUint(t *testing.T, name string, def uint64) uint64 {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err, "%s", name)
+	return v
+}
+
+// binaryRun is one `cdc2delta run` process, its output in a log file.
+type binaryRun struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{} // closed when the process has exited
+	err     error         // Wait's error, set before done closes
+}
+
+func startRun(t *testing.T, bin, cfgPath, logPath string) *binaryRun {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "run", "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	require.NoError(t, cmd.Start())
+	r := &binaryRun{t: t, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		r.err = cmd.Wait()
+		logf.Close()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-r.done
+		}
+	})
+	return r
+}
+
+// kill SIGKILLs the process and waits for it; the process must still be
+// running (an early exit is a failure of the binary).
+func (r *binaryRun) kill() {
+	r.t.Helper()
+	select {
+	case <-r.done:
+		r.t.Fatalf("run exited before the kill: %v; log:\n%s", r.err, r.logTail())
+	default:
+	}
+	require.NoError(r.t, r.cmd.Process.Signal(syscall.SIGKILL))
+	<-r.done
+}
+
+// terminate sends SIGTERM and returns the exit code.
+func (r *binaryRun) terminate() int {
+	r.t.Helper()
+	require.NoError(r.t, r.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-r.done:
+	case <-time.After(2 * time.Minute):
+		r.t.Fatalf("run did not stop on SIGTERM; log:\n%s", r.logTail())
+	}
+	var ee *exec.ExitError
+	if errors.As(r.err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(r.t, r.err)
+	return 0
+}
+
+// logCount counts the run's log lines that contain s.
+func (r *binaryRun) logCount(s string) int {
+	data, err := os.ReadFile(r.logPath)
+	require.NoError(r.t, err)
+	return strings.Count(string(data), s)
+}
+
+// logTail returns the end of the run's log.
+func (r *binaryRun) logTail() string {
+	data, err := os.ReadFile(r.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	const keep = 6000
+	if len(data) > keep {
+		data = data[len(data)-keep:]
+	}
+	return string(data)
+}

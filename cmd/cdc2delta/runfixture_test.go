@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/registry"
+	"github.com/cdc2delta/cdc2delta/processor"
+)
+
+// runFixture is a Kafka cluster (kfake unless fixtureOptions.brokers names a real
+// one), an in-process registry, a generated orders workload and a config file for
+// `cdc2delta run` against them.
+type runFixture struct {
+	t      *testing.T
+	prod   *kgo.Client
+	gen    *dbzgen.Generator
+	work   *dbzgen.Workload
+	orders *dbzgen.Table
+	cfg    string
+	dir    string // the orders table
+}
+
+type fixtureOptions struct {
+	partitions int32
+	// brokers is a real cluster's plaintext listener (producing and creating
+	// topics); nil starts a kfake cluster.
+	brokers []string
+	// prefix is Debezium's topic.prefix: unique per test on a shared broker.
+	prefix string
+	// kafka is the config's kafka block; %s is replaced by the orders topic.
+	// Empty: plaintext brokers, group restore-run.
+	kafka string
+}
+
+func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
+	t.Helper()
+	reg, err := registry.New()
+	require.NoError(t, err)
+	srv := httptest.NewServer(reg.Handler())
+	t.Cleanup(srv.Close)
+	src, err := sr.NewClient(sr.URLs(srv.URL))
+	require.NoError(t, err)
+	gopts := dbzgen.DefaultOptions()
+	if o.prefix != "" {
+		gopts.Prefix = o.prefix
+	}
+	f := &runFixture{t: t, gen: dbzgen.New(src, gopts)}
+	f.orders, err = f.gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	brokers := o.brokers
+	if brokers == nil {
+		cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(o.partitions, f.orders.Topic()))
+		require.NoError(t, err)
+		t.Cleanup(cluster.Close)
+		brokers = cluster.ListenAddrs()
+	}
+	f.prod, err = kgo.NewClient(kgo.SeedBrokers(brokers...))
+	require.NoError(t, err)
+	t.Cleanup(f.prod.Close)
+	if o.brokers != nil {
+		_, err := kadm.NewClient(f.prod).CreateTopic(t.Context(), o.partitions, 1, nil, f.orders.Topic())
+		require.NoError(t, err)
+	}
+	f.work, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 11, Keys: 40, Snapshot: true}, f.orders)
+	require.NoError(t, err)
+
+	kafka := fmt.Sprintf(`{brokers: ["%s"], group_id: restore-run, topics: ["%s"]}`, brokers[0], f.orders.Topic())
+	if o.kafka != "" {
+		kafka = fmt.Sprintf(o.kafka, f.orders.Topic())
+	}
+	root := t.TempDir()
+	f.cfg = filepath.Join(root, "cdc2delta.yaml")
+	require.NoError(t, os.WriteFile(f.cfg, fmt.Appendf(nil, `
+kafka: %s
+schema_registry: {url: "%s"}
+tables: {path: "%s/{database}/{schema}/{table}"}
+batch: {max_records: 50, max_age: 50ms}
+metrics: {listen: ""}
+log: {level: warn}
+`, kafka, srv.URL, filepath.ToSlash(root)), 0o600))
+	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
+	require.NoError(t, err)
+	f.dir, err = router.Route(f.orders.Topic())
+	require.NoError(t, err)
+	return f
+}
+
+// produce sends the workload's next n events and returns how many carried a value
+// (Kafka tombstones reach no table).
+func (f *runFixture) produce(n int) int {
+	f.t.Helper()
+	var recs []*kgo.Record
+	values := 0
+	for range n {
+		ev := f.work.Next()
+		key, value, err := f.gen.Encode(f.t.Context(), ev)
+		require.NoError(f.t, err)
+		if value != nil {
+			values++
+		}
+		recs = append(recs, &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value})
+	}
+	require.NoError(f.t, f.prod.ProduceSync(f.t.Context(), recs...).FirstErr())
+	return values
+}
+
+func (f *runFixture) table() *deltalog.Table {
+	f.t.Helper()
+	st, err := localstore.New(localstore.Options{Dir: f.dir})
+	require.NoError(f.t, err)
+	tbl, err := deltalog.Open(f.t.Context(), st)
+	require.NoError(f.t, err)
+	return tbl
+}
+
+// runUntilCaughtUp runs `cdc2delta run` until every partition's txn reaches the
+// partition's last offset, then stops it with a cancel (SIGTERM) and checks exit 0.
+func (f *runFixture) runUntilCaughtUp() {
+	t := f.t
+	ends := map[int32]int64{}
+	for p, off := range f.highWatermarks() {
+		ends[p] = off - 1
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var log syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log, lookup: func(string) (string, bool) { return "", false }})
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case code := <-done:
+			t.Fatalf("run ended early with %d: %s", code, log.String())
+		default:
+		}
+		if f.caughtUp(ends) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not caught up to %v; log:\n%s", ends, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, exitOK, code, log.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run did not stop; log:\n%s", log.String())
+	}
+}
+
+func (f *runFixture) highWatermarks() map[int32]int64 {
+	f.t.Helper()
+	out := map[int32]int64{}
+	r := cli(f.t, "offsets", "--config", f.cfg, "--json")
+	require.Equal(f.t, exitOK, r.code, r.stderr)
+	var rows []offsetRow
+	require.NoError(f.t, json.Unmarshal([]byte(r.stdout), &rows))
+	for _, row := range rows {
+		out[row.Partition] = row.HighWatermark
+	}
+	return out
+}
+
+func (f *runFixture) caughtUp(ends map[int32]int64) bool {
+	snap, err := f.table().Snapshot(f.t.Context())
+	if err != nil {
+		return false
+	}
+	for p, last := range ends {
+		v, ok := snap.TxnVersion(processor.TopicPartition{Topic: f.orders.Topic(), Partition: p}.AppID())
+		if last >= 0 && (!ok || v < last) {
+			return false
+		}
+	}
+	return true
+}
+
+// rows prints the table's rows as sorted CSV lines.
+func (f *runFixture) rows(args ...string) []string {
+	f.t.Helper()
+	r := cli(f.t, append(append([]string{"show", "--format", "csv", "--limit", "0"}, args...), f.dir)...)
+	require.Equal(f.t, exitOK, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	slices.Sort(lines)
+	return lines
+}
+

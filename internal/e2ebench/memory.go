@@ -1,0 +1,82 @@
+package e2ebench
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// memMonitor samples the heap in use while a phase runs.
+type memMonitor struct {
+	stopc chan struct{}
+	peak  chan uint64
+}
+
+// startMemMonitor samples runtime.MemStats every 100ms (each read stops
+// the world briefly, so not more often).
+func startMemMonitor() *memMonitor {
+	m := &memMonitor{stopc: make(chan struct{}), peak: make(chan uint64, 1)}
+	go func() {
+		var peak uint64
+		var ms runtime.MemStats
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-m.stopc:
+				m.peak <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+// stop ends sampling and returns the peak heap in use.
+func (m *memMonitor) stop() uint64 {
+	close(m.stopc)
+	return <-m.peak
+}
+
+// resetPeakRSS resets the kernel's peak resident set of this process
+// (Linux 4.0+); elsewhere the peak covers the whole process lifetime.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // best effort
+}
+
+// peakRSS returns the process's peak resident set (VmHWM), 0 if unknown.
+func peakRSS() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:"))
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte("kB")))), 10, 64)
+		if err != nil {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

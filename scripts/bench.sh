@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# bench.sh runs the benchmark of issue #6: cdc2delta against delta-rs and
+# Spark on the same change batches, on this machine.
+#
+#   scripts/bench.sh small|full|tiny [OUTDIR] [cdc2bench flags...]
+#
+# It sets up the Python venv (scripts/setup/venv.sh), starts a Kafka broker
+# and a moto S3 server of its own (stopped on exit), builds cmd/cdc2bench and
+# runs it; OUTDIR (default bench-<preset>-<UTC time>) receives results.json,
+# BENCHMARKS.md and plots/. Extra flags go to cdc2bench, e.g.
+# `-workloads 2b,6 -systems cdc2delta-dv,deltars`. Knobs: SKIP_KAFKA=1 (no
+# cdc2delta-e2e), SKIP_S3=1 (no workload 6-s3); servers and a venv that are
+# already running are used instead of starting new ones when
+# CDC2DELTA_PYTHON, CDC2DELTA_S3_ENDPOINT or CDC2DELTA_KAFKA_BROKERS are set
+# (as `source` of the full tier's environment leaves them).
+set -euo pipefail
+# shellcheck source=scripts/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/setup/lib.sh"
+cd "$CDC2DELTA_ROOT"
+
+preset=${1:-}
+case $preset in
+small | full | tiny) ;;
+*)
+	echo "usage: scripts/bench.sh small|full|tiny [OUTDIR] [cdc2bench flags...]" >&2
+	exit 2
+	;;
+esac
+shift
+out=${1:-bench-$preset-$(date -u +%Y%m%dT%H%M%SZ)}
+[[ $# -gt 0 ]] && shift
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+run_dir="$(mktemp -d "${TMPDIR:-/tmp}/cdc2bench.XXXXXX")"
+cleanup() {
+	local rc=$?
+	bash scripts/setup/moto.sh stop "$run_dir/moto" || true
+	bash scripts/setup/kafka.sh stop "$run_dir/kafka" || true
+	rm -rf "$run_dir"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT
+trap 'log "terminated"; exit 143' TERM
+
+python=${CDC2DELTA_PYTHON:-}
+if [[ -z $python ]]; then
+	section "setup: python venv"
+	python="$(bash scripts/setup/venv.sh)"
+fi
+args=(-preset "$preset" -out "$out" -python "$python" -peers "$CDC2DELTA_ROOT/scripts/py/bench_peers.py")
+
+if [[ -z ${SKIP_S3:-} ]]; then
+	s3=${CDC2DELTA_S3_ENDPOINT:-}
+	if [[ -z $s3 ]]; then
+		section "start: moto s3"
+		s3="$(bash scripts/setup/moto.sh start "$run_dir/moto")"
+	fi
+	export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+	args+=(-s3-endpoint "$s3")
+else
+	args+=(-s3-endpoint "")
+fi
+if [[ -z ${SKIP_KAFKA:-} ]]; then
+	brokers=${CDC2DELTA_KAFKA_BROKERS:-}
+	if [[ -z $brokers ]]; then
+		section "start: kafka"
+		bash scripts/setup/kafka.sh fetch >&2
+		brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kafka")"
+	fi
+	args+=(-brokers "$brokers")
+else
+	args+=(-brokers "")
+fi
+
+section "build: cdc2bench"
+go build -o "$run_dir/cdc2bench" ./cmd/cdc2bench
+
+section "run: cdc2bench ${args[*]} $*"
+# Not exec: the trap must stop the servers afterwards.
+rc=0
+"$run_dir/cdc2bench" "${args[@]}" "$@" || rc=$?
+if [[ $rc -eq 0 ]]; then
+	log "done: $out/BENCHMARKS.md"
+else
+	log "FAILED (exit $rc): see $out/BENCHMARKS.md and the log above"
+fi
+exit "$rc"

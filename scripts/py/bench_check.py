@@ -1,0 +1,127 @@
+"""Row-set checksums and full-scan read times of Delta tables (bench_peers.py check).
+
+The benchmark ends by comparing the tables every system produced. Two tables
+are equal when they hold the same multiset of rows; row order, file layout,
+deletion vectors and physical Arrow types (string vs large_string, the
+timestamp zone spelling) do not matter.
+
+checksum: every row is rendered canonically (columns by name; integers as
+BIGINT, floating point as its shortest round-trip text, timestamps as UTC
+epoch microseconds, strings as they are) and hashed to 64 bits with DuckDB's
+hash(); the checksum is the sum of the row hashes mod 2^64, so it does not
+depend on order and duplicates count. DuckDB's hash is only stable within
+one DuckDB release, so compare checksums from the same run only.
+"""
+
+import statistics
+import time
+
+import bench_storage
+
+READS = 3  # full scans per table; the median is reported
+
+
+def read_table(uri, s3_endpoint=None):
+    """Open the Delta table at uri and scan it fully into a pyarrow Table.
+
+    The scan goes through delta-rs' DataFusion QueryBuilder because
+    DeltaTable.to_pyarrow_table refuses tables with deletion vectors. Opening
+    (log replay) is part of the read, as it is for any reader of the table:
+    a table with many small commits pays for them here.
+    """
+    import deltalake
+    import pyarrow as pa
+
+    opts = bench_storage.options(uri, s3_endpoint)
+    table = deltalake.DeltaTable(bench_storage.deltars_uri(uri), storage_options=opts)
+    data = pa.table(deltalake.QueryBuilder().register("t", table).execute("SELECT * FROM t"))
+    return table.version(), data
+
+
+def canonical_sql(schema):
+    """The DuckDB expressions rendering each column of schema canonically."""
+    import pyarrow as pa
+
+    exprs = []
+    for field in sorted(schema, key=lambda f: f.name):
+        col = '"' + field.name.replace('"', '""') + '"'
+        t = field.type
+        if pa.types.is_integer(t):
+            exprs.append(f"CAST({col} AS BIGINT)")
+        elif pa.types.is_floating(t):
+            exprs.append(f"CAST(CAST({col} AS DOUBLE) AS VARCHAR)")
+        elif pa.types.is_timestamp(t):
+            exprs.append(f"epoch_us({col})")
+        else:  # strings of any Arrow layout, and anything else, as text
+            exprs.append(f"CAST({col} AS VARCHAR)")
+    return exprs
+
+
+def checksum(data):
+    """(rows, checksum as 16 hex digits) of the pyarrow Table data."""
+    import duckdb
+
+    if data.num_columns == 0:
+        return data.num_rows, "%016x" % 0
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.register("rows_in", data)
+        row_hash = "hash(" + ", ".join(canonical_sql(data.schema)) + ")"
+        n, total = con.execute(
+            f"SELECT count(*), coalesce(sum({row_hash}::HUGEINT) % 18446744073709551616, 0) "
+            "FROM rows_in"
+        ).fetchone()
+    finally:
+        con.close()
+    return int(n), "%016x" % int(total)
+
+
+def check_table(name, uri, s3_endpoint=None):
+    """The check result of one table: rows, checksum, read times, or an error."""
+    res = {"name": name, "path": uri, "version": None, "rows": None, "checksum": None,
+           "read_seconds": None, "read_seconds_all": [], "error": None}
+    try:
+        times = []
+        data = None
+        for _ in range(READS):
+            data = None  # free the previous scan before timing the next
+            start = time.perf_counter()
+            version, data = read_table(uri, s3_endpoint)
+            times.append(time.perf_counter() - start)
+        res["version"] = version
+        res["rows"], res["checksum"] = checksum(data)
+        res["read_seconds"] = statistics.median(times)
+        res["read_seconds_all"] = times
+    except Exception as e:  # reported per table; the orchestrator fails the run
+        res["error"] = f"{type(e).__name__}: {e}"
+    return res
+
+
+def check(tables, s3_endpoint=None):
+    """Check every (name, uri) pair and say whether all tables are equal."""
+    results = {name: check_table(name, uri, s3_endpoint) for name, uri in tables}
+    sums = {}
+    for name, r in results.items():
+        if r["error"] is None:
+            sums.setdefault((r["rows"], r["checksum"]), []).append(name)
+    failed = sorted(n for n, r in results.items() if r["error"] is not None)
+    groups = sorted(sorted(v) for v in sums.values())
+    return {
+        "tables": results,
+        "equal": not failed and len(groups) <= 1,
+        "groups": groups,  # tables with the same rows and checksum
+        "failed": failed,
+    }
+
+
+def describe_mismatch(result):
+    """A one-line account of which tables differ, for error messages."""
+    parts = []
+    for group in result["groups"]:
+        r = result["tables"][group[0]]
+        parts.append(f"{'+'.join(group)}: {r['rows']} rows, checksum {r['checksum']}")
+    for name in result["failed"]:
+        parts.append(f"{name}: {result['tables'][name]['error']}")
+    return "; ".join(parts)
+
