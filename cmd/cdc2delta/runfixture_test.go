@@ -206,4 +206,3 @@ func (f *runFixture) rows(args ...string) []string {
 	slices.Sort(lines)
 	return lines
 }
-
