@@ -145,6 +145,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (ApplyResult, error) {
 	keys := make([]string, len(recs))
 	var buf []byte
 	vals := make([]any, len(st.keyNames))
+	emptyNull := emptyPartitionNull(st)
 	for i := range recs {
 		c := &recs[i].Change
 		if c.Op == codecs.OpTruncate {
@@ -159,6 +160,9 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (ApplyResult, error) {
 				return res, fmt.Errorf("table %s: key column %q missing from the event key: %w", s.opts.TableName, name, ErrNoKey)
 			}
 			vals[k] = tableValue(c.Key[j])
+			if emptyNull != nil && emptyNull[k] && vals[k] == "" {
+				vals[k] = nil
+			}
 		}
 		if buf, err = appendKey(buf[:0], vals); err != nil {
 			return res, err
@@ -419,11 +423,11 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) e
 	t := time.Now()
 	defer func() { p.metrics.rewrite += time.Since(t) }()
 	if len(p.rows) > 0 {
-		adds, err := s.writeRows(ctx, st, p.rows)
+		adds, order, err := s.writeRows(ctx, st, p.rows)
 		if err != nil {
 			return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
 		}
-		if err := p.addFiles(adds, func(i int) (string, codecs.Position, error) {
+		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
 			pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
 			return p.rowKeys[i], pos, err
 		}); err != nil {
@@ -447,22 +451,9 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) e
 	return s.rewriteFiles(ctx, p, paths)
 }
 
-// writeRows writes rows as new data files. Each call uses a fresh
-// datafile.Writer: files from a reused Writer's second Write lack the column
-// chunks' path_in_schema, which Spark (parquet-mr) cannot read.
-func (s *Sink) writeRows(ctx context.Context, st *tableState, rows [][]any) ([]deltalog.Add, error) {
-	w, err := datafile.NewWriter(datafile.Options{
-		Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
-		TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", s.opts.TableName, err)
-	}
-	return w.Write(ctx, s.opts.Store, rows)
-}
-
-// addFiles records new data files; ident gives row i's key and position.
-func (p *mergePlan) addFiles(adds []deltalog.Add, ident func(i int) (string, codecs.Position, error)) error {
+// addFiles records new data files; order[k] is the index of the adds' k-th
+// row among the rows written, and ident gives row i's key and position.
+func (p *mergePlan) addFiles(adds []deltalog.Add, order []int, ident func(i int) (string, codecs.Position, error)) error {
 	row := 0
 	for _, add := range adds {
 		stats, ok, err := deltalog.ParseStats(add.Stats)
@@ -470,7 +461,10 @@ func (p *mergePlan) addFiles(adds []deltalog.Add, ident func(i int) (string, cod
 			return fmt.Errorf("new file %s has no row count: %v", add.Path, err)
 		}
 		for r := range int(stats.NumRecords) {
-			key, pos, err := ident(row)
+			if row >= len(order) {
+				return fmt.Errorf("new file %s holds more rows than were written", add.Path)
+			}
+			key, pos, err := ident(order[row])
 			if err != nil {
 				return err
 			}
@@ -576,12 +570,12 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 			continue
 		}
 		p.metrics.copied += int64(len(keep))
-		adds, err := s.writeRows(ctx, st, keep)
+		adds, order, err := s.writeRows(ctx, st, keep)
 		if err != nil {
 			return fmt.Errorf("rewriting %s: %w", path, err)
 		}
 		vals := make([]any, len(st.keyFields))
-		if err := p.addFiles(adds, func(i int) (string, codecs.Position, error) {
+		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
 			for k, f := range st.keyFields {
 				vals[k] = keep[i][f]
 			}
@@ -646,7 +640,9 @@ func (s *Sink) operation(st *tableState, res *ApplyResult, p *mergePlan, sourceR
 // afterCommit makes the committed state the Sink's, or marks it stale when
 // the log moved past the commit (another writer) so the next batch reloads.
 func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
-	snap, err := s.table.Snapshot(ctx)
+	// Our commit follows st.snap directly (no retries): applying it alone
+	// avoids reloading the table from its last checkpoint after every batch.
+	snap, err := s.table.Update(ctx, st.snap)
 	if err != nil || snap.Version() != cr.Version || cr.Retries > 0 {
 		s.stale = true
 		return

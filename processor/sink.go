@@ -60,6 +60,10 @@ type SinkOptions struct {
 	// (ADR 0024). The table property decides whether commits carry change
 	// data, so an existing table follows its own setting.
 	EnableChangeDataFeed bool
+	// PartitionBy are the source columns a new table is partitioned by
+	// (metaData.partitionColumns). An existing table keeps its own
+	// partitioning, whatever this says.
+	PartitionBy []string
 	// TargetFileSize bounds new data files (default datafile.DefaultTargetFileSize).
 	TargetFileSize int64
 	// Properties are extra table properties set when the table is created.
@@ -189,6 +193,9 @@ func OpenSink(ctx context.Context, opts SinkOptions) (*Sink, error) {
 	}
 	if st := s.state; st != nil && opts.EnableChangeDataFeed && !cdfEnabled(st.meta.Configuration) {
 		s.log.Warn("the table exists without " + deltalog.PropEnableChangeDataFeed + "; set the property (ALTER TABLE ... SET TBLPROPERTIES) to get a change data feed")
+	}
+	if st := s.state; st != nil && len(opts.PartitionBy) > 0 && !samePartitioning(st.meta.PartitionColumns, opts.PartitionBy) {
+		s.log.Warn("the table exists with other partition columns than partition_by; it keeps its own", "partitionColumns", st.meta.PartitionColumns, "partitionBy", opts.PartitionBy)
 	}
 	return s, nil
 }

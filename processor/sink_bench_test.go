@@ -132,11 +132,15 @@ func BenchmarkMerge(b *testing.B) {
 			indexBytes := float64(heapInUse()-before) / float64(rows)
 			const changes = 10_000
 			filesAdded := 0
+			cpu0 := processCPU()
 			for b.Loop() {
 				res, err := s.Apply(b.Context(), tbl.changes(changes))
 				require.NoError(b, err)
 				filesAdded += res.FilesAdded
 			}
+			// CPU time includes the GC and goroutines, and is what to compare
+			// across runs on a shared machine; wall time grows with its load.
+			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/batch")
 			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
 			b.ReportMetric(float64(changes*b.N)/b.Elapsed().Seconds(), "rows/s")
 			b.ReportMetric(float64(filesAdded)/float64(b.N), "files/op")

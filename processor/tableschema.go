@@ -132,12 +132,20 @@ func metaFields(soft bool) []deltalog.StructField {
 // created from its first change.
 func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.Protocol, error) {
 	keyNames := c.KeyLayout.Names()
+	parts, err := partitionColumns(s.opts.TableName, s.opts.PartitionBy, c.Layout.Columns)
+	if err != nil {
+		return nil, deltalog.Protocol{}, err
+	}
 	st := &deltalog.StructType{}
 	mapping := false
 	for _, col := range c.Layout.Columns {
 		nullable := col.Nullable
 		if k := c.KeyLayout.Index(col.Name); k >= 0 && !c.KeyLayout.Columns[k].Nullable {
 			nullable = false
+		}
+		if col.Type.Kind == codecs.KindString && slices.Contains(parts, col.Name) {
+			// An empty string partition value is stored, and read, as null.
+			nullable = true
 		}
 		st.Fields = append(st.Fields, sourceField(col, nullable))
 		mapping = mapping || deltalog.NeedsColumnMapping(col.Name)
@@ -191,7 +199,7 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		Description:      fmt.Sprintf("Current state of SQL Server table %s, kept by cdc2delta from Debezium change events; key (%s)", c.Table, strings.Join(keyNames, ", ")),
 		Format:           deltalog.Format{Provider: "parquet", Options: map[string]string{}},
 		SchemaString:     ss,
-		PartitionColumns: []string{},
+		PartitionColumns: parts,
 		Configuration:    conf,
 	}
 	return meta, deltalog.MinimalProtocol(st, conf), nil

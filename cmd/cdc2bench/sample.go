@@ -91,6 +91,12 @@ func readProcs() map[int]procStat {
 
 // treeUsage sums the stats of root and its descendants.
 func treeUsage(procs map[int]procStat, root int) (rssPages, ticks int64) {
+	rssPages, ticks, _ = treeMembers(procs, root)
+	return rssPages, ticks
+}
+
+// treeMembers is treeUsage that also lists the tree's pids.
+func treeMembers(procs map[int]procStat, root int) (rssPages, ticks int64, pids []int) {
 	children := map[int][]int{}
 	for _, p := range procs {
 		children[p.ppid] = append(children[p.ppid], p.pid)
@@ -102,10 +108,30 @@ func treeUsage(procs map[int]procStat, root int) (rssPages, ticks int64) {
 		if p, ok := procs[pid]; ok {
 			rssPages += p.rssPages
 			ticks += p.ticks
+			pids = append(pids, pid)
 		}
 		stack = append(stack, children[pid]...)
 	}
-	return rssPages, ticks
+	return rssPages, ticks, pids
+}
+
+// highWaterRSS reads a process's peak resident set (VmHWM) in bytes: it
+// catches peaks shorter than the sampling interval.
+func highWaterRSS(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(data) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // runSampled runs cmd in its own process group, sampling the tree's memory
@@ -123,8 +149,12 @@ func runSampled(ctx context.Context, cmd *exec.Cmd, interval time.Duration) (usa
 	var maxTicks int64
 	page := int64(os.Getpagesize())
 	sample := func() {
-		rss, ticks := treeUsage(readProcs(), pid)
+		rss, ticks, pids := treeMembers(readProcs(), pid)
 		u.PeakRSS = max(u.PeakRSS, rss*page)
+		// One process's own peak is a lower bound of the tree's peak.
+		for _, p := range pids {
+			u.PeakRSS = max(u.PeakRSS, highWaterRSS(p))
+		}
 		maxTicks = max(maxTicks, ticks)
 		u.Samples++
 	}
@@ -153,11 +183,10 @@ loop:
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	u.WallSeconds = time.Since(start).Seconds()
 	u.CPUSeconds = float64(maxTicks) / clockTicks
+	// The exit status's Maxrss is not used: Go starts children with
+	// vfork, and exec records the parent's high-water mark in the child's.
 	if st := cmd.ProcessState; st != nil {
 		u.CPUSeconds = max(u.CPUSeconds, (st.UserTime() + st.SystemTime()).Seconds())
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			u.PeakRSS = max(u.PeakRSS, ru.Maxrss*1024)
-		}
 	}
 	return u, err
 }

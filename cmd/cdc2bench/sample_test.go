@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -110,4 +111,23 @@ func TestRunSampledFailure(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, 3, ee.ExitCode())
+}
+
+// TestRunSampledIgnoresParentMemory checks that a small child of a big
+// parent is not charged the parent's memory.
+func TestRunSampledIgnoresParentMemory(t *testing.T) {
+	big := make([]byte, 256<<20)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	u, err := runSampled(t.Context(), exec.Command("sleep", "0.3"), 50*time.Millisecond)
+	require.NoError(t, err)
+	require.Less(t, u.PeakRSS, int64(64<<20), "sleep charged %d MiB", u.PeakRSS>>20)
+	require.Equal(t, byte(255), big[255])
+}
+
+func TestHighWaterRSS(t *testing.T) {
+	hwm := highWaterRSS(os.Getpid())
+	require.Positive(t, hwm)
+	require.Zero(t, highWaterRSS(-1))
 }

@@ -318,8 +318,7 @@ tables: {defaults: {null_key: columns, key_columns: [id]}}`, nil},
 		{"partition_by", `
 tables:
   defaults: {partition_by: [region]}
-  overrides: [{name: dbo.a, partition_by: [day]}]`,
-			[]string{"tables.defaults.partition_by: not supported yet", "tables.overrides[0].partition_by: not supported yet", "remove it"}},
+  overrides: [{name: dbo.a, partition_by: [day]}]`, nil},
 		{"key columns without null_key columns", `
 tables:
   overrides: [{name: dbo.a, key_columns: [id]}]`,
@@ -497,4 +496,23 @@ log: {level: warn}
 		msgs[row["id"]] = row["msg"]
 	}
 	require.Equal(t, map[any]any{1.0: "a2", 2.0: "b"}, msgs, "keyed by id: the update replaced row 1")
+}
+
+// TestPartitionByReachesSink checks that partition_by, from the defaults or an
+// override, reaches each table's sink options.
+func TestPartitionByReachesSink(t *testing.T) {
+	c, err := config.Parse([]byte(`
+kafka: {brokers: [k:9092], group_id: g, topics: [p.db.dbo.a, p.db.dbo.b]}
+schema_registry: {url: "http://r:8081"}
+tables:
+  defaults: {partition_by: [region]}
+  overrides: [{name: dbo.b, partition_by: [day, kind]}]
+`), func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	opts, err := processorOptions(c, nil)
+	require.NoError(t, err)
+	for table, want := range map[string][]string{"a": {"region"}, "b": {"day", "kind"}} {
+		got := opts.PerTable(processor.TableSource{Topic: "p.db.dbo." + table, Database: "db", Schema: "dbo", Table: table})
+		require.Equal(t, want, got.Sink.PartitionBy, table)
+	}
 }

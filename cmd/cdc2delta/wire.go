@@ -95,7 +95,8 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 func sinkOptions(s config.TableSettings, logger *slog.Logger) processor.SinkOptions {
 	return processor.SinkOptions{
 		DeleteMode: processor.DeleteMode(s.DeleteMode), TombstoneRetention: time.Duration(s.TombstoneRetention),
-		MergeMode: processor.MergeMode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed, Logger: logger,
+		MergeMode: processor.MergeMode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed,
+		PartitionBy: s.PartitionBy, Logger: logger,
 	}
 }
 
@@ -120,10 +121,6 @@ func kafkaOpts(k config.Kafka) ([]kgo.Opt, error) {
 func checkTableSettings(c config.Config) error {
 	t := c.Tables
 	var bad []string
-	const noPartitions = "partition_by: not supported yet (tables are created unpartitioned); remove it"
-	if len(t.Defaults.PartitionBy) > 0 {
-		bad = append(bad, "tables.defaults."+noPartitions)
-	}
 	if c.Kafka.TopicRegex != "" && t.Defaults.NullKey == config.NullKeyColumns {
 		bad = append(bad, "tables.defaults.null_key: columns needs kafka.topics, not topic_regex (the decoder "+
 			"looks key columns up by table name, so every keyless table must be named up front); "+
@@ -137,9 +134,6 @@ func checkTableSettings(c config.Config) error {
 	}
 	for i, o := range t.Overrides {
 		p := fmt.Sprintf("tables.overrides[%d].", i)
-		if o.PartitionBy != nil {
-			bad = append(bad, p+noPartitions)
-		}
 		if o.KeyColumns != nil && t.Settings(overrideSource(o)).NullKey != config.NullKeyColumns {
 			bad = append(bad, p+"key_columns: used only when the table's null_key is columns; add null_key: columns")
 		}
