@@ -16,11 +16,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
-	"github.com/cdc2delta/cdc2delta/internal/registry"
 )
 
 // TestQuickstartReadByOtherEngines runs the built binary's quickstart the way a
@@ -135,42 +133,6 @@ func tableName(paths map[string]string, path string) string {
 		}
 	}
 	return ""
-}
-
-// sourceTable is a sample table's definition and its rows as the workload left them.
-type sourceTable struct {
-	def  dbzgen.TableDef
-	rows []dbzgen.Row
-}
-
-// sampleRows replays the quickstart's workload (same seed and options) in memory
-// and returns each table's rows by "schema.table".
-func sampleRows(t *testing.T, events int) map[string]sourceTable {
-	t.Helper()
-	reg, err := registry.New()
-	require.NoError(t, err)
-	require.NoError(t, reg.Start(t.Context(), "127.0.0.1:0"))
-	t.Cleanup(func() { _ = reg.Close() }) // closing a test registry cannot fail usefully
-	src, err := sr.NewClient(sr.URLs(reg.URL()))
-	require.NoError(t, err)
-	gen := dbzgen.New(src, dbzgen.DefaultOptions())
-	var tables []*dbzgen.Table
-	for _, def := range dbzgen.SampleDatabase() {
-		tb, err := gen.Table(def)
-		require.NoError(t, err)
-		tables = append(tables, tb)
-	}
-	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 500, Snapshot: true}, tables...)
-	require.NoError(t, err)
-	for range events {
-		w.Next()
-	}
-	out := map[string]sourceTable{}
-	for _, tb := range tables {
-		d := tb.Def()
-		out[d.Schema+"."+d.Name] = sourceTable{def: d, rows: w.Rows(tb)}
-	}
-	return out
 }
 
 // requireRows checks that the engine read exactly the source rows: the same keys,

@@ -26,6 +26,37 @@ func TestQuickstart(t *testing.T) {
 	require.Contains(t, r.stdout, "delta_scan(")
 
 	// The same workload, replayed in memory, says what the tables must hold.
+	counts := map[string]int{}
+	for _, src := range sampleRows(t, events) {
+		d := src.def
+		loc := filepath.Join(dir, "tables", d.Database, d.Schema, d.Name)
+		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		counts[loc] = len(jsonLines(t, r.stdout))
+		require.Equal(t, len(src.rows), counts[loc], "rows of %s", loc)
+	}
+
+	r = cli(t, args...)
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "not generating more")
+	require.Contains(t, r.stdout, "applied 800 / 800 events")
+	for loc, n := range counts {
+		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), n)
+	}
+}
+
+// sourceTable is a sample table's definition and its rows as the workload left them.
+type sourceTable struct {
+	def  dbzgen.TableDef
+	rows []dbzgen.Row
+}
+
+// sampleRows replays the quickstart's workload (same seed and options) in memory
+// and returns each table's rows by "schema.table".
+func sampleRows(t *testing.T, events int) map[string]sourceTable {
+	t.Helper()
 	reg, err := registry.New()
 	require.NoError(t, err)
 	require.NoError(t, reg.Start(t.Context(), "127.0.0.1:0"))
@@ -44,23 +75,10 @@ func TestQuickstart(t *testing.T) {
 	for range events {
 		w.Next()
 	}
-	counts := map[string]int{}
+	out := map[string]sourceTable{}
 	for _, tb := range tables {
 		d := tb.Def()
-		loc := filepath.Join(dir, "tables", d.Database, d.Schema, d.Name)
-		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
-		require.Equal(t, exitOK, r.code, r.stderr)
-		counts[loc] = len(jsonLines(t, r.stdout))
-		require.Equal(t, len(w.Rows(tb)), counts[loc], "rows of %s", loc)
+		out[d.Schema+"."+d.Name] = sourceTable{def: d, rows: w.Rows(tb)}
 	}
-
-	r = cli(t, args...)
-	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "not generating more")
-	require.Contains(t, r.stdout, "applied 800 / 800 events")
-	for loc, n := range counts {
-		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
-		require.Equal(t, exitOK, r.code, r.stderr)
-		require.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), n)
-	}
+	return out
 }
