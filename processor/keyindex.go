@@ -14,7 +14,7 @@ import (
 )
 
 // rowLoc is where the live version of a key is stored, and the position of
-// the change that wrote it: 36 bytes per key plus the key itself.
+// the change that wrote it.
 type rowLoc struct {
 	file uint32 // index into keyIndex.files
 	row  uint32 // physical row index in the data file
@@ -22,15 +22,15 @@ type rowLoc struct {
 }
 
 // keyIndex maps each live key of the table to its row (ADR 0023). Keys are
-// appendKey encodings held as strings.
+// appendKey encodings.
 type keyIndex struct {
-	keys    map[string]rowLoc
+	keys    *keyTable
 	files   []string
 	fileIDs map[string]uint32
 }
 
 func newKeyIndex() *keyIndex {
-	return &keyIndex{keys: map[string]rowLoc{}, fileIDs: map[string]uint32{}}
+	return &keyIndex{keys: newKeyTable(), fileIDs: map[string]uint32{}}
 }
 
 func (x *keyIndex) fileID(path string) uint32 {
@@ -45,7 +45,7 @@ func (x *keyIndex) fileID(path string) uint32 {
 
 // put records key at (path, row) with pos.
 func (x *keyIndex) put(key, path string, row int, pos codecs.Position) {
-	x.keys[key] = rowLoc{file: x.fileID(path), row: uint32(row), pos: pos}
+	x.keys.put(key, rowLoc{file: x.fileID(path), row: uint32(row), pos: pos})
 }
 
 // indexOp is one pending change to the index, applied after its commit.
@@ -59,7 +59,7 @@ type indexOp struct {
 func (x *keyIndex) apply(ops []indexOp) {
 	for _, op := range ops {
 		if op.path == "" {
-			delete(x.keys, op.key)
+			x.keys.delete(op.key)
 		} else {
 			x.put(op.key, op.path, op.row, op.pos)
 		}
@@ -125,7 +125,7 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, st *tableState, a
 // do the newer one is the key's value.
 func (x *keyIndex) putNewer(path string, entries []keyEntry) {
 	for _, e := range entries {
-		if old, ok := x.keys[e.key]; ok && old.pos.Compare(e.pos) >= 0 {
+		if old, ok := x.keys.get(e.key); ok && old.pos.Compare(e.pos) >= 0 {
 			continue
 		}
 		x.put(e.key, path, e.row, e.pos)
@@ -161,8 +161,30 @@ func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState) (*
 	for i := range files {
 		adds[i] = &files[i]
 	}
+	x.keys.reserve(liveRows(adds))
 	if err := readFileKeys(ctx, store, st, adds, x.putNewer); err != nil {
 		return nil, err
 	}
 	return x, nil
+}
+
+// maxReserveHint caps liveRows: statistics are not trusted with more than
+// 512 MiB of slots; a larger table grows its index as it is read.
+const maxReserveHint = 1 << 26
+
+// liveRows estimates the live rows of files from their statistics, to size
+// the index before it is built; files without statistics count for none.
+func liveRows(files []*deltalog.Add) int {
+	var n int64
+	for _, add := range files {
+		st, ok, err := deltalog.ParseStats(add.Stats)
+		if err != nil || !ok {
+			continue
+		}
+		n += st.NumRecords
+		if add.DeletionVector != nil {
+			n -= add.DeletionVector.Cardinality
+		}
+	}
+	return int(min(max(n, 0), maxReserveHint))
 }

@@ -132,11 +132,9 @@ func (x *keyIndex) applyDelta(d *indexDelta) {
 				}
 			}
 		}
-		for k, loc := range x.keys {
-			if all[loc.file] || rows[loc.file] != nil && rows[loc.file].Contains(loc.row) {
-				delete(x.keys, k)
-			}
-		}
+		x.keys.deleteFunc(func(loc rowLoc) bool {
+			return all[loc.file] || rows[loc.file] != nil && rows[loc.file].Contains(loc.row)
+		})
 	}
 	for _, path := range d.removed {
 		// A removed path never comes back (data file names are unique), so

@@ -2,7 +2,6 @@ package processor
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -18,9 +17,13 @@ import (
 // what they say (path, row, position) rather than their file ids.
 func indexMismatch(got, want *keyIndex, max int) []string {
 	var out []string
-	keys := slices.Sorted(maps.Keys(want.keys))
-	for k := range got.keys {
-		if _, ok := want.keys[k]; !ok {
+	var keys []string
+	for k := range want.keys.all() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for k := range got.keys.all() {
+		if _, ok := want.keys.get(k); !ok {
 			keys = append(keys, k)
 		}
 	}
@@ -28,8 +31,8 @@ func indexMismatch(got, want *keyIndex, max int) []string {
 		if len(out) >= max {
 			break
 		}
-		g, gok := got.keys[k]
-		w, wok := want.keys[k]
+		g, gok := got.keys.get(k)
+		w, wok := want.keys.get(k)
 		switch {
 		case !gok:
 			out = append(out, fmt.Sprintf("key %x missing, want %s row %d", k, want.files[w.file], w.row))
@@ -52,7 +55,7 @@ func requireRebuildEqual(t *testing.T, s *Sink, step string) {
 	full, err := buildKeyIndex(t.Context(), s.opts.Store, st)
 	require.NoError(t, err)
 	require.Empty(t, indexMismatch(st.index, full, 5), "%s: incremental index differs from a rebuild at version %d", step, st.snap.Version())
-	require.Len(t, st.index.keys, len(full.keys), step)
+	require.Equal(t, full.keys.len(), st.index.keys.len(), step)
 	latest, err := s.table.Snapshot(t.Context())
 	require.NoError(t, err)
 	if latest.Version() != st.snap.Version() {
@@ -209,5 +212,5 @@ func TestKeyIndexCatchUpRestore(t *testing.T) {
 	require.NoError(t, a.reload(t.Context()))
 	require.NotSame(t, before, a.state.index, "undeleted rows must rebuild the index")
 	requireRebuildEqual(t, a, "after restore")
-	require.Len(t, a.state.index.keys, 2)
+	require.Equal(t, 2, a.state.index.keys.len())
 }

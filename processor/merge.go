@@ -295,7 +295,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Apply
 		var loc rowLoc
 		found := false
 		if !truncated {
-			loc, found = st.index.keys[ev.key]
+			loc, found = st.index.keys.get(ev.key)
 		}
 		if found && c.Pos.Compare(loc.pos) <= 0 || !found && st.tombs.obsolete(ev.key, c.Pos) {
 			res.SkippedStale++

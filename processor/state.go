@@ -105,7 +105,7 @@ func (s *Sink) fullReload(ctx context.Context) error {
 	}
 	s.state = st
 	s.compactTombstones(ctx, 1)
-	s.log.Debug("table loaded", "version", snap.Version(), "files", snap.NumFiles(), "keys", len(st.index.keys), "tombstones", len(st.tombs.keys))
+	s.log.Debug("table loaded", "version", snap.Version(), "files", snap.NumFiles(), "keys", st.index.keys.len(), "indexBytes", st.index.keys.bytes(), "tombstones", len(st.tombs.keys))
 	return nil
 }
 
@@ -141,7 +141,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	s.state = st
 	s.compactTombstones(ctx, tombstoneCompactFiles)
 	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
-		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", len(st.index.keys))
+		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", st.index.keys.len())
 	return nil
 }
 

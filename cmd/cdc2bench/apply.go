@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -50,6 +52,7 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	out := fset.String("out", "", "result JSON file")
 	endpoint := fset.String("s3-endpoint", "", "S3 endpoint URL (path style)")
 	fsync := fset.Bool("fsync", false, "fsync local writes (the peers do not)")
+	memprofile := fset.String("memprofile", "", "write a heap profile after the last batch (diagnosis of peak RSS)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -96,7 +99,26 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		res.Extra["files_removed"] += float64(ar.FilesRemoved)
 		res.Extra["deletion_vectors"] += float64(ar.DeletionVectors)
 	}
+	if *memprofile != "" {
+		if err := writeHeapProfile(*memprofile); err != nil {
+			return err
+		}
+	}
 	return writeJSON(*out, res)
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing heap profile %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 // openStore opens a local directory or an s3:// URL.

@@ -70,7 +70,7 @@ func benchCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fset.SetOutput(stderr)
 	presetName := fset.String("preset", "small", "size preset: tiny, small or full")
 	out := fset.String("out", "", "output directory (required)")
-	systems := fset.String("systems", strings.Join(allSystems, ","), "comma-separated systems to run")
+	systems := fset.String("systems", "", "comma-separated systems to run (default: the preset's; all but full's copy-on-write ones): "+strings.Join(allSystems, ","))
 	wls := fset.String("workloads", "", "comma-separated workloads (1, 2a, 2b, 2c, 3, 4, 5, 6-local, 6-s3; 2 and 6 name their group); empty: all")
 	seed := fset.Uint64("seed", 1, "generator seed")
 	python := fset.String("python", os.Getenv("CDC2DELTA_PYTHON"), "Python with deltalake, pyspark, duckdb (default $CDC2DELTA_PYTHON)")
@@ -87,6 +87,13 @@ func benchCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	cfg := benchConfig{Preset: p, Out: *out, Seed: *seed, Python: *python, Peers: *peers, S3Endpoint: *endpoint, Brokers: *brokers, Progress: stderr, Interval: *interval, Command: strings.Join(args, " ")}
 	var err error
+	if *systems == "" {
+		def := p.Systems
+		if def == nil {
+			def = allSystems
+		}
+		*systems = strings.Join(def, ",")
+	}
 	if cfg.Systems, err = selectSystems(*systems); err != nil {
 		return err
 	}

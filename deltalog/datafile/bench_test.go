@@ -160,3 +160,24 @@ func BenchmarkCodecSnappy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWriteSinkBatch writes 10,000-row batches with a new Writer each,
+// as the sink does (one per batch and partition), so per-Writer set-up costs
+// such as codec state show.
+func BenchmarkWriteSinkBatch(b *testing.B) {
+	const n = 10_000
+	rows := cdcRows(n)
+	s := &discardStore{}
+	b.ReportAllocs()
+	for b.Loop() {
+		w, err := NewWriter(Options{Schema: cdcSchema()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Write(b.Context(), s, rows); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(s.bytes)/float64(n*b.N), "B/row")
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/s2"
+	kzstd "github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -33,8 +34,7 @@ func codecFor(name string) (codec, error) {
 	case "":
 		return codecFor(DefaultCodec)
 	case "zstd":
-		// SpeedFastest: same size as the default level on CDC rows at twice the speed.
-		return codec{&zstd.Codec{Level: zstd.SpeedFastest}, "zstd"}, nil
+		return codec{&pageZstd{}, "zstd"}, nil
 	case "snappy":
 		return codec{&fastSnappy{}, "snappy"}, nil
 	case "gzip":
@@ -61,4 +61,32 @@ func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
 		dst = make([]byte, n)
 	}
 	return s2.EncodeSnappy(dst[:n], src), nil
+}
+
+// pageZstd compresses pages at zstd's fastest level (same size as the default
+// level on CDC rows at twice the speed) with a window of one page buffer.
+// parquet-go's codec keeps klauspost's 8 MiB default window, so every new
+// Writer (the sink makes one per batch and partition) allocated an 8 MiB
+// history for pages of at most 1 MiB. Decoding is parquet-go's.
+type pageZstd struct {
+	zstd.Codec
+	enc *kzstd.Encoder
+}
+
+func (c *pageZstd) Encode(dst, src []byte) ([]byte, error) {
+	if c.enc == nil {
+		enc, err := kzstd.NewWriter(nil,
+			kzstd.WithEncoderLevel(kzstd.SpeedFastest),
+			kzstd.WithEncoderConcurrency(1),
+			kzstd.WithWindowSize(pageBufferSize),
+			kzstd.WithLowerEncoderMem(true),
+			kzstd.WithZeroFrames(true),
+			kzstd.WithEncoderCRC(false),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("datafile: zstd encoder: %w", err)
+		}
+		c.enc = enc
+	}
+	return c.enc.EncodeAll(src, dst[:0]), nil
 }

@@ -155,6 +155,9 @@ func NewWriter(opts Options) (*Writer, error) {
 	return w, nil
 }
 
+// pageBufferSize bounds the uncompressed size of a page.
+const pageBufferSize = 1 << 20
+
 // newFile starts a fresh file buffer. It builds a new parquet.Writer rather than
 // Reset-ing the last one: parquet-go v0.32's Reset leaves path_in_schema empty in the
 // next file's footer, which parquet-mr (Spark) refuses.
@@ -163,7 +166,7 @@ func (w *Writer) newFile() {
 	w.pw = parquet.NewWriter(&w.buf, w.schema,
 		parquet.Compression(w.codec.Codec),
 		parquet.CreatedBy("cdc2delta", "", ""),
-		parquet.PageBufferSize(1<<20),
+		parquet.PageBufferSize(pageBufferSize),
 	)
 }
 
