@@ -1,7 +1,6 @@
 package deltalog
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/google/uuid"
@@ -25,8 +25,37 @@ var (
 // ReadDeletionVector loads the rows a deletion vector marks deleted. For file-backed
 // vectors it checks the file version, the record size against the descriptor, the
 // CRC-32 and the cardinality; any mismatch or truncation is a *CorruptFileError naming
-// the file. A missing file is a *CorruptFileError matching ErrNotExist.
+// the file. A missing file is a *CorruptFileError matching ErrNotExist. To read many
+// vectors, use a DVReader: it fetches each file once.
 func ReadDeletionVector(ctx context.Context, s Store, dv *DeletionVector) (*roaring64.Bitmap, error) {
+	return NewDVReader(s).Read(ctx, dv)
+}
+
+// DVReader reads deletion vectors, fetching each deletion vector file once: a
+// writer stores the vectors of one commit in one file, so a merge that
+// updates 40 vectors would otherwise get the same object 40 times. It keeps
+// the files it fetched until dropped; use one per batch or table load. Safe
+// for concurrent use.
+type DVReader struct {
+	store Store
+	mu    sync.Mutex
+	files map[string]*dvFile
+}
+
+// dvFile is one fetched deletion vector file; ready closes when data or err is set.
+type dvFile struct {
+	ready chan struct{}
+	data  []byte
+	err   error
+}
+
+// NewDVReader returns a reader of s's deletion vectors.
+func NewDVReader(s Store) *DVReader {
+	return &DVReader{store: s, files: map[string]*dvFile{}}
+}
+
+// Read loads the rows dv marks deleted; see ReadDeletionVector.
+func (r *DVReader) Read(ctx context.Context, dv *DeletionVector) (*roaring64.Bitmap, error) {
 	if dv == nil {
 		return nil, fmt.Errorf("%w: nil", ErrBadDeletionVector)
 	}
@@ -40,15 +69,55 @@ func ReadDeletionVector(ctx context.Context, s Store, dv *DeletionVector) (*roar
 	default:
 		return nil, fmt.Errorf("%w: unknown storage type %q", ErrBadDeletionVector, dv.StorageType)
 	}
-	p, err := dvPathInStore(s, dv)
+	p, err := dvPathInStore(r.store, dv)
 	if err != nil {
 		return nil, err
 	}
-	bm, err := readDVFile(ctx, s, p, dv)
-	if err != nil {
-		return nil, &CorruptFileError{Path: p, Err: fmt.Errorf("reading deletion vector %s: %w", dv.UniqueID(), err)}
+	data, err := r.file(ctx, p)
+	if err == nil {
+		var bm *roaring64.Bitmap
+		if bm, err = decodeDVRecord(data, dv); err == nil {
+			return bm, nil
+		}
 	}
-	return bm, nil
+	return nil, &CorruptFileError{Path: p, Err: fmt.Errorf("reading deletion vector %s: %w", dv.UniqueID(), err)}
+}
+
+// file returns the bytes of the deletion vector file at p, fetching it on
+// first use; concurrent callers wait for one fetch.
+func (r *DVReader) file(ctx context.Context, p string) ([]byte, error) {
+	r.mu.Lock()
+	f, ok := r.files[p]
+	if !ok {
+		f = &dvFile{ready: make(chan struct{})}
+		r.files[p] = f
+	}
+	r.mu.Unlock()
+	if !ok {
+		f.data, f.err = getAll(ctx, r.store, p)
+		close(f.ready)
+		if f.err != nil {
+			// Failures are not kept: the next Read retries.
+			r.mu.Lock()
+			delete(r.files, p)
+			r.mu.Unlock()
+		}
+	}
+	select {
+	case <-f.ready:
+		return f.data, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func getAll(ctx context.Context, s Store, p string) ([]byte, error) {
+	rc, err := s.Get(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
 }
 
 func readInlineDV(dv *DeletionVector) (*roaring64.Bitmap, error) {
@@ -70,20 +139,14 @@ func readInlineDV(dv *DeletionVector) (*roaring64.Bitmap, error) {
 	return bm, nil
 }
 
-func readDVFile(ctx context.Context, s Store, p string, dv *DeletionVector) (*roaring64.Bitmap, error) {
-	rc, err := s.Get(ctx, p)
-	if err != nil {
-		return nil, err
+// decodeDVRecord decodes dv's record from the bytes of its file: version byte,
+// then at dv's offset a big-endian size, the bitmap and its CRC-32.
+func decodeDVRecord(file []byte, dv *DeletionVector) (*roaring64.Bitmap, error) {
+	if len(file) == 0 {
+		return nil, io.ErrUnexpectedEOF
 	}
-	defer rc.Close()
-	r := bufio.NewReader(rc)
-
-	version, err := r.ReadByte()
-	if err != nil {
-		return nil, noEOF(err)
-	}
-	if version != dvFileVersion {
-		return nil, fmt.Errorf("file format version %d, want %d", version, dvFileVersion)
+	if file[0] != dvFileVersion {
+		return nil, fmt.Errorf("file format version %d, want %d", file[0], dvFileVersion)
 	}
 	// An absent offset means the first record, right after the version byte, as in
 	// delta-kernel-rs (unwrap_or(1)); reading at 0 would always fail.
@@ -94,29 +157,21 @@ func readDVFile(ctx context.Context, s Store, p string, dv *DeletionVector) (*ro
 	if offset < 1 {
 		return nil, fmt.Errorf("offset %d points into the file header", offset)
 	}
-	if _, err := r.Discard(int(offset - 1)); err != nil {
-		return nil, noEOF(err)
-	}
-	var header [4]byte
-	if _, err := io.ReadFull(r, header[:]); err != nil {
-		return nil, noEOF(err)
-	}
-	if size := binary.BigEndian.Uint32(header[:]); size != uint32(dv.SizeInBytes) {
-		return nil, fmt.Errorf("record at offset %d has %d bytes, descriptor says %d", offset, size, dv.SizeInBytes)
-	}
-	// Read through a limit rather than allocating sizeInBytes up front: a corrupt
-	// descriptor must not make us allocate gigabytes.
-	data, err := io.ReadAll(io.LimitReader(r, int64(dv.SizeInBytes)))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) != int(dv.SizeInBytes) {
+	// Bounds are checked in int64 against the file: a corrupt descriptor must
+	// neither overflow nor make us allocate.
+	if offset+4 > int64(len(file)) {
 		return nil, io.ErrUnexpectedEOF
 	}
-	if _, err := io.ReadFull(r, header[:]); err != nil {
-		return nil, noEOF(err)
+	if size := binary.BigEndian.Uint32(file[offset:]); size != uint32(dv.SizeInBytes) {
+		return nil, fmt.Errorf("record at offset %d has %d bytes, descriptor says %d", offset, size, dv.SizeInBytes)
 	}
-	if want, got := binary.BigEndian.Uint32(header[:]), crc32.ChecksumIEEE(data); want != got {
+	start := offset + 4
+	end := start + int64(dv.SizeInBytes)
+	if end+4 > int64(len(file)) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	data := file[start:end]
+	if want, got := binary.BigEndian.Uint32(file[end:]), crc32.ChecksumIEEE(data); want != got {
 		return nil, fmt.Errorf("%w: stored %#08x, computed %#08x", errDVChecksum, want, got)
 	}
 	bm, err := decodeDVBitmap(data)

@@ -68,7 +68,7 @@ func (x *keyIndex) apply(ops []indexOp) {
 
 // physicalRows reads the named columns of every physical row of add (deleted
 // ones included, so row i is physical row i) and the file's deletion vector.
-func physicalRows(ctx context.Context, store deltalog.Store, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {
+func physicalRows(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {
 	rows, err := datafile.ReadColumns(ctx, store, add, st.schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 	})
@@ -77,7 +77,7 @@ func physicalRows(ctx context.Context, store deltalog.Store, st *tableState, add
 	}
 	dv := roaring64.New()
 	if add.DeletionVector != nil {
-		dv, err = deltalog.ReadDeletionVector(ctx, store, add.DeletionVector)
+		dv, err = dvs.Read(ctx, add.DeletionVector)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
 		}
@@ -93,9 +93,9 @@ type keyEntry struct {
 }
 
 // readKeyEntries reads the key and position of every live row of add.
-func readKeyEntries(ctx context.Context, store deltalog.Store, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
+func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
 	cols := append(append([]string(nil), st.keyNames...), ColPosition)
-	rows, dv, err := physicalRows(ctx, store, st, add, cols)
+	rows, dv, err := physicalRows(ctx, store, dvs, st, add, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -136,11 +136,12 @@ func (x *keyIndex) putNewer(path string, entries []keyEntry) {
 // file's entries to use, one call at a time.
 func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry)) error {
 	var mu sync.Mutex
+	dvs := deltalog.NewDVReader(store)
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for _, add := range files {
 		g.Go(func() error {
-			entries, err := readKeyEntries(ctx, store, st, add)
+			entries, err := readKeyEntries(ctx, store, dvs, st, add)
 			if err != nil {
 				return err
 			}

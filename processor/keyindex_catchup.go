@@ -57,6 +57,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 		now[curFiles[i].Path] = &curFiles[i]
 	}
 	before := map[string]bool{}
+	dvs := deltalog.NewDVReader(store)
 	for _, o := range old.Files() {
 		before[o.Path] = true
 		n, live := now[o.Path]
@@ -71,7 +72,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 		case n.DeletionVector == nil:
 			return nil, fmt.Errorf("%w: deletion vector of %s dropped", errCatchUpUnsupported, o.Path)
 		case indexed:
-			bm, err := newlyDeleted(ctx, store, o.DeletionVector, n.DeletionVector)
+			bm, err := newlyDeleted(ctx, dvs, o.DeletionVector, n.DeletionVector)
 			if err != nil {
 				return nil, fmt.Errorf("catching up on %s: %w", o.Path, err)
 			}
@@ -94,15 +95,15 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 }
 
 // newlyDeleted returns the rows deleted by cur and not by old.
-func newlyDeleted(ctx context.Context, store deltalog.Store, old, cur *deltalog.DeletionVector) (*roaring64.Bitmap, error) {
-	bm, err := deltalog.ReadDeletionVector(ctx, store, cur)
+func newlyDeleted(ctx context.Context, dvs *deltalog.DVReader, old, cur *deltalog.DeletionVector) (*roaring64.Bitmap, error) {
+	bm, err := dvs.Read(ctx, cur)
 	if err != nil {
 		return nil, fmt.Errorf("reading deletion vector: %w", err)
 	}
 	if old == nil {
 		return bm, nil
 	}
-	was, err := deltalog.ReadDeletionVector(ctx, store, old)
+	was, err := dvs.Read(ctx, old)
 	if err != nil {
 		return nil, fmt.Errorf("reading deletion vector: %w", err)
 	}

@@ -62,6 +62,8 @@ type mergePlan struct {
 	readRows map[string][][]any // full physical rows read, by path
 	changes  []change           // the change data feed's rows, when it is on
 	cdcs     []deltalog.Action
+	// dvs reads the deletion vectors the batch updates, each file once.
+	dvs *deltalog.DVReader
 }
 
 // fill copies the stored values of unavailable columns into a new row.
@@ -172,7 +174,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (ApplyResult, error) {
 	d := dedup(recs, keys)
 	res.Duplicates, res.Superseded = d.duplicates, d.superseded
 
-	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}}
+	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, dvs: deltalog.NewDVReader(s.opts.Store)}
 	if st.snap != nil {
 		files := st.snap.Files()
 		for i := range files {
@@ -499,7 +501,7 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 		add := p.files[path]
 		merged := p.dels[path]
 		if add.DeletionVector != nil {
-			old, err := deltalog.ReadDeletionVector(ctx, s.opts.Store, add.DeletionVector)
+			old, err := p.dvs.Read(ctx, add.DeletionVector)
 			if err != nil {
 				return fmt.Errorf("reading deletion vector of %s: %w", path, err)
 			}
@@ -553,7 +555,7 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 		}
 		gone := p.dels[path]
 		if add.DeletionVector != nil {
-			old, err := deltalog.ReadDeletionVector(ctx, s.opts.Store, add.DeletionVector)
+			old, err := p.dvs.Read(ctx, add.DeletionVector)
 			if err != nil {
 				return fmt.Errorf("reading deletion vector of %s: %w", path, err)
 			}

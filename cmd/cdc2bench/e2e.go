@@ -24,7 +24,7 @@ type e2eSize struct {
 var e2eSizes = map[string]e2eSize{
 	"tiny":  {Events: 20_000, Keys: 2_000, Live: 3 * time.Second},
 	"small": {Events: 300_000, Keys: 20_000, Live: 10 * time.Second},
-	"full":  {Events: 3_000_000, Keys: 200_000, Live: 30 * time.Second},
+	"full":  {Events: 1_000_000, Keys: 200_000, Live: 30 * time.Second},
 }
 
 // e2eResult is the end-to-end system's figures: e2ebench's own and the
