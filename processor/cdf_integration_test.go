@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
 )
@@ -69,6 +70,27 @@ type cdfReadResult struct {
 func cdfLine(version int64, kind string, id int32, name, notes any) string {
 	b, _ := json.Marshal([]any{version, kind, id, name, notes})
 	return string(b)
+}
+
+// feedLines is the change data feed of versions 0..last of the table in
+// store, rendered by cdfLine (empty strings as nulls, as the script prints them).
+func feedLines(t *testing.T, store deltalog.Store, last int64) []string {
+	t.Helper()
+	var lines []string
+	for v := range last + 1 {
+		rows, _ := tableChanges(t, store, v)
+		for _, r := range rows {
+			var name, notes any
+			if r.name != "" {
+				name = r.name
+			}
+			if r.notes != "" {
+				notes = r.notes
+			}
+			lines = append(lines, cdfLine(v, r.kind, r.id, name, notes))
+		}
+	}
+	return lines
 }
 
 func cdfLines(rows [][]any) []string {
@@ -132,19 +154,7 @@ func TestChangeDataFeedReaders(t *testing.T) {
 		require.NoError(t, err)
 		s := newCDFSink(t, store, mode, DeleteHard)
 		applyMixedBatches(t, s)
-		for v := range s.Version() + 1 {
-			rows, _ := tableChanges(t, store, v)
-			for _, r := range rows {
-				var name, notes any
-				if r.name != "" {
-					name = r.name
-				}
-				if r.notes != "" {
-					notes = r.notes
-				}
-				tb.want = append(tb.want, cdfLine(v, r.kind, r.id, name, notes))
-			}
-		}
+		tb.want = feedLines(t, store, s.Version())
 		tables = append(tables, tb)
 	}
 	args := []string{fulltier.ScriptsDir(t)}

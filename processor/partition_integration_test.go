@@ -131,15 +131,7 @@ func TestPartitionedReadersAgree(t *testing.T) {
 	appID := TopicPartition{Topic: "sales.dbo.ship", Partition: 0}.AppID()
 	var reqs []fulltier.Request
 	for _, tb := range tables {
-		for _, e := range fulltier.Engines() {
-			// delta-rs 1.6 reads deletion vectors only through its
-			// DataFusion path, which a filter selects.
-			filter := ""
-			if e == fulltier.DeltaRS {
-				filter = "TRUE"
-			}
-			reqs = append(reqs, fulltier.Request{Engine: e, Path: tb.dir, ReadOptions: fulltier.ReadOptions{AppIDs: []string{appID}, Filter: filter}})
-		}
+		reqs = append(reqs, engineRequests(tb.dir, appID)...)
 	}
 	// A column-mapped table: partitionValues keyed by physical names.
 	cmDir := t.TempDir()
@@ -166,13 +158,7 @@ func TestPartitionedReadersAgree(t *testing.T) {
 		})
 	}
 	require.Len(t, cmWant, 3)
-	for _, e := range fulltier.Engines() {
-		filter := ""
-		if e == fulltier.DeltaRS {
-			filter = "TRUE" // column mapping needs delta-rs's DataFusion path
-		}
-		reqs = append(reqs, fulltier.Request{Engine: e, Path: cmDir, ReadOptions: fulltier.ReadOptions{Filter: filter}})
-	}
+	reqs = append(reqs, engineRequests(cmDir, "")...)
 	// Filters on the partition columns, read by delta-rs from the DV table.
 	filters := []struct {
 		sql  string
@@ -292,19 +278,7 @@ func TestPartitionedChangeDataFeedReaders(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.Empty(t, latestSnapshot(t, store).Metadata().Configuration[deltalog.PropColumnMappingMode])
-		for v := range s.Version() + 1 {
-			rows, _ := tableChanges(t, store, v)
-			for _, r := range rows {
-				var name, notes any
-				if r.name != "" {
-					name = r.name
-				}
-				if r.notes != "" {
-					notes = r.notes
-				}
-				tb.want = append(tb.want, cdfLine(v, r.kind, r.id, name, notes))
-			}
-		}
+		tb.want = feedLines(t, store, s.Version())
 		require.Contains(t, tb.want, cdfLine(1, ChangeUpdatePreimage, 1, "a", "n1"))
 		require.Contains(t, tb.want, cdfLine(1, ChangeUpdatePostimage, 1, "b", "n1"))
 		tables = append(tables, tb)

@@ -54,15 +54,7 @@ func TestSinkReadersAgree(t *testing.T) {
 	appID := TopicPartition{Topic: "sales.dbo.items", Partition: 0}.AppID()
 	var reqs []fulltier.Request
 	for _, tb := range tables {
-		for _, e := range fulltier.Engines() {
-			// delta-rs 1.6 reads column mapping and deletion vectors only
-			// through its DataFusion path, which a filter selects.
-			filter := ""
-			if e == fulltier.DeltaRS {
-				filter = "TRUE"
-			}
-			reqs = append(reqs, fulltier.Request{Engine: e, Path: tb.dir, ReadOptions: fulltier.ReadOptions{AppIDs: []string{appID}, Filter: filter}})
-		}
+		reqs = append(reqs, engineRequests(tb.dir, appID)...)
 	}
 	got := fulltier.Read(t, reqs...)
 	for i, g := range got {
@@ -86,4 +78,23 @@ func TestSinkReadersAgree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// engineRequests asks every engine to read the table at dir whole, with the
+// txn version of appID when it is not empty. delta-rs 1.6 reads column
+// mapping and deletion vectors only through its DataFusion path, which a
+// filter selects.
+func engineRequests(dir, appID string) []fulltier.Request {
+	var reqs []fulltier.Request
+	for _, e := range fulltier.Engines() {
+		o := fulltier.ReadOptions{}
+		if appID != "" {
+			o.AppIDs = []string{appID}
+		}
+		if e == fulltier.DeltaRS {
+			o.Filter = "TRUE"
+		}
+		reqs = append(reqs, fulltier.Request{Engine: e, Path: dir, ReadOptions: o})
+	}
+	return reqs
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -12,10 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/internal/registry"
 	"github.com/cdc2delta/cdc2delta/processor"
 )
 
@@ -57,16 +54,8 @@ type crashSource struct {
 
 func newCrashSource(t *testing.T, brokers []string, prefix string, wo dbzgen.WorkloadOptions) *crashSource {
 	t.Helper()
-	reg, err := registry.New()
-	require.NoError(t, err)
-	srv := httptest.NewServer(reg.Handler())
-	t.Cleanup(srv.Close)
-	src, err := sr.NewClient(sr.URLs(srv.URL))
-	require.NoError(t, err)
-	gopts := dbzgen.DefaultOptions()
-	gopts.Prefix = prefix
-	gen := dbzgen.New(src, gopts)
-	s := &crashSource{t: t, regURL: srv.URL, gen: gen}
+	gen, regURL := newTestGenerator(t, prefix)
+	s := &crashSource{t: t, regURL: regURL, gen: gen}
 	var topics []string
 	for _, def := range []dbzgen.TableDef{dbzgen.Customers(), dbzgen.Orders(), inventory()} {
 		tb, err := gen.Table(def)
@@ -74,6 +63,7 @@ func newCrashSource(t *testing.T, brokers []string, prefix string, wo dbzgen.Wor
 		s.tables = append(s.tables, tb)
 		topics = append(topics, tb.Topic())
 	}
+	var err error
 	s.producer, err = kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerLinger(5*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(s.producer.Close)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,15 +15,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/internal/registry"
 	"github.com/cdc2delta/cdc2delta/processor"
 )
 
@@ -51,13 +47,7 @@ func (s *syncBuffer) String() string {
 // tables: every row the source holds, and each partition's txn at its last offset.
 func TestRunEndToEnd(t *testing.T) {
 	ctx := t.Context()
-	reg, err := registry.New()
-	require.NoError(t, err)
-	srv := httptest.NewServer(reg.Handler())
-	t.Cleanup(srv.Close)
-	src, err := sr.NewClient(sr.URLs(srv.URL))
-	require.NoError(t, err)
-	gen := dbzgen.New(src, dbzgen.DefaultOptions())
+	gen, regURL := newTestGenerator(t, "")
 	var tables []*dbzgen.Table
 	var topics []string
 	for _, def := range []dbzgen.TableDef{dbzgen.Customers(), dbzgen.Orders()} {
@@ -65,12 +55,7 @@ func TestRunEndToEnd(t *testing.T) {
 		require.NoError(t, err)
 		tables, topics = append(tables, tb), append(topics, tb.Topic())
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topics...))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
-	prod, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
-	require.NoError(t, err)
-	t.Cleanup(prod.Close)
+	prod, brokers := newFakeKafka(t, 2, topics...)
 	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 7, Keys: 30, Snapshot: true}, tables...)
 	require.NoError(t, err)
 	// produce sends the workload's next n events and returns the end offsets.
@@ -105,7 +90,7 @@ tables:
 batch: {max_age: 50ms}
 metrics: {listen: ""}
 log: {level: warn}
-`, topics[0][:len(topics[0])-len(".dbo.Customers")], srv.URL, filepath.ToSlash(root), topics[1]), 0o600))
+`, topics[0][:len(topics[0])-len(".dbo.Customers")], regURL, filepath.ToSlash(root), topics[1]), 0o600))
 
 	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
@@ -126,7 +111,7 @@ log: {level: warn}
 	go func() {
 		e := &env{stdout: &stderr, stderr: &stderr, lookup: func(k string) (string, bool) {
 			if k == "TEST_BROKER" {
-				return cluster.ListenAddrs()[0], true
+				return brokers[0], true
 			}
 			return "", false
 		}}
@@ -177,7 +162,7 @@ log: {level: warn}
 	// offsets: every partition caught up in Delta and in the group.
 	var out bytes.Buffer
 	code := runEnv(ctx, []string{"cdc2delta", "offsets", "--config", cfgPath, "--json"}, &env{stdout: &out, stderr: &stderr,
-		lookup: func(k string) (string, bool) { return cluster.ListenAddrs()[0], k == "TEST_BROKER" }})
+		lookup: func(k string) (string, bool) { return brokers[0], k == "TEST_BROKER" }})
 	require.Equal(t, exitOK, code, stderr.String())
 	var rows []offsetRow
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rows))
@@ -199,14 +184,14 @@ log: {level: warn}
 	}
 	out.Reset()
 	code = runEnv(ctx, []string{"cdc2delta", "replay", "--config", cfgPath, "--to-earliest"}, &env{stdout: &out, stderr: &stderr,
-		lookup: func(k string) (string, bool) { return cluster.ListenAddrs()[0], k == "TEST_BROKER" }})
+		lookup: func(k string) (string, bool) { return brokers[0], k == "TEST_BROKER" }})
 	require.Equal(t, exitOK, code, stderr.String())
 	require.Contains(t, out.String(), topics[0]+"[0] -> 0")
 	var replayLog syncBuffer
 	runCtx2, cancel2 := context.WithCancel(ctx)
 	go func() {
 		done <- runEnv(runCtx2, []string{"cdc2delta", "run", "--config", cfgPath, "--log-level", "info"}, &env{stdout: &replayLog, stderr: &replayLog,
-			lookup: func(k string) (string, bool) { return cluster.ListenAddrs()[0], k == "TEST_BROKER" }})
+			lookup: func(k string) (string, bool) { return brokers[0], k == "TEST_BROKER" }})
 	}()
 	if !assert.Eventually(t, func() bool {
 		return strings.Count(replayLog.String(), "operator offset reset (replay)") == 4
@@ -406,13 +391,7 @@ schema_registry: {url: "http://r:8081"}
 // update replaces its row); the other keeps the default null_key: error and stops.
 func TestRunKeylessTables(t *testing.T) {
 	ctx := t.Context()
-	reg, err := registry.New()
-	require.NoError(t, err)
-	srv := httptest.NewServer(reg.Handler())
-	t.Cleanup(srv.Close)
-	src, err := sr.NewClient(sr.URLs(srv.URL))
-	require.NoError(t, err)
-	gen := dbzgen.New(src, dbzgen.DefaultOptions())
+	gen, regURL := newTestGenerator(t, "")
 	keyless := func(name string) *dbzgen.Table {
 		tb, err := gen.Table(dbzgen.TableDef{Database: "sales", Schema: "dbo", Name: name, Columns: []dbzgen.Column{
 			{Name: "id", Type: "int"}, {Name: "msg", Type: "nvarchar(100)", Nullable: true}}})
@@ -421,12 +400,7 @@ func TestRunKeylessTables(t *testing.T) {
 		return tb
 	}
 	keyed, unkeyed := keyless("events"), keyless("audit")
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, keyed.Topic(), unkeyed.Topic()))
-	require.NoError(t, err)
-	t.Cleanup(cluster.Close)
-	prod, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
-	require.NoError(t, err)
-	t.Cleanup(prod.Close)
+	prod, brokers := newFakeKafka(t, 1, keyed.Topic(), unkeyed.Topic())
 	var recs []*kgo.Record
 	for i, ev := range []dbzgen.Event{
 		{Op: dbzgen.OpCreate, After: dbzgen.Row{"id": 1, "msg": "a"}},
@@ -459,7 +433,7 @@ tables:
 batch: {max_age: 50ms}
 metrics: {listen: ""}
 log: {level: warn}
-`, cluster.ListenAddrs()[0], keyed.Topic(), unkeyed.Topic(), srv.URL, filepath.ToSlash(root)), 0o600))
+`, brokers[0], keyed.Topic(), unkeyed.Topic(), regURL, filepath.ToSlash(root)), 0o600))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	var log syncBuffer

@@ -52,30 +52,18 @@ type fixtureOptions struct {
 
 func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
 	t.Helper()
-	reg, err := registry.New()
-	require.NoError(t, err)
-	srv := httptest.NewServer(reg.Handler())
-	t.Cleanup(srv.Close)
-	src, err := sr.NewClient(sr.URLs(srv.URL))
-	require.NoError(t, err)
-	gopts := dbzgen.DefaultOptions()
-	if o.prefix != "" {
-		gopts.Prefix = o.prefix
-	}
-	f := &runFixture{t: t, gen: dbzgen.New(src, gopts)}
+	gen, regURL := newTestGenerator(t, o.prefix)
+	f := &runFixture{t: t, gen: gen}
+	var err error
 	f.orders, err = f.gen.Table(dbzgen.Orders())
 	require.NoError(t, err)
 	brokers := o.brokers
 	if brokers == nil {
-		cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(o.partitions, f.orders.Topic()))
+		f.prod, brokers = newFakeKafka(t, o.partitions, f.orders.Topic())
+	} else {
+		f.prod, err = kgo.NewClient(kgo.SeedBrokers(brokers...))
 		require.NoError(t, err)
-		t.Cleanup(cluster.Close)
-		brokers = cluster.ListenAddrs()
-	}
-	f.prod, err = kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	t.Cleanup(f.prod.Close)
-	if o.brokers != nil {
+		t.Cleanup(f.prod.Close)
 		_, err := kadm.NewClient(f.prod).CreateTopic(t.Context(), o.partitions, 1, nil, f.orders.Topic())
 		require.NoError(t, err)
 	}
@@ -95,7 +83,7 @@ tables: {path: "%s/{database}/{schema}/{table}"}
 batch: {max_records: 50, max_age: 50ms}
 metrics: {listen: ""}
 log: {level: warn}
-`, kafka, srv.URL, filepath.ToSlash(root)), 0o600))
+`, kafka, regURL, filepath.ToSlash(root)), 0o600))
 	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
 	f.dir, err = router.Route(f.orders.Topic())
@@ -205,4 +193,35 @@ func (f *runFixture) rows(args ...string) []string {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	slices.Sort(lines)
 	return lines
+}
+
+// newTestGenerator starts an in-process schema registry and returns a
+// Debezium event generator registering its schemas there (topic prefix
+// prefix, or the default when empty) and the registry's URL.
+func newTestGenerator(t *testing.T, prefix string) (*dbzgen.Generator, string) {
+	t.Helper()
+	reg, err := registry.New()
+	require.NoError(t, err)
+	srv := httptest.NewServer(reg.Handler())
+	t.Cleanup(srv.Close)
+	src, err := sr.NewClient(sr.URLs(srv.URL))
+	require.NoError(t, err)
+	gopts := dbzgen.DefaultOptions()
+	if prefix != "" {
+		gopts.Prefix = prefix
+	}
+	return dbzgen.New(src, gopts), srv.URL
+}
+
+// newFakeKafka starts a one-broker kfake cluster holding topics and returns
+// a producer to it and its listen addresses.
+func newFakeKafka(t *testing.T, partitions int32, topics ...string) (*kgo.Client, []string) {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topics...))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	require.NoError(t, err)
+	t.Cleanup(prod.Close)
+	return prod, cluster.ListenAddrs()
 }
