@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // BatchLimits bound one table's micro-batch. A batch is flushed when any
@@ -38,13 +39,13 @@ func (l BatchLimits) withDefaults() BatchLimits {
 // loop (and by rebalance callbacks, which the loop's BlockRebalanceOnPoll
 // keeps from running concurrently).
 type pending struct {
-	records []Record
+	records []merge.Record
 	sizes   []int64 // wire size of each record, parallel to records
 	bytes   int64
 	// last is the last consumed offset per partition, including records that
 	// carry no change (tombstones, dead-lettered records), so the txn moves
 	// past them.
-	last    map[TopicPartition]int64
+	last    map[merge.TopicPartition]int64
 	started time.Time // when the first entry arrived; zero when empty
 	// oldestCommit is the smallest source commit time in ms, for the
 	// end-to-end latency metric (0: none).
@@ -55,7 +56,7 @@ type pending struct {
 func (p *pending) empty() bool { return len(p.last) == 0 }
 
 // add appends a decoded change of size bytes.
-func (p *pending) add(now time.Time, r Record, size int) {
+func (p *pending) add(now time.Time, r merge.Record, size int) {
 	p.note(now, r.TopicPartition, r.Offset)
 	p.records = append(p.records, r)
 	p.sizes = append(p.sizes, int64(size))
@@ -66,9 +67,9 @@ func (p *pending) add(now time.Time, r Record, size int) {
 }
 
 // note records that offset of tp was consumed without a change to apply.
-func (p *pending) note(now time.Time, tp TopicPartition, offset int64) {
+func (p *pending) note(now time.Time, tp merge.TopicPartition, offset int64) {
 	if p.last == nil {
-		p.last = make(map[TopicPartition]int64)
+		p.last = make(map[merge.TopicPartition]int64)
 	}
 	if p.started.IsZero() {
 		p.started = now
@@ -93,15 +94,15 @@ func (p *pending) deadline(l BatchLimits) time.Time {
 }
 
 // take returns the batch and resets p.
-func (p *pending) take() Batch {
-	b := Batch{Records: p.records, LastOffsets: p.last}
+func (p *pending) take() merge.Batch {
+	b := merge.Batch{Records: p.records, LastOffsets: p.last}
 	*p = pending{}
 	return b
 }
 
 // drop forgets the entries of the given partitions (revoked or lost): their
 // new owner re-reads them from the table's txn. It returns the bytes freed.
-func (p *pending) drop(gone map[TopicPartition]bool) int64 {
+func (p *pending) drop(gone map[merge.TopicPartition]bool) int64 {
 	if p.empty() {
 		return 0
 	}
@@ -162,9 +163,9 @@ func (p *Processor) flush(ctx context.Context, tables []*table) error {
 // flushJob is one table's batch being applied.
 type flushJob struct {
 	t      *table
-	b      Batch
+	b      merge.Batch
 	oldest int64 // smallest source commit time in ms
-	res    ApplyResult
+	res    merge.Result
 	err    error
 }
 
@@ -214,7 +215,7 @@ func (p *Processor) startFlush(ctx context.Context, tables []*table) *inflight {
 // the applied offsets to the group. Only the end of ctx is returned.
 func (p *Processor) finishFlush(ctx context.Context, f *inflight) error {
 	<-f.done // the applies end with ctx, so this wait is bounded by it
-	commits := make(map[TopicPartition]groupCommit)
+	commits := make(map[merge.TopicPartition]groupCommit)
 	var stop []*flushJob
 	p.mu.Lock()
 	for _, j := range f.jobs {
@@ -267,7 +268,7 @@ func (p *Processor) finishFlush(ctx context.Context, f *inflight) error {
 // outages) with backoff until they end: a batch is never dropped or
 // reordered. Re-applying is safe because the sink ignores records at or
 // below its partitions' txn versions.
-func (p *Processor) apply(ctx context.Context, t *table, b Batch) (ApplyResult, error) {
+func (p *Processor) apply(ctx context.Context, t *table, b merge.Batch) (merge.Result, error) {
 	for attempt := 0; ; attempt++ {
 		res, err := t.sink.Apply(ctx, b)
 		switch {
@@ -292,7 +293,7 @@ func (p *Processor) apply(ctx context.Context, t *table, b Batch) (ApplyResult, 
 // not ours).
 func isRetryable(err error) bool {
 	for _, perm := range []error{
-		ErrSchema, ErrNoKey, ErrNotCDCTable,
+		merge.ErrSchema, merge.ErrNoKey, merge.ErrNotCDCTable,
 		codecs.ErrSchemaChange, codecs.ErrOutOfRange,
 		deltalog.ErrInvalidSchema, deltalog.ErrUnsupportedFeature, deltalog.ErrAppendOnly,
 	} {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // clientOptions builds the franz-go consumer: cooperative-sticky group,
@@ -57,7 +58,7 @@ func (p *Processor) clientOptions() []kgo.Opt {
 // onOffsetsFetched keeps the group's committed offsets with their metadata,
 // which adjustOffsets needs to tell an operator's reset from our own commit.
 func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
-	got := make(map[TopicPartition]committedOffset)
+	got := make(map[merge.TopicPartition]committedOffset)
 	add := func(topic string, part int32, off int64, meta *string) {
 		if off < 0 {
 			return
@@ -66,7 +67,7 @@ func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kms
 		if meta != nil {
 			c.Meta = *meta
 		}
-		got[TopicPartition{topic, part}] = c
+		got[merge.TopicPartition{Topic: topic, Partition: part}] = c
 	}
 	for _, t := range resp.Topics {
 		for _, pt := range t.Partitions {
@@ -91,7 +92,7 @@ func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kms
 // the reset policy; an operator's reset below the txn is honoured as a
 // replay.
 func (p *Processor) adjustOffsets(ctx context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
-	positions := make(map[string]map[TopicPartition]int64) // per table path
+	positions := make(map[string]map[merge.TopicPartition]int64) // per table path
 	for topic, parts := range offsets {
 		t, err := p.tableFor(ctx, topic)
 		if err != nil {
@@ -114,7 +115,7 @@ func (p *Processor) adjustOffsets(ctx context.Context, offsets map[string]map[in
 		}
 		p.mu.Lock()
 		for part := range parts {
-			tp := TopicPartition{topic, part}
+			tp := merge.TopicPartition{Topic: topic, Partition: part}
 			txn, hasTxn := pos[tp]
 			var committed *committedOffset
 			if c, ok := p.mu.fetched[tp]; ok {
@@ -179,7 +180,7 @@ func (p *Processor) refuseTopic(topic string, parts map[int32]kgo.Offset, err er
 	p.log.Error("cannot route topic; its partitions stay paused", "topic", topic, "err", err)
 	p.mu.Lock()
 	for part := range parts {
-		p.mu.routeErr[TopicPartition{topic, part}] = err
+		p.mu.routeErr[merge.TopicPartition{Topic: topic, Partition: part}] = err
 	}
 	p.mu.Unlock()
 	p.client.PauseFetchPartitions(map[string][]int32{topic: keys(parts)})
@@ -200,10 +201,10 @@ func (p *Processor) onRevoked(_ context.Context, _ *kgo.Client, revoked map[stri
 	if len(revoked) == 0 {
 		return
 	}
-	gone := make(map[TopicPartition]bool)
+	gone := make(map[merge.TopicPartition]bool)
 	for topic, parts := range revoked {
 		for _, part := range parts {
-			gone[TopicPartition{topic, part}] = true
+			gone[merge.TopicPartition{Topic: topic, Partition: part}] = true
 		}
 	}
 	resume := make(map[string][]int32)
@@ -217,7 +218,7 @@ func (p *Processor) onRevoked(_ context.Context, _ *kgo.Client, revoked map[stri
 	for _, t := range p.mu.tables {
 		p.mu.buffered -= t.pend.drop(gone)
 	}
-	p.mu.held = slices.DeleteFunc(p.mu.held, func(r *kgo.Record) bool { return gone[TopicPartition{r.Topic, r.Partition}] })
+	p.mu.held = slices.DeleteFunc(p.mu.held, func(r *kgo.Record) bool { return gone[merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}] })
 	for tp := range gone {
 		if p.mu.heldParts[tp] {
 			// Paused only while it held records; a new owner (or this
@@ -272,7 +273,7 @@ func (p *Processor) tableFor(ctx context.Context, topic string) (*table, error) 
 	if so.Logger == nil {
 		so.Logger = p.log
 	}
-	sink, err := OpenSink(ctx, so)
+	sink, err := merge.Open(ctx, so)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +282,7 @@ func (p *Processor) tableFor(ctx context.Context, topic string) (*table, error) 
 	p.mu.tables[path] = t
 	p.mu.Unlock()
 	p.log.Info("table opened", "table", path, "topic", src.Topic, "delete_mode", so.DeleteMode,
-		"merge_mode", so.MergeMode, "bad_input", string(pol))
+		"merge_mode", so.Mode, "bad_input", string(pol))
 	return t, nil
 }
 
@@ -289,7 +290,7 @@ func (p *Processor) tableFor(ctx context.Context, topic string) (*table, error) 
 // src routes to: PerTable's, else the Sink template; the policy is
 // PerTable's, else TablePolicies', else BadInput. A policy New could not
 // check is refused here with ErrOptions.
-func (p *Processor) tableSettings(src TableSource) (SinkOptions, Policy, error) {
+func (p *Processor) tableSettings(src TableSource) (merge.Options, Policy, error) {
 	so, pol := p.opts.Sink, Policy("")
 	if p.opts.PerTable != nil {
 		ts := p.opts.PerTable(src)
@@ -306,10 +307,10 @@ func (p *Processor) tableSettings(src TableSource) (SinkOptions, Policy, error) 
 		return so, pol, fmt.Errorf("%w: table %s: unknown bad-input policy %q", ErrOptions, src.Path, pol)
 	case pol == PolicyDeadLetter && p.opts.DeadLetterTopic == "":
 		return so, pol, fmt.Errorf("%w: table %s: dead letter topic must be set for its dead-letter policy", ErrOptions, src.Path)
-	case so.DeleteMode != "" && so.DeleteMode != DeleteHard && so.DeleteMode != DeleteSoft:
+	case so.DeleteMode != "" && so.DeleteMode != merge.DeleteHard && so.DeleteMode != merge.DeleteSoft:
 		return so, pol, fmt.Errorf("%w: table %s: unknown delete mode %q", ErrOptions, src.Path, so.DeleteMode)
-	case so.MergeMode != "" && so.MergeMode != MergeAuto && so.MergeMode != MergeDV && so.MergeMode != MergeCoW:
-		return so, pol, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.MergeMode)
+	case so.Mode != "" && so.Mode != merge.ModeAuto && so.Mode != merge.ModeDV && so.Mode != merge.ModeCoW:
+		return so, pol, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.Mode)
 	}
 	return so, pol, nil
 }
@@ -344,7 +345,7 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 	}
 	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if fp.Topic != "" && fp.HighWatermark >= 0 { // "": a poll-level error, no partition
-			p.m.highWatermark.WithLabelValues(partLabels(TopicPartition{fp.Topic, fp.Partition})...).Set(float64(fp.HighWatermark))
+			p.m.highWatermark.WithLabelValues(partLabels(merge.TopicPartition{Topic: fp.Topic, Partition: fp.Partition})...).Set(float64(fp.HighWatermark))
 		}
 	})
 	p.mu.Lock()
@@ -395,9 +396,9 @@ func (p *Processor) hold(held []*kgo.Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.held = held
-	now := make(map[TopicPartition]bool)
+	now := make(map[merge.TopicPartition]bool)
 	for _, r := range held {
-		tp := TopicPartition{r.Topic, r.Partition}
+		tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		if !now[tp] && !p.mu.heldParts[tp] {
 			pause[tp.Topic] = append(pause[tp.Topic], tp.Partition)
 		}
@@ -430,9 +431,9 @@ func (p *Processor) decodeAll(ctx context.Context, recs []*kgo.Record) ([]decode
 	if p.rebalanceWanted.Load() {
 		giveWay(errGiveWay)
 	}
-	byPart := make(map[TopicPartition][]int)
+	byPart := make(map[merge.TopicPartition][]int)
 	for i, r := range recs {
-		tp := TopicPartition{r.Topic, r.Partition}
+		tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		byPart[tp] = append(byPart[tp], i)
 	}
 	g, gctx := errgroup.WithContext(dctx)
@@ -494,7 +495,7 @@ func (p *Processor) decode(ctx context.Context, r *kgo.Record) (codecs.Change, e
 // route adds one decoded record to its table's batch, or applies the
 // table's bad-input policy.
 func (p *Processor) route(ctx context.Context, r *kgo.Record, d decoded) error {
-	tp := TopicPartition{r.Topic, r.Partition}
+	tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 	p.mu.Lock()
 	st := p.mu.parts[tp]
 	p.mu.Unlock()
@@ -517,7 +518,7 @@ func (p *Processor) route(ctx context.Context, r *kgo.Record, d decoded) error {
 		t.pend.note(now, tp, r.Offset)
 		return nil
 	}
-	t.pend.add(now, Record{TopicPartition: tp, Offset: r.Offset, Change: d.change}, size)
+	t.pend.add(now, merge.Record{TopicPartition: tp, Offset: r.Offset, Change: d.change}, size)
 	p.mu.buffered += int64(size)
 	p.m.bufferedBytes.Set(float64(p.mu.buffered))
 	return nil
@@ -525,7 +526,7 @@ func (p *Processor) route(ctx context.Context, r *kgo.Record, d decoded) error {
 
 // badInput applies the table's policy to a record that cannot be decoded.
 func (p *Processor) badInput(ctx context.Context, t *table, r *kgo.Record, cause error) error {
-	tp := TopicPartition{r.Topic, r.Partition}
+	tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 	reason := badInputReason(cause)
 	p.m.badInput.WithLabelValues(t.path, reason, string(t.policy)).Inc()
 	if t.policy == PolicyDeadLetter {

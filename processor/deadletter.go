@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Policy is what happens to a record that cannot be applied because of its
@@ -44,7 +45,7 @@ var ErrTableFailed = errors.New("processor: table stopped")
 // on.
 type TableError struct {
 	Table string
-	TopicPartition
+	merge.TopicPartition
 	Offset int64
 	Err    error
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // crashState is the durable world a crashed process leaves: the tables'
@@ -248,7 +249,7 @@ func TestCrashPhases(t *testing.T) {
 			failing.Store(false)
 
 			// What the crash left.
-			crashTxn := map[TopicPartition]int64{}
+			crashTxn := map[merge.TopicPartition]int64{}
 			crashVersion := map[string]int64{}
 			stale := 0
 			for _, tb := range pl.tables {
@@ -261,7 +262,7 @@ func TestCrashPhases(t *testing.T) {
 				snap, err := tbl.Snapshot(t.Context())
 				require.NoError(t, err)
 				for p := range int32(testPartitions) {
-					tp := TopicPartition{tb.Topic(), p}
+					tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
 					v, ok := snap.TxnVersion(tp.AppID())
 					require.True(t, ok, "%s has a txn before the crash", tp.AppID())
 					crashTxn[tp] = v

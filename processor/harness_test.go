@@ -29,6 +29,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // pipeline is an in-process Kafka (kfake), schema registry and Debezium
@@ -206,12 +207,12 @@ func testLogger() *slog.Logger {
 }
 
 // endOffsets returns each partition's end offset (next offset to be written).
-func (pl *pipeline) endOffsets(topics ...string) map[TopicPartition]int64 {
+func (pl *pipeline) endOffsets(topics ...string) map[merge.TopicPartition]int64 {
 	pl.t.Helper()
 	ends, err := pl.adm.ListEndOffsets(pl.t.Context(), topics...)
 	require.NoError(pl.t, err)
-	out := map[TopicPartition]int64{}
-	ends.Each(func(o kadm.ListedOffset) { out[TopicPartition{o.Topic, o.Partition}] = o.Offset })
+	out := map[merge.TopicPartition]int64{}
+	ends.Each(func(o kadm.ListedOffset) { out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset })
 	return out
 }
 
@@ -241,16 +242,16 @@ func (pl *pipeline) store(tb *dbzgen.Table) deltalog.Store {
 }
 
 // txns returns the table's txn versions per partition.
-func (pl *pipeline) txns(tb *dbzgen.Table) map[TopicPartition]int64 {
+func (pl *pipeline) txns(tb *dbzgen.Table) map[merge.TopicPartition]int64 {
 	tbl, err := deltalog.Open(pl.t.Context(), pl.store(tb))
 	require.NoError(pl.t, err)
 	snap, err := tbl.Snapshot(pl.t.Context())
 	if err != nil {
 		return nil
 	}
-	out := map[TopicPartition]int64{}
+	out := map[merge.TopicPartition]int64{}
 	for p := range int32(testPartitions) {
-		tp := TopicPartition{tb.Topic(), p}
+		tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
 		if v, ok := snap.TxnVersion(tp.AppID()); ok {
 			out[tp] = v
 		}
@@ -315,7 +316,7 @@ func (pl *pipeline) tableRowsSplit(tb *dbzgen.Table) (live, deleted []string) {
 		idx[i] = column(c)
 		require.GreaterOrEqual(pl.t, idx[i], 0, "column %s", c)
 	}
-	del := column(ColDeleted)
+	del := column(merge.ColDeleted)
 	for _, add := range snap.Files() {
 		rows, err := datafile.Read(ctx, store, &add, snap.Schema(), datafile.ReadOptions{Properties: snap.Metadata().Configuration})
 		require.NoError(pl.t, err)

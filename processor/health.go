@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -22,7 +23,7 @@ type Status struct {
 	// Failed are the stopped tables, sorted by table path.
 	Failed []*TableError
 	// Unroutable are partitions whose topic has no table.
-	Unroutable []TopicPartition
+	Unroutable []merge.TopicPartition
 	// Partitions is the number of partitions assigned.
 	Partitions int
 }

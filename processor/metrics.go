@@ -3,6 +3,7 @@ package processor
 import (
 	"strconv"
 
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -79,7 +80,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // observeApply records one applied batch of table.
-func (m *metrics) observeApply(table string, records int, r ApplyResult) {
+func (m *metrics) observeApply(table string, records int, r merge.Result) {
 	m.applied.WithLabelValues(table, "insert").Add(float64(r.Inserted))
 	m.applied.WithLabelValues(table, "update").Add(float64(r.Updated))
 	m.applied.WithLabelValues(table, "delete").Add(float64(r.Deleted))
@@ -92,6 +93,6 @@ func (m *metrics) observeApply(table string, records int, r ApplyResult) {
 	m.commitSeconds.WithLabelValues(table).Observe(r.Duration.Seconds())
 }
 
-func partLabels(tp TopicPartition) []string {
+func partLabels(tp merge.TopicPartition) []string {
 	return []string{tp.Topic, strconv.FormatInt(int64(tp.Partition), 10)}
 }

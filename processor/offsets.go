@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -74,7 +75,7 @@ type groupCommit struct {
 
 // commitOffsets commits offsets to the consumer group, each with metadata
 // naming its Delta version.
-func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[TopicPartition]groupCommit) error {
+func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[merge.TopicPartition]groupCommit) error {
 	if len(offs) == 0 {
 		return nil
 	}
@@ -90,7 +91,7 @@ func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[TopicPartition]
 			rt := &req.Topics[i]
 			for j := range rt.Partitions {
 				rp := &rt.Partitions[j]
-				if o, ok := offs[TopicPartition{rt.Topic, rp.Partition}]; ok {
+				if o, ok := offs[merge.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]; ok {
 					meta := commitMeta(o.Version)
 					rp.Metadata = &meta
 				}
@@ -121,7 +122,7 @@ func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[TopicPartition]
 // commitGroup commits applied positions to the group. A failure is logged
 // and counted, not returned: the group offset is for lag tooling, the Delta
 // txn is the truth, and the next commit or idle re-commit repairs it.
-func (p *Processor) commitGroup(ctx context.Context, offs map[TopicPartition]groupCommit) {
+func (p *Processor) commitGroup(ctx context.Context, offs map[merge.TopicPartition]groupCommit) {
 	if len(offs) == 0 {
 		return
 	}
@@ -145,7 +146,7 @@ func (p *Processor) commitGroup(ctx context.Context, offs map[TopicPartition]gro
 // that the group's offsets do not expire while idle and an assignment's
 // start position (the txn) shows in lag tooling at once.
 func (p *Processor) recommit(ctx context.Context) {
-	offs := make(map[TopicPartition]groupCommit)
+	offs := make(map[merge.TopicPartition]groupCommit)
 	p.mu.Lock()
 	for tp, st := range p.mu.parts {
 		if st.applied >= 0 {

@@ -54,6 +54,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Errors returned by New and Run.
@@ -88,7 +89,7 @@ type Options struct {
 	OpenStore func(ctx context.Context, tablePath string) (deltalog.Store, error)
 	// Sink is the template of every table's SinkOptions; Store and TableName
 	// are set per table.
-	Sink SinkOptions
+	Sink merge.Options
 	// PerTable, when set, gives each table its own settings in place of Sink
 	// and BadInput. It is called once per table, when a topic is first
 	// routed to it (on assignment, before its sink opens); when several
@@ -135,7 +136,7 @@ type Options struct {
 type TableSettings struct {
 	// Sink configures the table's sink (delete and merge modes, tombstone
 	// retention, change data feed).
-	Sink SinkOptions
+	Sink merge.Options
 	// BadInput is the table's bad-input policy; empty means
 	// Options.TablePolicies or Options.BadInput.
 	BadInput Policy
@@ -169,16 +170,16 @@ type Processor struct {
 	mu struct {
 		sync.Mutex
 		tables   map[string]*table
-		parts    map[TopicPartition]*partition
-		fetched  map[TopicPartition]committedOffset // from the last OffsetFetch
+		parts    map[merge.TopicPartition]*partition
+		fetched  map[merge.TopicPartition]committedOffset // from the last OffsetFetch
 		buffered int64
 		recommit bool // re-commit group offsets on the next loop turn
-		routeErr map[TopicPartition]error
+		routeErr map[merge.TopicPartition]error
 		// held are polled records not decoded yet, in poll order: their
 		// decoding gave way to a rebalance during a registry outage.
 		// Their partitions are paused (heldParts) until they are decoded.
 		held      []*kgo.Record
-		heldParts map[TopicPartition]bool
+		heldParts map[merge.TopicPartition]bool
 	}
 	openMu sync.Mutex // serialises sink opening
 
@@ -204,7 +205,7 @@ type Processor struct {
 // table is one Delta table and its pending batch.
 type table struct {
 	path   string
-	sink   *Sink
+	sink   *merge.Sink
 	policy Policy
 	pend   pending
 	failed *TableError // set: stopped; its partitions are paused
@@ -215,7 +216,7 @@ type table struct {
 
 // partition is the state of one assigned partition.
 type partition struct {
-	tp    TopicPartition
+	tp    merge.TopicPartition
 	table *table
 	// applied is the last offset known applied to the table (-1: none yet).
 	applied int64
@@ -247,9 +248,9 @@ func New(opts Options, options ...Option) (*Processor, error) {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 	p.mu.tables = make(map[string]*table)
-	p.mu.parts = make(map[TopicPartition]*partition)
-	p.mu.routeErr = make(map[TopicPartition]error)
-	p.mu.heldParts = make(map[TopicPartition]bool)
+	p.mu.parts = make(map[merge.TopicPartition]*partition)
+	p.mu.routeErr = make(map[merge.TopicPartition]error)
+	p.mu.heldParts = make(map[merge.TopicPartition]bool)
 	p.client, err = kgo.NewClient(p.clientOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("creating kafka client: %w", err)

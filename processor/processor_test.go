@@ -17,6 +17,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 func TestEndToEnd(t *testing.T) {
@@ -171,12 +172,12 @@ func TestUnsafeSchemaChangeStopsTable(t *testing.T) {
 	require.Eventually(t, func() bool { return len(r.p.Status().Failed) == 1 }, 20*time.Second, 20*time.Millisecond)
 	f := r.p.Status().Failed[0]
 	require.ErrorIs(t, f, ErrTableFailed)
-	require.ErrorIs(t, f, ErrSchema, "stopped by the schema check, not by decoding")
+	require.ErrorIs(t, f, merge.ErrSchema, "stopped by the schema check, not by decoding")
 	t.Log(f)
 	require.Equal(t, tablePath(pl.tables[1]), f.Table)
 	require.Equal(t, badAt.Offset, f.Offset)
 	require.Equal(t, badAt.Partition, f.Partition)
-	v := pl.txns(pl.tables[1])[TopicPartition{badAt.Topic, badAt.Partition}]
+	v := pl.txns(pl.tables[1])[merge.TopicPartition{Topic: badAt.Topic, Partition: badAt.Partition}]
 	require.Less(t, v, badAt.Offset, "the change must stay unapplied")
 	pl.requireModel() // nothing else changed; the customers table is unaffected
 }
@@ -292,9 +293,9 @@ func TestPerTableSettings(t *testing.T) {
 		seen = append(seen, src)
 		mu.Unlock()
 		if src.Table == customers.Def().Name {
-			return TableSettings{Sink: SinkOptions{DeleteMode: DeleteSoft, MergeMode: MergeDV}}
+			return TableSettings{Sink: merge.Options{DeleteMode: merge.DeleteSoft, Mode: merge.ModeDV}}
 		}
-		return TableSettings{Sink: SinkOptions{DeleteMode: DeleteHard, MergeMode: MergeCoW}, BadInput: PolicyDeadLetter}
+		return TableSettings{Sink: merge.Options{DeleteMode: merge.DeleteHard, Mode: merge.ModeCoW}, BadInput: PolicyDeadLetter}
 	}
 	r := pl.start(opts)
 	pl.waitCaughtUp()
@@ -314,7 +315,7 @@ func TestPerTableSettings(t *testing.T) {
 
 	live, deleted := pl.tableRowsSplit(customers)
 	require.Equal(t, pl.modelRows(customers), live, "soft delete: the live rows are the source's")
-	require.NotEmpty(t, deleted, "soft delete: deleted rows stay, flagged %s", ColDeleted)
+	require.NotEmpty(t, deleted, "soft delete: deleted rows stay, flagged %s", merge.ColDeleted)
 	require.Positive(t, pl.w.Counts().Deletes)
 	live, deleted = pl.tableRowsSplit(orders)
 	require.Equal(t, pl.modelRows(orders), live)
@@ -365,27 +366,27 @@ func TestTableSettings(t *testing.T) {
 		name    string
 		opts    Options
 		wantErr string
-		want    SinkOptions
+		want    merge.Options
 		wantPol Policy
 	}{
-		{"template", Options{Sink: SinkOptions{DeleteMode: DeleteSoft}, BadInput: PolicyFail},
-			"", SinkOptions{DeleteMode: DeleteSoft}, PolicyFail},
+		{"template", Options{Sink: merge.Options{DeleteMode: merge.DeleteSoft}, BadInput: PolicyFail},
+			"", merge.Options{DeleteMode: merge.DeleteSoft}, PolicyFail},
 		{"table policy by path", Options{BadInput: PolicyFail, DeadLetterTopic: "dlq", TablePolicies: map[string]Policy{"db/dbo/t": PolicyDeadLetter}},
-			"", SinkOptions{}, PolicyDeadLetter},
-		{"per table", Options{Sink: SinkOptions{DeleteMode: DeleteSoft}, BadInput: PolicyFail,
-			PerTable: per(TableSettings{Sink: SinkOptions{MergeMode: MergeCoW}})},
-			"", SinkOptions{MergeMode: MergeCoW}, PolicyFail},
+			"", merge.Options{}, PolicyDeadLetter},
+		{"per table", Options{Sink: merge.Options{DeleteMode: merge.DeleteSoft}, BadInput: PolicyFail,
+			PerTable: per(TableSettings{Sink: merge.Options{Mode: merge.ModeCoW}})},
+			"", merge.Options{Mode: merge.ModeCoW}, PolicyFail},
 		{"per table policy wins", Options{BadInput: PolicyFail, DeadLetterTopic: "dlq", TablePolicies: map[string]Policy{"db/dbo/t": PolicyFail},
 			PerTable: per(TableSettings{BadInput: PolicyDeadLetter})},
-			"", SinkOptions{}, PolicyDeadLetter},
+			"", merge.Options{}, PolicyDeadLetter},
 		{"dead letter without topic", Options{BadInput: PolicyFail, PerTable: per(TableSettings{BadInput: PolicyDeadLetter})},
-			"dead letter topic", SinkOptions{}, ""},
+			"dead letter topic", merge.Options{}, ""},
 		{"unknown policy", Options{BadInput: PolicyFail, PerTable: per(TableSettings{BadInput: "skip"})},
-			"bad-input policy", SinkOptions{}, ""},
-		{"unknown delete mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: SinkOptions{DeleteMode: "purge"}})},
-			"delete mode", SinkOptions{}, ""},
-		{"unknown merge mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: SinkOptions{MergeMode: "mor"}})},
-			"merge mode", SinkOptions{}, ""},
+			"bad-input policy", merge.Options{}, ""},
+		{"unknown delete mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: merge.Options{DeleteMode: "purge"}})},
+			"delete mode", merge.Options{}, ""},
+		{"unknown merge mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: merge.Options{Mode: "mor"}})},
+			"merge mode", merge.Options{}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

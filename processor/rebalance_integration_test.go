@@ -21,6 +21,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // rebalancePartitions is the partition count of the rebalance tests' topics:
@@ -115,11 +116,11 @@ func (m *member) close(t *testing.T) {
 }
 
 // assigned returns the partitions the member's processor owns, sorted.
-func (m *member) assigned() []TopicPartition {
+func (m *member) assigned() []merge.TopicPartition {
 	m.p.mu.Lock()
 	defer m.p.mu.Unlock()
 	out := slices.Collect(maps.Keys(m.p.mu.parts))
-	slices.SortFunc(out, func(a, b TopicPartition) int {
+	slices.SortFunc(out, func(a, b merge.TopicPartition) int {
 		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 	})
 	return out
@@ -177,9 +178,9 @@ func (pr *producer) stop(t *testing.T) {
 
 // allTxns returns every table's txn version per partition, over all
 // rebalancePartitions partitions.
-func (pl *pipeline) allTxns(t *testing.T) map[TopicPartition]int64 {
+func (pl *pipeline) allTxns(t *testing.T) map[merge.TopicPartition]int64 {
 	t.Helper()
-	out := map[TopicPartition]int64{}
+	out := map[merge.TopicPartition]int64{}
 	for _, tb := range pl.tables {
 		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
 		require.NoError(t, err)
@@ -188,7 +189,7 @@ func (pl *pipeline) allTxns(t *testing.T) map[TopicPartition]int64 {
 			continue // not created yet
 		}
 		for p := range int32(rebalancePartitions) {
-			tp := TopicPartition{tb.Topic(), p}
+			tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
 			if v, ok := snap.TxnVersion(tp.AppID()); ok {
 				out[tp] = v
 			}
@@ -255,7 +256,7 @@ func (pl *pipeline) requireNoKeyTwice(t *testing.T) {
 func waitMembersOwnAll(t *testing.T, total int, ms ...*member) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		seen := map[TopicPartition]bool{}
+		seen := map[merge.TopicPartition]bool{}
 		for _, m := range ms {
 			a := m.assigned()
 			if len(a) == 0 {
@@ -374,7 +375,7 @@ func TestIntegrationStaticMembershipRestart(t *testing.T) {
 
 	restarted, others := ms[0], ms[1:]
 	before := restarted.assigned()
-	othersBefore := make([][]TopicPartition, len(others))
+	othersBefore := make([][]merge.TopicPartition, len(others))
 	revokedBefore := make([]int64, len(others))
 	genBefore := make([]int32, len(others))
 	for i, m := range others {

@@ -17,7 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // runnerResult is what every system's runner writes (the contract's JSON).
@@ -76,11 +76,11 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mm := processor.MergeDV
+	mm := merge.ModeDV
 	if *mode == "cow" {
-		mm = processor.MergeCoW
+		mm = merge.ModeCoW
 	}
-	sink, err := processor.OpenSink(ctx, processor.SinkOptions{Store: store, TableName: "orders", MergeMode: mm})
+	sink, err := merge.Open(ctx, merge.Options{Store: store, TableName: "orders", Mode: mm})
 	if err != nil {
 		return err
 	}

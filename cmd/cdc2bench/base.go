@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // baseLoadChunk is how many base rows go into one Sink batch: it bounds the
@@ -25,7 +25,7 @@ func buildBase(ctx context.Context, dir string, seed uint64, rows int, dv bool) 
 	if err != nil {
 		return err
 	}
-	sink, err := processor.OpenSink(ctx, processor.SinkOptions{Store: store, TableName: "orders", DisableDeletionVectors: !dv})
+	sink, err := merge.Open(ctx, merge.Options{Store: store, TableName: "orders", DisableDeletionVectors: !dv})
 	if err != nil {
 		return fmt.Errorf("building base table %s: %w", dir, err)
 	}

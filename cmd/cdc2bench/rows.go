@@ -5,13 +5,13 @@ import (
 	"fmt"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // The benchmark table: the source layout cdc2delta's Sink creates it from.
 var (
 	benchTable = codecs.TableID{Database: "bench", Schema: "dbo", Table: "orders"}
-	benchTP    = processor.TopicPartition{Topic: "bench.bench.dbo.orders", Partition: 0}
+	benchTP    = merge.TopicPartition{Topic: "bench.bench.dbo.orders", Partition: 0}
 	benchValue = &codecs.Layout{SchemaID: 1, Name: "bench.bench.dbo.orders.Value", Columns: []codecs.Column{
 		{Name: "id", Type: codecs.Type{Kind: codecs.KindLong}, SourceType: "BIGINT"},
 		{Name: "customer_id", Type: codecs.Type{Kind: codecs.KindLong}, Nullable: true, SourceType: "BIGINT"},
@@ -50,7 +50,7 @@ func seqOf(hexPos string) (int64, error) {
 
 // record converts a change into what the Kafka consumer would hand the
 // Sink; the offset is the sequence number so every batch is new.
-func (c change) record() processor.Record {
+func (c change) record() merge.Record {
 	ch := codecs.Change{
 		Op: codecs.Op(c.Op), Table: benchTable, Pos: positionOf(c.Seq), CommitMillis: commitMillis(c.Seq),
 		Layout: benchValue, KeyLayout: benchKey, KeyIndex: benchKeyIndex, Key: []any{c.ID},
@@ -61,12 +61,12 @@ func (c change) record() processor.Record {
 		r := c.Row
 		ch.Row = []any{c.ID, r.CustomerID, r.Status, r.Amount, r.Quantity, r.Note, r.UpdatedAt}
 	}
-	return processor.Record{TopicPartition: benchTP, Offset: c.Seq, Change: ch}
+	return merge.Record{TopicPartition: benchTP, Offset: c.Seq, Change: ch}
 }
 
 // processorBatch wraps changes as one Sink batch.
-func processorBatch(cs []change) processor.Batch {
-	b := processor.Batch{Records: make([]processor.Record, len(cs)), LastOffsets: map[processor.TopicPartition]int64{}}
+func processorBatch(cs []change) merge.Batch {
+	b := merge.Batch{Records: make([]merge.Record, len(cs)), LastOffsets: map[merge.TopicPartition]int64{}}
 	for i, c := range cs {
 		b.Records[i] = c.record()
 		b.LastOffsets[benchTP] = max(b.LastOffsets[benchTP], c.Seq)

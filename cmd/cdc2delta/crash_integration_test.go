@@ -20,7 +20,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Environment knobs of TestCrashRecovery, to reproduce a failure
@@ -119,7 +119,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		snap := tb.snapshot()
 		for p := range int32(crashPartitions) {
-			tp := processor.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
+			tp := merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
 			v, ok := snap.TxnVersion(tp.AppID())
 			require.True(t, ok, "%s has no txn", tp.AppID())
 			require.Equal(t, ends[tp]-1, v, "%s: txn is the last offset", tp.AppID())
@@ -146,7 +146,7 @@ func TestCrashRecovery(t *testing.T) {
 	for i, tb := range tables {
 		var apps []string
 		for p := range int32(crashPartitions) {
-			apps = append(apps, processor.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
+			apps = append(apps, merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
 		}
 		// The filter sends delta-rs through its DataFusion reader, which
 		// applies deletion vectors.
@@ -199,7 +199,7 @@ log: {level: info}
 
 // waitCaughtUp waits until every table's txn is at its partitions' last
 // offsets, failing early if the run exits.
-func waitCaughtUp(t *testing.T, tables []crashTable, ends map[processor.TopicPartition]int64, run *binaryRun) {
+func waitCaughtUp(t *testing.T, tables []crashTable, ends map[merge.TopicPartition]int64, run *binaryRun) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	state := "no table yet"
@@ -219,7 +219,7 @@ func waitCaughtUp(t *testing.T, tables []crashTable, ends map[processor.TopicPar
 
 // lagging describes the first partition whose table txn is behind its
 // last offset, or returns "".
-func lagging(t *testing.T, tables []crashTable, ends map[processor.TopicPartition]int64) string {
+func lagging(t *testing.T, tables []crashTable, ends map[merge.TopicPartition]int64) string {
 	txns := map[string]int64{}
 	for _, tb := range tables {
 		snap := tb.snapshot()
@@ -262,13 +262,13 @@ func groupBehind(t *testing.T, src *crashSource, tables []crashTable, group stri
 }
 
 // appPartition parses a txn app id back into its partition.
-func appPartition(t *testing.T, app string) processor.TopicPartition {
+func appPartition(t *testing.T, app string) merge.TopicPartition {
 	t.Helper()
 	m := regexp.MustCompile(`^cdc2delta/(.+)/(\d+)$`).FindStringSubmatch(app)
 	require.NotNil(t, m, "app id %q", app)
 	p, err := strconv.ParseInt(m[2], 10, 32)
 	require.NoError(t, err)
-	return processor.TopicPartition{Topic: m[1], Partition: int32(p)}
+	return merge.TopicPartition{Topic: m[1], Partition: int32(p)}
 }
 
 // envUint reads an unsigned integer knob, def when unset.

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // crashPartitions is the partition count of every source topic.
@@ -122,7 +122,7 @@ func (s *crashSource) produceUntil(ctx context.Context, stop <-chan struct{}, n 
 }
 
 // endOffsets returns every source partition's end offset.
-func (s *crashSource) endOffsets() map[processor.TopicPartition]int64 {
+func (s *crashSource) endOffsets() map[merge.TopicPartition]int64 {
 	s.t.Helper()
 	var topics []string
 	for _, tb := range s.tables {
@@ -131,9 +131,9 @@ func (s *crashSource) endOffsets() map[processor.TopicPartition]int64 {
 	ends, err := s.adm.ListEndOffsets(s.t.Context(), topics...)
 	require.NoError(s.t, err)
 	require.NoError(s.t, ends.Error())
-	out := map[processor.TopicPartition]int64{}
+	out := map[merge.TopicPartition]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
-		out[processor.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+		out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	})
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 func offsetsCommand() command {
@@ -137,7 +138,7 @@ func partitionOffsets(ctx context.Context, c config.Config) ([]offsetRow, error)
 				r.GroupOffset, next = &at, at
 			}
 			if snap != nil {
-				if v, ok := snap.TxnVersion(processor.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
+				if v, ok := snap.TxnVersion(merge.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
 					r.DeltaTxn, next = &v, v+1
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a running command.
@@ -135,7 +136,7 @@ log: {level: warn}
 				return false
 			}
 			for _, o := range ends[tb.Topic()] {
-				v, ok := snap.TxnVersion(processor.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
+				v, ok := snap.TxnVersion(merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
 				if o.Offset > 0 && (!ok || v < o.Offset-1) {
 					lastState = fmt.Sprintf("%s-%d: txn %d (%v), end %d, version %d", o.Topic, o.Partition, v, ok, o.Offset, snap.Version())
 					return false
@@ -216,7 +217,7 @@ log: {level: warn}
 		require.NotZero(t, want)
 		live, deleted := 0, 0
 		for _, row := range jsonLines(t, r.stdout) {
-			if row[processor.ColDeleted] == true {
+			if row[merge.ColDeleted] == true {
 				deleted++
 			} else {
 				live++
@@ -276,11 +277,11 @@ func TestProcessorOptions(t *testing.T) {
 	require.EqualValues(t, "dead-letter", customers.BadInput)
 	require.EqualValues(t, "hard", customers.Sink.DeleteMode)
 	require.Equal(t, 720*time.Hour, customers.Sink.TombstoneRetention)
-	require.EqualValues(t, "auto", customers.Sink.MergeMode)
+	require.EqualValues(t, "auto", customers.Sink.Mode)
 	orders := route("sqlserver.sales.dbo.orders")
 	require.EqualValues(t, "fail", orders.BadInput)
 	require.EqualValues(t, "soft", orders.Sink.DeleteMode)
-	require.EqualValues(t, "cow", orders.Sink.MergeMode)
+	require.EqualValues(t, "cow", orders.Sink.Mode)
 	require.Equal(t, 168*time.Hour, orders.Sink.TombstoneRetention)
 }
 
@@ -452,7 +453,7 @@ log: {level: warn}
 		if err != nil {
 			return false
 		}
-		v, ok := snap.TxnVersion(processor.TopicPartition{Topic: keyed.Topic()}.AppID())
+		v, ok := snap.TxnVersion(merge.TopicPartition{Topic: keyed.Topic()}.AppID())
 		return ok && v == 2
 	}
 	if !assert.Eventually(t, func() bool { return applied() && strings.Contains(log.String(), "table stopped") }, 60*time.Second, 100*time.Millisecond) {

@@ -23,6 +23,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // runFixture is a Kafka cluster (kfake unless fixtureOptions.brokers names a real
@@ -177,7 +178,7 @@ func (f *runFixture) caughtUp(ends map[int32]int64) bool {
 		return false
 	}
 	for p, last := range ends {
-		v, ok := snap.TxnVersion(processor.TopicPartition{Topic: f.orders.Topic(), Partition: p}.AppID())
+		v, ok := snap.TxnVersion(merge.TopicPartition{Topic: f.orders.Topic(), Partition: p}.AppID())
 		if last >= 0 && (!ok || v < last) {
 			return false
 		}

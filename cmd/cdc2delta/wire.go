@@ -26,6 +26,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // processorOptions maps the configuration onto processor.Options. Each table gets its
@@ -92,10 +93,10 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 }
 
 // sinkOptions are the sink settings of one table.
-func sinkOptions(s config.TableSettings, logger *slog.Logger) processor.SinkOptions {
-	return processor.SinkOptions{
-		DeleteMode: processor.DeleteMode(s.DeleteMode), TombstoneRetention: time.Duration(s.TombstoneRetention),
-		MergeMode: processor.MergeMode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed,
+func sinkOptions(s config.TableSettings, logger *slog.Logger) merge.Options {
+	return merge.Options{
+		DeleteMode: merge.DeleteMode(s.DeleteMode), TombstoneRetention: time.Duration(s.TombstoneRetention),
+		Mode: merge.Mode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed,
 		PartitionBy: s.PartitionBy, Logger: logger,
 	}
 }

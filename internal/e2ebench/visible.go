@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // commitPoint is one Delta commit as seen by one partition: the txn version
@@ -22,14 +22,14 @@ type commitPoint struct {
 
 // timelines maps each partition to the commits that advanced its txn, in
 // version order (so offsets ascend).
-type timelines map[processor.TopicPartition][]commitPoint
+type timelines map[merge.TopicPartition][]commitPoint
 
 // readTimelines reads every JSON commit of a table and adds the commits
 // carrying txn actions of the given partitions. The commit time is the
 // commitInfo timestamp: when the writer committed, which a reader polling
 // the log sees at the earliest. It returns the number of commits read.
-func (tl timelines) read(ctx context.Context, store deltalog.Store, parts []processor.TopicPartition) (int, error) {
-	byApp := make(map[string]processor.TopicPartition, len(parts))
+func (tl timelines) read(ctx context.Context, store deltalog.Store, parts []merge.TopicPartition) (int, error) {
+	byApp := make(map[string]merge.TopicPartition, len(parts))
 	for _, tp := range parts {
 		byApp[tp.AppID()] = tp
 	}
@@ -91,7 +91,7 @@ func readCommit(ctx context.Context, store deltalog.Store, p string) ([]deltalog
 
 // visibleAt returns when offset of tp first became visible: the time of
 // the first commit whose txn reached it.
-func (tl timelines) visibleAt(tp processor.TopicPartition, offset int64) (time.Time, bool) {
+func (tl timelines) visibleAt(tp merge.TopicPartition, offset int64) (time.Time, bool) {
 	pts := tl[tp]
 	i, _ := slices.BinarySearchFunc(pts, offset, func(c commitPoint, off int64) int {
 		switch {

@@ -1,0 +1,19 @@
+// Package merge is the MERGE engine: it applies micro-batches of decoded
+// Debezium changes to one Delta table, exactly once.
+//
+// A Sink owns one table. Apply dedups a Batch by key and source position,
+// plans each key's effect against the key index (key → file, row, position),
+// marks replaced rows in deletion vectors or rewrites their files, writes
+// the new rows, change data feed files and delete tombstones, and commits
+// all of it with one txn action per source partition (ADR 0020, 0023). The
+// engine knows Delta and the decoded changes of package codecs; it knows
+// nothing of Kafka clients, consumer groups or Avro.
+//
+// Files: sink.go (Sink, Options, Batch, Result), merge.go (planning and
+// writing one batch), dedup.go (in-batch order), keyindex*.go and
+// keytable.go (the key index), tombstones*.go (ADR 0022), cdf.go (ADR 0024),
+// partition.go (partitioned tables), tableschema.go (typed tables and schema
+// evolution), state.go (what a Sink knows between batches).
+//
+// The package carries no API-stability promise.
+package merge

@@ -1,0 +1,54 @@
+package merge
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// appendKey appends a compact, unambiguous binary encoding of key values: a
+// tag byte per value, fixed-width numbers, length-prefixed strings. Decimals
+// of codecs and datafile encode alike, so keys read from the table match keys
+// decoded from events.
+func appendKey(dst []byte, vals []any) ([]byte, error) {
+	for _, v := range vals {
+		switch x := v.(type) {
+		case nil:
+			dst = append(dst, 0)
+		case bool:
+			b := byte(0)
+			if x {
+				b = 1
+			}
+			dst = append(dst, 1, b)
+		case int8:
+			dst = binary.BigEndian.AppendUint64(append(dst, 2), uint64(x))
+		case int16:
+			dst = binary.BigEndian.AppendUint64(append(dst, 2), uint64(x))
+		case int32:
+			dst = binary.BigEndian.AppendUint64(append(dst, 2), uint64(x))
+		case int64:
+			dst = binary.BigEndian.AppendUint64(append(dst, 2), uint64(x))
+		case float32:
+			dst = binary.BigEndian.AppendUint64(append(dst, 3), math.Float64bits(float64(x)))
+		case float64:
+			dst = binary.BigEndian.AppendUint64(append(dst, 3), math.Float64bits(x))
+		case string:
+			dst = binary.AppendUvarint(append(dst, 4), uint64(len(x)))
+			dst = append(dst, x...)
+		case []byte:
+			dst = binary.AppendUvarint(append(dst, 5), uint64(len(x)))
+			dst = append(dst, x...)
+		case codecs.Decimal:
+			dst = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(dst, 6), uint64(x.Hi)), x.Lo)
+		case datafile.Decimal:
+			dst = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(dst, 6), uint64(x.Hi)), x.Lo)
+		default:
+			return dst, fmt.Errorf("merge: unsupported key value type %T", v)
+		}
+	}
+	return dst, nil
+}

@@ -1,0 +1,191 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// rowLoc is where the live version of a key is stored, and the position of
+// the change that wrote it.
+type rowLoc struct {
+	file uint32 // index into keyIndex.files
+	row  uint32 // physical row index in the data file
+	pos  codecs.Position
+}
+
+// keyIndex maps each live key of the table to its row (ADR 0023). Keys are
+// appendKey encodings.
+type keyIndex struct {
+	keys    *keyTable
+	files   []string
+	fileIDs map[string]uint32
+}
+
+func newKeyIndex() *keyIndex {
+	return &keyIndex{keys: newKeyTable(), fileIDs: map[string]uint32{}}
+}
+
+func (x *keyIndex) fileID(path string) uint32 {
+	id, ok := x.fileIDs[path]
+	if !ok {
+		id = uint32(len(x.files))
+		x.files = append(x.files, path)
+		x.fileIDs[path] = id
+	}
+	return id
+}
+
+// put records key at (path, row) with pos.
+func (x *keyIndex) put(key, path string, row int, pos codecs.Position) {
+	x.keys.put(key, rowLoc{file: x.fileID(path), row: uint32(row), pos: pos})
+}
+
+// indexOp is one pending change to the index, applied after its commit.
+type indexOp struct {
+	key  string
+	path string // empty: delete the key
+	row  int
+	pos  codecs.Position
+}
+
+func (x *keyIndex) apply(ops []indexOp) {
+	for _, op := range ops {
+		if op.path == "" {
+			x.keys.delete(op.key)
+		} else {
+			x.put(op.key, op.path, op.row, op.pos)
+		}
+	}
+}
+
+// physicalRows reads the named columns of every physical row of add (deleted
+// ones included, so row i is physical row i) and the file's deletion vector.
+func physicalRows(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {
+	rows, err := datafile.ReadColumns(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns, DeletedRows: roaring64.New(),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", add.Path, err)
+	}
+	dv := roaring64.New()
+	if add.DeletionVector != nil {
+		dv, err = dvs.Read(ctx, add.DeletionVector)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
+		}
+	}
+	return rows, dv, nil
+}
+
+// keyEntry is one live row of a data file, as the index holds it.
+type keyEntry struct {
+	key string
+	row int
+	pos codecs.Position
+}
+
+// readKeyEntries reads the key and position of every live row of add.
+func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
+	cols := append(append([]string(nil), st.keyNames...), ColPosition)
+	rows, dv, err := physicalRows(ctx, store, dvs, st, add, cols)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]keyEntry, 0, len(rows))
+	var buf []byte
+	nk := len(st.keyNames)
+	for r, row := range rows {
+		if dv.Contains(uint64(r)) {
+			continue
+		}
+		buf, err = appendKey(buf[:0], row[:nk])
+		if err != nil {
+			return nil, fmt.Errorf("indexing %s: %w", add.Path, err)
+		}
+		hex, _ := row[nk].(string)
+		pos, err := codecs.PositionFromHex(hex)
+		if err != nil {
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, ColPosition, hex, err)
+		}
+		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
+	}
+	return entries, nil
+}
+
+// putNewer records the entries of path, keeping an indexed row with a
+// higher position: two live rows of one key should not exist, and if they
+// do the newer one is the key's value.
+func (x *keyIndex) putNewer(path string, entries []keyEntry) {
+	for _, e := range entries {
+		if old, ok := x.keys.get(e.key); ok && old.pos.Compare(e.pos) >= 0 {
+			continue
+		}
+		x.put(e.key, path, e.row, e.pos)
+	}
+}
+
+// readFileKeys reads the keys of files, a few at a time, and passes each
+// file's entries to use, one call at a time.
+func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry)) error {
+	var mu sync.Mutex
+	dvs := deltalog.NewDVReader(store)
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, add := range files {
+		g.Go(func() error {
+			entries, err := readKeyEntries(ctx, store, dvs, st, add)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			use(add.Path, entries)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// buildKeyIndex reads the key and position columns of every live file.
+func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState) (*keyIndex, error) {
+	x := newKeyIndex()
+	files := st.snap.Files()
+	adds := make([]*deltalog.Add, len(files))
+	for i := range files {
+		adds[i] = &files[i]
+	}
+	x.keys.reserve(liveRows(adds))
+	if err := readFileKeys(ctx, store, st, adds, x.putNewer); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// maxReserveHint caps liveRows: statistics are not trusted with more than
+// 512 MiB of slots; a larger table grows its index as it is read.
+const maxReserveHint = 1 << 26
+
+// liveRows estimates the live rows of files from their statistics, to size
+// the index before it is built; files without statistics count for none.
+func liveRows(files []*deltalog.Add) int {
+	var n int64
+	for _, add := range files {
+		st, ok, err := deltalog.ParseStats(add.Stats)
+		if err != nil || !ok {
+			continue
+		}
+		n += st.NumRecords
+		if add.DeletionVector != nil {
+			n -= add.DeletionVector.Cardinality
+		}
+	}
+	return int(min(max(n, 0), maxReserveHint))
+}

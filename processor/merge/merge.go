@@ -1,0 +1,664 @@
+package merge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// ErrNoKey reports a change record without a primary key.
+var ErrNoKey = errors.New("merge: change without a key")
+
+// apply runs applyOnce, re-applying the batch from a fresh snapshot when a
+// concurrent writer won a conflicting commit; the position guard makes the
+// re-application safe.
+func (s *Sink) apply(ctx context.Context, b Batch) (Result, error) {
+	for attempt := 0; ; attempt++ {
+		if s.stale {
+			if err := s.reload(ctx); err != nil {
+				return Result{Retries: attempt}, err
+			}
+			s.stale = false
+		}
+		res, err := s.applyOnce(ctx, b)
+		res.Retries = attempt
+		if err == nil {
+			return res, nil
+		}
+		// Whatever failed, the in-memory state may no longer match the log.
+		s.stale = true
+		var ce *deltalog.ConflictError
+		if !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= s.opts.CommitRetries {
+			return res, err
+		}
+		s.log.Info("lost a commit race, re-applying the batch", "attempt", attempt+1, "err", err)
+	}
+}
+
+// mergePlan accumulates one batch's effect on the table.
+type mergePlan struct {
+	st       *tableState
+	files    map[string]*deltalog.Add
+	rows     [][]any
+	rowKeys  []string
+	fills    []fill
+	dels     map[string]*roaring64.Bitmap
+	ops      []indexOp
+	tombs    map[string]tombstone
+	removes  []deltalog.Action
+	adds     []deltalog.Action
+	metrics  mergeMetrics
+	readRows map[string][][]any // full physical rows read, by path
+	changes  []change           // the change data feed's rows, when it is on
+	cdcs     []deltalog.Action
+	// dvs reads the deletion vectors the batch updates, each file once.
+	dvs *deltalog.DVReader
+}
+
+// fill copies the stored values of unavailable columns into a new row.
+type fill struct {
+	row    int
+	path   string
+	oldRow int
+	fields []int
+}
+
+type mergeMetrics struct {
+	copied, bytesAdded, bytesRemoved int64
+	dvAdded, dvRemoved, dvUpdated    int
+	scan, rewrite                    time.Duration
+}
+
+func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
+	start := time.Now()
+	res := Result{Version: -1}
+	st := s.state
+	applied := map[TopicPartition]int64{}
+	if st != nil {
+		applied = txnPositions(st.snap)
+		res.Version = st.snap.Version()
+	}
+	last := make(map[TopicPartition]int64, len(b.LastOffsets))
+	for tp, off := range b.LastOffsets {
+		last[tp] = off
+	}
+	recs := make([]Record, 0, len(b.Records))
+	for _, r := range b.Records {
+		if v, ok := applied[r.TopicPartition]; ok && r.Offset <= v {
+			res.SkippedReplayed++
+			continue
+		}
+		if cur, ok := last[r.TopicPartition]; !ok || r.Offset > cur {
+			last[r.TopicPartition] = r.Offset
+		}
+		if r.Change.Op != codecs.OpTombstone {
+			recs = append(recs, r)
+		}
+	}
+	var txns []deltalog.Action
+	for tp, off := range last {
+		if v, ok := applied[tp]; !ok || off > v {
+			txns = append(txns, deltalog.Action{Txn: &deltalog.Txn{AppID: tp.AppID(), Version: off}})
+		}
+	}
+	slices.SortFunc(txns, func(a, b deltalog.Action) int { return strings.Compare(a.Txn.AppID, b.Txn.AppID) })
+	if len(txns) == 0 && len(recs) == 0 {
+		return res, nil
+	}
+
+	var pre []deltalog.Action
+	if st == nil {
+		i := slices.IndexFunc(recs, func(r Record) bool { return r.Change.Layout != nil && r.Change.KeyLayout != nil })
+		if i < 0 {
+			// No schema to create the table from; the offsets stay unapplied
+			// and are consumed again, harmlessly, after a restart.
+			return res, nil
+		}
+		meta, proto, err := s.newTableMetadata(&recs[i].Change)
+		if err != nil {
+			return res, err
+		}
+		if st, err = newTableState(*meta); err != nil {
+			return res, err
+		}
+		st.proto, st.index = proto, newKeyIndex()
+		if st.tombs, err = loadTombstones(ctx, s.opts.Store, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
+			return res, err
+		}
+		pre = []deltalog.Action{{Protocol: &proto}, {Metadata: meta}}
+	}
+	st, evo, err := s.evolveAll(st, recs)
+	if err != nil {
+		return res, err
+	}
+	pre = mergeMetaActions(pre, evo)
+
+	keys := make([]string, len(recs))
+	var buf []byte
+	vals := make([]any, len(st.keyNames))
+	emptyNull := emptyPartitionNull(st)
+	for i := range recs {
+		c := &recs[i].Change
+		if c.Op == codecs.OpTruncate {
+			continue
+		}
+		if c.KeyLayout == nil || len(c.Key) != len(c.KeyLayout.Columns) {
+			return res, fmt.Errorf("table %s, %s/%d offset %d: %w", s.opts.TableName, recs[i].Topic, recs[i].Partition, recs[i].Offset, ErrNoKey)
+		}
+		for k, name := range st.keyNames {
+			j := c.KeyLayout.Index(name)
+			if j < 0 {
+				return res, fmt.Errorf("table %s: key column %q missing from the event key: %w", s.opts.TableName, name, ErrNoKey)
+			}
+			vals[k] = tableValue(c.Key[j])
+			if emptyNull != nil && emptyNull[k] && vals[k] == "" {
+				vals[k] = nil
+			}
+		}
+		if buf, err = appendKey(buf[:0], vals); err != nil {
+			return res, err
+		}
+		keys[i] = string(buf)
+	}
+	d := dedup(recs, keys)
+	res.Duplicates, res.Superseded = d.duplicates, d.superseded
+
+	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, dvs: deltalog.NewDVReader(s.opts.Store)}
+	if st.snap != nil {
+		files := st.snap.Files()
+		for i := range files {
+			p.files[files[i].Path] = &files[i]
+		}
+	}
+	if err := s.plan(ctx, p, d, &res); err != nil {
+		return res, err
+	}
+	if err := s.writeChanges(ctx, p, d.truncate != nil); err != nil {
+		return res, err
+	}
+	if err := s.writeChangeData(ctx, p, d.truncate != nil); err != nil {
+		return res, err
+	}
+
+	next := int64(0)
+	if st.snap != nil {
+		next = st.snap.Version() + 1
+	}
+	var floor *codecs.Position
+	if d.truncate != nil {
+		floor = &d.truncate.Change.Pos
+	}
+	if err := writeTombstones(ctx, s.opts.Store, next, p.tombs, floor); err != nil {
+		return res, err
+	}
+
+	actions := make([]deltalog.Action, 0, len(pre)+len(p.removes)+len(p.adds)+len(p.cdcs)+len(txns))
+	actions = append(append(append(append(append(actions, pre...), p.removes...), p.adds...), p.cdcs...), txns...)
+	op := s.operation(st, &res, p, len(b.Records), time.Since(start))
+	cr, err := s.table.Commit(ctx, st.snap, actions, op, deltalog.ReadWholeTable())
+	if err != nil {
+		return res, fmt.Errorf("committing batch to %s: %w", s.opts.TableName, err)
+	}
+	res.Version, res.Committed = cr.Version, true
+	res.FilesAdded, res.FilesRemoved = len(p.adds), len(p.removes)
+	res.DeletionVectors = p.metrics.dvAdded + p.metrics.dvUpdated
+	if cr.CheckpointErr != nil {
+		s.log.Warn("checkpoint failed", "version", cr.Version, "err", cr.CheckpointErr)
+	}
+	s.afterCommit(ctx, st, p, d.truncate, cr)
+	return res, nil
+}
+
+// evolveAll checks every new layout of the batch against the table and
+// returns the state to merge with and the metadata change, if any.
+func (s *Sink) evolveAll(st *tableState, recs []Record) (*tableState, []deltalog.Action, error) {
+	var evo []deltalog.Action
+	seen := map[*codecs.Layout]bool{}
+	for i := range recs {
+		c := &recs[i].Change
+		if c.Layout == nil || seen[c.Layout] || st.mappers[c.Layout] != nil {
+			continue
+		}
+		seen[c.Layout] = true
+		meta, proto, err := s.evolve(st, c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if meta == nil {
+			continue
+		}
+		pr := st.proto
+		if proto != nil {
+			pr = *proto
+			evo = append(evo, deltalog.Action{Protocol: proto})
+		}
+		evo = append(evo, deltalog.Action{Metadata: meta})
+		if st, err = st.withMetadata(*meta, pr); err != nil {
+			return nil, nil, err
+		}
+		s.log.Info("evolving table schema", "layout", c.Layout.Name, "schemaID", c.Layout.SchemaID)
+	}
+	for l := range seen {
+		st.mappers[l] = newRowMapper(st.schema, l)
+	}
+	for i := range recs {
+		if l := recs[i].Change.Layout; l != nil && st.mappers[l] == nil {
+			st.mappers[l] = newRowMapper(st.schema, l)
+		}
+	}
+	return st, evo, nil
+}
+
+// mergeMetaActions keeps one protocol and one metadata action, the last of each.
+func mergeMetaActions(pre, evo []deltalog.Action) []deltalog.Action {
+	var proto *deltalog.Protocol
+	var meta *deltalog.Metadata
+	for _, a := range append(pre, evo...) {
+		if a.Protocol != nil {
+			proto = a.Protocol
+		}
+		if a.Metadata != nil {
+			meta = a.Metadata
+		}
+	}
+	var out []deltalog.Action
+	if proto != nil {
+		out = append(out, deltalog.Action{Protocol: proto})
+	}
+	if meta != nil {
+		out = append(out, deltalog.Action{Metadata: meta})
+	}
+	return out
+}
+
+// plan decides, per deduped event, what happens to the stored row.
+func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Result) error {
+	st := p.st
+	soft := s.opts.DeleteMode == DeleteSoft
+	cdf := cdfEnabled(st.meta.Configuration)
+	now := s.opts.Now().UnixMilli()
+	truncated := d.truncate != nil
+	if truncated {
+		res.Truncates = 1
+	}
+	for _, ev := range d.events {
+		c := &ev.rec.Change
+		var loc rowLoc
+		found := false
+		if !truncated {
+			loc, found = st.index.keys.get(ev.key)
+		}
+		if found && c.Pos.Compare(loc.pos) <= 0 || !found && st.tombs.obsolete(ev.key, c.Pos) {
+			res.SkippedStale++
+			continue
+		}
+		if truncated && c.Pos.Compare(d.truncate.Change.Pos) <= 0 {
+			res.SkippedStale++
+			continue
+		}
+		path := ""
+		if found {
+			path = st.index.files[loc.file]
+			if p.files[path] == nil {
+				return fmt.Errorf("table %s: key index names %s, which is not live", s.opts.TableName, path)
+			}
+			bm := p.dels[path]
+			if bm == nil {
+				bm = roaring64.New()
+				p.dels[path] = bm
+			}
+			bm.Add(uint64(loc.row))
+		}
+		if c.Op == codecs.OpDelete {
+			if found {
+				res.Deleted++
+			}
+			if !soft {
+				if cdf && found {
+					p.changes = append(p.changes, storedChange(ChangeDelete, path, int(loc.row)))
+				}
+				p.ops = append(p.ops, indexOp{key: ev.key})
+				p.tombs[ev.key] = tombstone{pos: c.Pos, at: now}
+				continue
+			}
+		} else if found {
+			res.Updated++
+		} else {
+			res.Inserted++
+		}
+		if c.Row == nil || c.Layout == nil {
+			return fmt.Errorf("table %s: %s event without a row image: %w", s.opts.TableName, c.Op, codecs.ErrBadEnvelope)
+		}
+		m := st.mappers[c.Layout]
+		row := make([]any, len(st.schema.Fields))
+		var unavailable []int
+		for i, j := range m.src {
+			if j < 0 {
+				continue
+			}
+			if c.IsUnavailable(j) {
+				unavailable = append(unavailable, i)
+				continue
+			}
+			row[i] = tableValue(c.Row[j])
+		}
+		row[st.posField] = c.Pos.Hex()
+		row[st.opField] = string(c.Op)
+		row[st.timeField] = c.CommitMillis * 1000
+		if st.deletedField >= 0 {
+			row[st.deletedField] = c.Op == codecs.OpDelete
+		}
+		if len(unavailable) > 0 && found {
+			p.fills = append(p.fills, fill{row: len(p.rows), path: path, oldRow: int(loc.row), fields: unavailable})
+		}
+		if cdf && found {
+			// Soft-delete mode keeps the row: its delete is an update.
+			p.changes = append(p.changes, storedChange(ChangeUpdatePreimage, path, int(loc.row)), newChange(ChangeUpdatePostimage, len(p.rows)))
+		} else if cdf {
+			p.changes = append(p.changes, newChange(ChangeInsert, len(p.rows)))
+		}
+		p.rows = append(p.rows, row)
+		p.rowKeys = append(p.rowKeys, ev.key)
+	}
+	// Keep stored values of columns the events did not carry.
+	for _, f := range p.fills {
+		old, err := p.fullRows(ctx, s.opts.Store, f.path)
+		if err != nil {
+			return err
+		}
+		if f.oldRow >= len(old) {
+			return fmt.Errorf("table %s: row %d beyond the %d rows of %s", s.opts.TableName, f.oldRow, len(old), f.path)
+		}
+		for _, i := range f.fields {
+			p.rows[f.row][i] = old[f.oldRow][i]
+		}
+	}
+	return nil
+}
+
+// fullRows reads (once per batch) every physical row of a live file.
+func (p *mergePlan) fullRows(ctx context.Context, store deltalog.Store, path string) ([][]any, error) {
+	if rows, ok := p.readRows[path]; ok {
+		return rows, nil
+	}
+	t := time.Now()
+	rows, err := datafile.Read(ctx, store, p.files[path], p.st.schema, datafile.ReadOptions{
+		Properties: p.st.meta.Configuration, PartitionColumns: p.st.meta.PartitionColumns, DeletedRows: roaring64.New(),
+	})
+	p.metrics.scan += time.Since(t)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	p.readRows[path] = rows
+	return rows, nil
+}
+
+// useDV reports whether old rows leave through deletion vectors.
+func (s *Sink) useDV(st *tableState) bool {
+	has := st.proto.HasReaderFeature(deltalog.FeatureDeletionVectors) && st.proto.HasWriterFeature(deltalog.FeatureDeletionVectors)
+	switch s.opts.Mode {
+	case ModeCoW:
+		return false
+	case ModeDV:
+		if !has {
+			s.log.Warn("merge mode dv needs the deletionVectors table feature; rewriting files instead")
+		}
+	}
+	return has
+}
+
+// writeChanges writes the new rows, the deletion vectors or rewritten files,
+// and fills the plan's add and remove actions and index operations.
+func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) error {
+	st := p.st
+	t := time.Now()
+	defer func() { p.metrics.rewrite += time.Since(t) }()
+	if len(p.rows) > 0 {
+		adds, order, err := s.writeRows(ctx, st, p.rows)
+		if err != nil {
+			return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
+		}
+		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
+			pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
+			return p.rowKeys[i], pos, err
+		}); err != nil {
+			return err
+		}
+	}
+	if truncated {
+		for _, add := range p.files {
+			p.remove(add)
+		}
+		return nil
+	}
+	paths := make([]string, 0, len(p.dels))
+	for path := range p.dels {
+		paths = append(paths, path)
+	}
+	slices.Sort(paths)
+	if s.useDV(st) {
+		return s.writeDVs(ctx, p, paths)
+	}
+	return s.rewriteFiles(ctx, p, paths)
+}
+
+// addFiles records new data files; order[k] is the index of the adds' k-th
+// row among the rows written, and ident gives row i's key and position.
+func (p *mergePlan) addFiles(adds []deltalog.Add, order []int, ident func(i int) (string, codecs.Position, error)) error {
+	row := 0
+	for _, add := range adds {
+		stats, ok, err := deltalog.ParseStats(add.Stats)
+		if err != nil || !ok {
+			return fmt.Errorf("new file %s has no row count: %v", add.Path, err)
+		}
+		for r := range int(stats.NumRecords) {
+			if row >= len(order) {
+				return fmt.Errorf("new file %s holds more rows than were written", add.Path)
+			}
+			key, pos, err := ident(order[row])
+			if err != nil {
+				return err
+			}
+			p.ops = append(p.ops, indexOp{key: key, path: add.Path, row: r, pos: pos})
+			row++
+		}
+		p.metrics.bytesAdded += add.Size
+		p.adds = append(p.adds, deltalog.Action{Add: &add})
+	}
+	return nil
+}
+
+func (p *mergePlan) remove(add *deltalog.Add) {
+	size := add.Size
+	p.metrics.bytesRemoved += size
+	if add.DeletionVector != nil {
+		p.metrics.dvRemoved++
+	}
+	p.removes = append(p.removes, deltalog.Action{Remove: &deltalog.Remove{
+		Path: add.Path, DataChange: true, ExtendedFileMetadata: true, PartitionValues: add.PartitionValues,
+		Size: &size, Stats: add.Stats, Tags: add.Tags, DeletionVector: add.DeletionVector,
+		BaseRowID: add.BaseRowID, DefaultRowCommitVersion: add.DefaultRowCommitVersion,
+	}})
+}
+
+// writeDVs marks old rows in deletion vectors (merge-on-read): each touched
+// file is removed and re-added with the union of its old and new vector.
+func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error {
+	var bitmaps []*roaring64.Bitmap
+	var targets []*deltalog.Add
+	for _, path := range paths {
+		add := p.files[path]
+		merged := p.dels[path]
+		if add.DeletionVector != nil {
+			old, err := p.dvs.Read(ctx, add.DeletionVector)
+			if err != nil {
+				return fmt.Errorf("reading deletion vector of %s: %w", path, err)
+			}
+			merged.Or(old)
+		}
+		p.remove(add)
+		stats, ok, err := deltalog.ParseStats(add.Stats)
+		if err == nil && ok && merged.GetCardinality() >= uint64(stats.NumRecords) {
+			continue // every row is gone: the remove suffices
+		}
+		bitmaps = append(bitmaps, merged)
+		targets = append(targets, add)
+	}
+	if len(bitmaps) == 0 {
+		return nil
+	}
+	descs, err := deltalog.WriteDeletionVectors(ctx, s.opts.Store, "", bitmaps)
+	if err != nil {
+		return fmt.Errorf("writing deletion vectors of %s: %w", s.opts.TableName, err)
+	}
+	for i, old := range targets {
+		add := *old
+		add.DataChange = true
+		add.DeletionVector = &descs[i]
+		if stats, ok, err := deltalog.ParseStats(old.Stats); err == nil && ok {
+			// Min/max still cover the deleted rows, so they are no longer tight.
+			stats.TightBounds = new(bool)
+			if js, err := stats.JSON(); err == nil {
+				add.Stats = js
+			}
+		}
+		if old.DeletionVector != nil {
+			p.metrics.dvUpdated++
+		} else {
+			p.metrics.dvAdded++
+		}
+		p.adds = append(p.adds, deltalog.Action{Add: &add})
+	}
+	return nil
+}
+
+// rewriteFiles rewrites each touched file without its old rows (copy-on-write).
+func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) error {
+	st := p.st
+	var buf []byte
+	for _, path := range paths {
+		add := p.files[path]
+		rows, err := p.fullRows(ctx, s.opts.Store, path)
+		if err != nil {
+			return err
+		}
+		gone := p.dels[path]
+		if add.DeletionVector != nil {
+			old, err := p.dvs.Read(ctx, add.DeletionVector)
+			if err != nil {
+				return fmt.Errorf("reading deletion vector of %s: %w", path, err)
+			}
+			gone.Or(old)
+		}
+		p.remove(add)
+		var keep [][]any
+		for i, r := range rows {
+			if !gone.Contains(uint64(i)) {
+				keep = append(keep, r)
+			}
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		p.metrics.copied += int64(len(keep))
+		adds, order, err := s.writeRows(ctx, st, keep)
+		if err != nil {
+			return fmt.Errorf("rewriting %s: %w", path, err)
+		}
+		vals := make([]any, len(st.keyFields))
+		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
+			for k, f := range st.keyFields {
+				vals[k] = keep[i][f]
+			}
+			var err error
+			if buf, err = appendKey(buf[:0], vals); err != nil {
+				return "", codecs.Position{}, err
+			}
+			hex, _ := keep[i][st.posField].(string)
+			pos, err := codecs.PositionFromHex(hex)
+			return string(buf), pos, err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// operation describes the commit as Spark describes a MERGE.
+func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows int, elapsed time.Duration) deltalog.Operation {
+	conds := make([]string, len(st.keyNames))
+	for i, k := range st.keyNames {
+		conds[i] = fmt.Sprintf("(target.`%s` = source.`%s`)", k, k)
+	}
+	predicate, _ := json.Marshal([]string{strings.Join(conds, " AND ")})
+	matched, _ := json.Marshal([]map[string]string{
+		{"actionType": "delete", "predicate": "(source._cdc_op = 'd' AND source._cdc_position > target._cdc_position)"},
+		{"actionType": "update", "predicate": "(source._cdc_position > target._cdc_position)"},
+	})
+	notMatched, _ := json.Marshal([]map[string]string{{"actionType": "insert", "predicate": "(source._cdc_op <> 'd')"}})
+	m := p.metrics
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return deltalog.Operation{
+		Name: deltalog.OpMerge,
+		Parameters: map[string]string{
+			"predicate":                    string(predicate),
+			"matchedPredicates":            string(matched),
+			"notMatchedPredicates":         string(notMatched),
+			"notMatchedBySourcePredicates": "[]",
+		},
+		Metrics: map[string]string{
+			"numSourceRows":                   strconv.Itoa(sourceRows),
+			"numTargetRowsInserted":           n(res.Inserted),
+			"numTargetRowsUpdated":            n(res.Updated),
+			"numTargetRowsDeleted":            n(res.Deleted),
+			"numTargetRowsCopied":             n(m.copied),
+			"numOutputRows":                   n(int64(len(p.rows)) + m.copied),
+			"numTargetFilesAdded":             strconv.Itoa(len(p.adds)),
+			"numTargetFilesRemoved":           strconv.Itoa(len(p.removes)),
+			"numTargetBytesAdded":             n(m.bytesAdded),
+			"numTargetBytesRemoved":           n(m.bytesRemoved),
+			"numTargetChangeFilesAdded":       strconv.Itoa(len(p.cdcs)),
+			"numTargetDeletionVectorsAdded":   strconv.Itoa(m.dvAdded),
+			"numTargetDeletionVectorsRemoved": strconv.Itoa(m.dvRemoved),
+			"numTargetDeletionVectorsUpdated": strconv.Itoa(m.dvUpdated),
+			"executionTimeMs":                 n(elapsed.Milliseconds()),
+			"scanTimeMs":                      n(m.scan.Milliseconds()),
+			"rewriteTimeMs":                   n(m.rewrite.Milliseconds()),
+		},
+	}
+}
+
+// afterCommit makes the committed state the Sink's, or marks it stale when
+// the log moved past the commit (another writer) so the next batch reloads.
+func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
+	// Our commit follows st.snap directly (no retries): applying it alone
+	// avoids reloading the table from its last checkpoint after every batch.
+	snap, err := s.table.Update(ctx, st.snap)
+	if err != nil || snap.Version() != cr.Version || cr.Retries > 0 {
+		s.stale = true
+		return
+	}
+	st.snap, st.meta, st.proto = snap, snap.Metadata(), snap.Protocol()
+	if truncate != nil {
+		st.index = newKeyIndex()
+		if truncate.Change.Pos.Compare(st.tombs.floor) > 0 {
+			st.tombs.floor = truncate.Change.Pos
+		}
+	}
+	st.index.apply(p.ops)
+	for k, ts := range p.tombs {
+		st.tombs.merge(k, ts)
+	}
+	s.state = st
+}

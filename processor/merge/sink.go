@@ -1,0 +1,236 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// DeleteMode says what a source delete does to its row.
+type DeleteMode string
+
+// Delete modes (ADR 0022).
+const (
+	// DeleteHard removes the row and remembers the deleted key and its
+	// position for TombstoneRetention so an older event cannot resurrect it.
+	DeleteHard DeleteMode = "hard"
+	// DeleteSoft keeps the row with _cdc_deleted = true and its position.
+	DeleteSoft DeleteMode = "soft"
+)
+
+// Mode says how old row versions leave the table (ADR 0023).
+type Mode string
+
+// Merge modes.
+const (
+	// MergeAuto uses deletion vectors when the table's protocol has them,
+	// copy-on-write otherwise.
+	ModeAuto Mode = "auto"
+	// MergeDV marks old rows in deletion vectors (merge-on-read).
+	ModeDV Mode = "dv"
+	// MergeCoW rewrites the touched files without the old rows.
+	ModeCoW Mode = "cow"
+)
+
+// DefaultTombstoneRetention is how long hard-delete mode remembers a deleted key.
+const DefaultTombstoneRetention = 7 * 24 * time.Hour
+
+// Options configure a Sink.
+type Options struct {
+	// Store is the table root. Required.
+	Store deltalog.Store
+	// TableName is the Delta table name recorded in metaData.name and in errors.
+	TableName string
+	// DeleteMode defaults to DeleteHard.
+	DeleteMode DeleteMode
+	// TombstoneRetention defaults to DefaultTombstoneRetention.
+	TombstoneRetention time.Duration
+	// Mode defaults to ModeAuto.
+	Mode Mode
+	// DisableDeletionVectors creates new tables without delta.enableDeletionVectors,
+	// so they need only the legacy protocol and are merged copy-on-write.
+	DisableDeletionVectors bool
+	// EnableChangeDataFeed sets delta.enableChangeDataFeed on new tables
+	// (ADR 0024). The table property decides whether commits carry change
+	// data, so an existing table follows its own setting.
+	EnableChangeDataFeed bool
+	// PartitionBy are the source columns a new table is partitioned by
+	// (metaData.partitionColumns). An existing table keeps its own
+	// partitioning, whatever this says.
+	PartitionBy []string
+	// TargetFileSize bounds new data files (default datafile.DefaultTargetFileSize).
+	TargetFileSize int64
+	// Properties are extra table properties set when the table is created.
+	Properties map[string]string
+	// CommitRetries bounds how often a batch is re-applied after losing to a
+	// conflicting concurrent writer (default 5).
+	CommitRetries int
+	// TableOptions are passed to deltalog.Open (checkpoint cadence, clock, ...).
+	TableOptions []deltalog.Option
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+	// Now is the clock for commit times and tombstone expiry (default time.Now).
+	Now func() time.Time
+}
+
+// TopicPartition names one Kafka partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// AppID is the Delta txn application id recording this partition's offset.
+func (tp TopicPartition) AppID() string {
+	return fmt.Sprintf("cdc2delta/%s/%d", tp.Topic, tp.Partition)
+}
+
+// Record is one decoded Kafka record. Tombstones (null values) are counted by
+// the consumer and not passed.
+type Record struct {
+	TopicPartition
+	Offset int64
+	Change codecs.Change
+}
+
+// Batch is one micro-batch for one table.
+type Batch struct {
+	Records []Record
+	// LastOffsets is the last offset consumed per partition; it is recorded
+	// as the partition's txn version even when those records were skipped.
+	LastOffsets map[TopicPartition]int64
+}
+
+// Result describes one applied batch.
+type Result struct {
+	// Version is the table version committed, or the current version when
+	// the batch had nothing new (Committed false).
+	Version   int64
+	Committed bool
+	Inserted  int64
+	Updated   int64
+	Deleted   int64
+	// SkippedStale counts events at or below the position already stored
+	// for their key (or its tombstone).
+	SkippedStale int64
+	// SkippedReplayed counts records at or below their partition's txn version.
+	SkippedReplayed int64
+	// Duplicates counts in-batch events with the same key and position as
+	// the event applied; Superseded counts older in-batch events of a key.
+	Duplicates int64
+	Superseded int64
+	// Truncates counts applied truncate events.
+	Truncates    int64
+	FilesAdded   int
+	FilesRemoved int
+	// DeletionVectors counts deletion vectors written.
+	DeletionVectors int
+	// Retries counts re-applications after conflicting concurrent commits.
+	Retries  int
+	Duration time.Duration
+}
+
+// Sink applies micro-batches to one Delta table, exactly once. It is safe
+// for concurrent use; batches are applied one at a time.
+type Sink struct {
+	opts  Options
+	table *deltalog.Table
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	state *tableState // nil until the table exists and is loaded
+	stale bool        // state may not match the log: reload before the next batch
+}
+
+// ErrNoStore reports Options without a Store.
+var ErrNoStore = errors.New("merge: sink needs a store")
+
+// Open opens the table in opts.Store, or prepares to create it from the
+// first batch's schema.
+func Open(ctx context.Context, opts Options) (*Sink, error) {
+	if opts.Store == nil {
+		return nil, ErrNoStore
+	}
+	if opts.DeleteMode == "" {
+		opts.DeleteMode = DeleteHard
+	}
+	if opts.DeleteMode != DeleteHard && opts.DeleteMode != DeleteSoft {
+		return nil, fmt.Errorf("merge: unknown delete mode %q", opts.DeleteMode)
+	}
+	if opts.Mode == "" {
+		opts.Mode = ModeAuto
+	}
+	if opts.Mode != ModeAuto && opts.Mode != ModeDV && opts.Mode != ModeCoW {
+		return nil, fmt.Errorf("merge: unknown merge mode %q", opts.Mode)
+	}
+	if opts.TombstoneRetention <= 0 {
+		opts.TombstoneRetention = DefaultTombstoneRetention
+	}
+	if opts.CommitRetries <= 0 {
+		opts.CommitRetries = 5
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	t, err := deltalog.Open(ctx, opts.Store, opts.TableOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("opening table %s: %w", opts.TableName, err)
+	}
+	s := &Sink{opts: opts, table: t, log: lg.With("table", opts.TableName)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.reload(ctx); err != nil {
+		return nil, err
+	}
+	if st := s.state; st != nil && opts.EnableChangeDataFeed && !cdfEnabled(st.meta.Configuration) {
+		s.log.Warn("the table exists without " + deltalog.PropEnableChangeDataFeed + "; set the property (ALTER TABLE ... SET TBLPROPERTIES) to get a change data feed")
+	}
+	if st := s.state; st != nil && len(opts.PartitionBy) > 0 && !samePartitioning(st.meta.PartitionColumns, opts.PartitionBy) {
+		s.log.Warn("the table exists with other partition columns than partition_by; it keeps its own", "partitionColumns", st.meta.PartitionColumns, "partitionBy", opts.PartitionBy)
+	}
+	return s, nil
+}
+
+// Positions returns the last applied offset per partition, from the txn
+// actions of the latest snapshot. A missing table has none.
+func (s *Sink) Positions(ctx context.Context) (map[TopicPartition]int64, error) {
+	snap, err := s.table.Snapshot(ctx)
+	if errors.Is(err, deltalog.ErrNotExist) {
+		return map[TopicPartition]int64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading positions of %s: %w", s.opts.TableName, err)
+	}
+	return txnPositions(snap), nil
+}
+
+// Apply dedups the batch, merges it into the table and commits it together
+// with one txn per partition. Records at or below their partition's txn
+// version are ignored, so re-applying a batch is a no-op.
+func (s *Sink) Apply(ctx context.Context, b Batch) (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := s.opts.Now()
+	res, err := s.apply(ctx, b)
+	res.Duration = s.opts.Now().Sub(start)
+	return res, err
+}
+
+// Version returns the table version the sink last saw, -1 before creation.
+func (s *Sink) Version() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == nil {
+		return -1
+	}
+	return s.state.snap.Version()
+}

@@ -1,0 +1,212 @@
+package merge
+
+import (
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+)
+
+func BenchmarkDedup(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 10_000
+	recs := make([]Record, n)
+	keys := make([]string, n)
+	for i := range recs {
+		id := int32(rng.IntN(5_000))
+		recs[i] = ev{op: opU, id: id, pos: i, offset: int64(i), part: id % 4}.record()
+		keys[i] = strconv.Itoa(int(id))
+	}
+	for b.Loop() {
+		dedup(recs, keys)
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchTableRows is the table size of BenchmarkMerge; CDC2DELTA_BENCH_ROWS
+// overrides it (e.g. 10000000).
+func benchTableRows() int {
+	return envInt("CDC2DELTA_BENCH_ROWS", 1_000_000)
+}
+
+// benchCoWMaxRows is the largest table BenchmarkMerge/cow runs on (building
+// and rewriting a 10M-row table copy-on-write takes many minutes);
+// CDC2DELTA_BENCH_COW_MAX_ROWS overrides it.
+func benchCoWMaxRows() int {
+	return envInt("CDC2DELTA_BENCH_COW_MAX_ROWS", 1_000_000)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// heapInUse is the live heap after full collections: two, since what a
+// finalizer or cleanup keeps alive (open files, readers) is freed by the
+// collection after the one that queued it.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// benchTable generates the changes of the merge benchmarks.
+type benchTable struct {
+	rng    *rand.Rand
+	pos    int
+	off    int64
+	nextID int32
+}
+
+func (t *benchTable) record(op codecs.Op, id int32) Record {
+	t.pos++
+	t.off++
+	return ev{op: op, id: id, pos: t.pos, name: "name-" + strconv.Itoa(int(id)), price: int64(id), offset: t.off}.record()
+}
+
+// load inserts rows keys in batches of 200,000.
+func (t *benchTable) load(b *testing.B, s *Sink, rows int) {
+	const load = 200_000
+	for start := 0; start < rows; start += load {
+		batch := Batch{}
+		for id := start; id < min(start+load, rows); id++ {
+			batch.Records = append(batch.Records, t.record(opC, int32(id)))
+		}
+		_, err := s.Apply(b.Context(), batch)
+		require.NoError(b, err)
+	}
+	t.nextID = int32(rows)
+}
+
+// changes makes a batch of n changes: uniform random keys, 70% update, 20%
+// insert, 10% delete.
+func (t *benchTable) changes(n int) Batch {
+	batch := Batch{Records: make([]Record, 0, n)}
+	for range n {
+		switch x := t.rng.IntN(10); {
+		case x < 7:
+			batch.Records = append(batch.Records, t.record(opU, int32(t.rng.IntN(int(t.nextID)))))
+		case x < 9:
+			batch.Records = append(batch.Records, t.record(opC, t.nextID))
+			t.nextID++
+		default:
+			batch.Records = append(batch.Records, t.record(opD, int32(t.rng.IntN(int(t.nextID)))))
+		}
+	}
+	return batch
+}
+
+// BenchmarkMerge merges 10,000-change batches (uniform random keys, 70%
+// update, 20% insert, 10% delete) into a table of CDC2DELTA_BENCH_ROWS rows
+// on local disk. It reports the index memory of a freshly opened sink.
+func BenchmarkMerge(b *testing.B) {
+	for _, mode := range []Mode{ModeDV, ModeCoW} {
+		b.Run(string(mode), func(b *testing.B) {
+			rows := benchTableRows()
+			if mode == ModeCoW && rows > benchCoWMaxRows() {
+				b.Skipf("copy-on-write skipped above %d rows (CDC2DELTA_BENCH_COW_MAX_ROWS)", benchCoWMaxRows())
+			}
+			store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+			require.NoError(b, err)
+			opts := Options{Store: store, TableName: "items", Mode: mode, DisableDeletionVectors: mode == ModeCoW}
+			s, err := Open(b.Context(), opts)
+			require.NoError(b, err)
+			tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+			tbl.load(b, s, rows)
+			// Reopen to measure what a loaded sink holds: the key index
+			// (and the snapshot, which is small beside it).
+			s = nil
+			before := heapInUse()
+			t0 := time.Now()
+			s, err = Open(b.Context(), opts)
+			require.NoError(b, err)
+			openTime := time.Since(t0)
+			indexBytes := float64(heapInUse()-before) / float64(rows)
+			const changes = 10_000
+			filesAdded := 0
+			cpu0 := processCPU()
+			for b.Loop() {
+				res, err := s.Apply(b.Context(), tbl.changes(changes))
+				require.NoError(b, err)
+				filesAdded += res.FilesAdded
+			}
+			// CPU time includes the GC and goroutines, and is what to compare
+			// across runs on a shared machine; wall time grows with its load.
+			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/batch")
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/batch")
+			b.ReportMetric(float64(changes*b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(filesAdded)/float64(b.N), "files/op")
+			b.ReportMetric(indexBytes, "index-bytes/key")
+			b.Logf("table %d rows, version %d, open (index rebuild) %v, index table %.1f bytes/key", rows, s.Version(), openTime,
+				float64(s.state.index.keys.bytes())/float64(s.state.index.keys.len()))
+		})
+	}
+}
+
+// BenchmarkCatchUp measures how a sink whose table another writer changed
+// (one 10,000-change batch) gets back in step: incrementally (catchUp) or by
+// rebuilding its index (full), on a table of CDC2DELTA_BENCH_ROWS rows.
+func BenchmarkCatchUp(b *testing.B) {
+	rows := benchTableRows()
+	store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+	require.NoError(b, err)
+	opts := Options{Store: store, TableName: "items", Mode: ModeDV}
+	writer, err := Open(b.Context(), opts)
+	require.NoError(b, err)
+	tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+	tbl.load(b, writer, rows)
+	for _, mode := range []string{"incremental", "full"} {
+		b.Run(mode, func(b *testing.B) {
+			s, err := Open(b.Context(), opts)
+			require.NoError(b, err)
+			for b.Loop() {
+				b.StopTimer()
+				_, err := writer.Apply(b.Context(), tbl.changes(10_000))
+				require.NoError(b, err)
+				b.StartTimer()
+				if mode == "full" {
+					err = s.fullReload(b.Context())
+				} else {
+					err = s.catchUp(b.Context())
+				}
+				require.NoError(b, err)
+			}
+			require.Equal(b, writer.Version(), s.Version())
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/catchup")
+		})
+	}
+}
+
+// BenchmarkOpenIndex measures rebuilding the key index of a 1M-row table.
+func BenchmarkOpenIndex(b *testing.B) {
+	rows := benchTableRows()
+	store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+	require.NoError(b, err)
+	s, err := Open(b.Context(), Options{Store: store, TableName: "items"})
+	require.NoError(b, err)
+	const load = 200_000
+	for start := 0; start < rows; start += load {
+		batch := Batch{}
+		for id := start; id < min(start+load, rows); id++ {
+			batch.Records = append(batch.Records, ev{op: opC, id: int32(id), pos: id + 1, offset: int64(id)}.record())
+		}
+		_, err := s.Apply(b.Context(), batch)
+		require.NoError(b, err)
+	}
+	for b.Loop() {
+		_, err := Open(b.Context(), Options{Store: store, TableName: "items"})
+		require.NoError(b, err)
+	}
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}

@@ -1,0 +1,107 @@
+package merge
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+)
+
+// FuzzTombstoneFile feeds arbitrary bytes to the tombstone file reader: it
+// must fail cleanly or load entries that round-trip through a rewrite.
+func FuzzTombstoneFile(f *testing.F) {
+	f.Add([]byte(`{"k":"AQI=","p":"` + pos(3).Hex() + `","t":1700000000000}` + "\n"))
+	f.Add([]byte(`{"p":"` + pos(9).Hex() + `","t":0,"f":true}` + "\n"))
+	f.Add([]byte(`{"k":"AQI=","p":"zz","t":1}`))
+	f.Add([]byte("not json\n"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		store := newMemStore()
+		require.NoError(t, store.Put(t.Context(), tombstoneDir+"00000000000000000001-x.json", data))
+		now := time.UnixMilli(1_700_000_000_000)
+		ts, err := loadTombstones(t.Context(), store, now, 100*365*24*time.Hour)
+		if err != nil {
+			return
+		}
+		var floor *codecs.Position
+		if ts.floor != (codecs.Position{}) {
+			floor = &ts.floor
+		}
+		again := newMemStore()
+		require.NoError(t, writeTombstones(t.Context(), again, 1, ts.keys, floor))
+		back, err := loadTombstones(t.Context(), again, now, 100*365*24*time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, ts.floor, back.floor)
+		require.Equal(t, ts.keys, back.keys)
+	})
+}
+
+// FuzzParseAppID checks that parseAppID inverts TopicPartition.AppID and
+// never panics.
+func FuzzParseAppID(f *testing.F) {
+	f.Add("cdc2delta/sales.dbo.orders/3")
+	f.Add("cdc2delta//1")
+	f.Add("cdc2delta/a/b/-7")
+	f.Add("other/x/1")
+	f.Fuzz(func(t *testing.T, id string) {
+		tp, ok := parseAppID(id)
+		if !ok {
+			return
+		}
+		require.Equal(t, tp, mustParse(t, tp.AppID()))
+	})
+}
+
+func mustParse(t *testing.T, id string) TopicPartition {
+	tp, ok := parseAppID(id)
+	require.True(t, ok, id)
+	return tp
+}
+
+func TestTombstoneRetention(t *testing.T) {
+	store := newMemStore()
+	now := time.UnixMilli(1_700_000_000_000)
+	keys := map[string]tombstone{
+		"old": {pos: pos(1), at: now.Add(-48 * time.Hour).UnixMilli()},
+		"new": {pos: pos(2), at: now.Add(-time.Hour).UnixMilli()},
+	}
+	floor := pos(1)
+	require.NoError(t, writeTombstones(t.Context(), store, 3, keys, &floor))
+	ts, err := loadTombstones(t.Context(), store, now, 24*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, map[string]tombstone{"new": keys["new"]}, ts.keys)
+	require.Equal(t, floor, ts.floor, "a truncate does not expire")
+	require.True(t, ts.obsolete("new", pos(2)))
+	require.False(t, ts.obsolete("new", pos(3)))
+	require.True(t, ts.obsolete("other", pos(1)))
+	require.False(t, ts.obsolete("old", pos(2)), "expired tombstones no longer guard")
+}
+
+func TestDedup(t *testing.T) {
+	recs := []Record{
+		ev{op: opC, id: 1, pos: 1, offset: 0}.record(),
+		ev{op: opU, id: 1, pos: 2, offset: 1}.record(),
+		ev{op: opU, id: 1, pos: 2, offset: 5, part: 1}.record(), // same change re-delivered on another partition
+		ev{op: opC, id: 2, pos: 3, offset: 2}.record(),
+		ev{op: opT, pos: 4, offset: 3}.record(),
+		ev{op: opC, id: 3, pos: 5, offset: 4}.record(),
+		ev{op: opD, id: 3, pos: 6, offset: 6}.record(),
+	}
+	keys := []string{"1", "1", "1", "2", "", "3", "3"}
+	d := dedup(recs, keys)
+	require.NotNil(t, d.truncate)
+	require.Equal(t, int64(3), d.truncate.Offset)
+	require.Len(t, d.events, 1)
+	require.Equal(t, int64(6), d.events[0].rec.Offset)
+	require.Equal(t, int64(5), d.superseded, "four events before the truncate, one older event of key 3")
+	require.Equal(t, int64(0), d.duplicates)
+
+	d = dedup(recs[:3], keys[:3])
+	require.Nil(t, d.truncate)
+	require.Len(t, d.events, 1)
+	require.Equal(t, int32(1), d.events[0].rec.Partition, "equal positions tie-break by partition, then offset")
+	require.Equal(t, int64(1), d.duplicates)
+	require.Equal(t, int64(1), d.superseded)
+}

@@ -1,0 +1,200 @@
+package merge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// tableState is what a Sink knows of its table between batches.
+type tableState struct {
+	snap     *deltalog.Snapshot // nil while the table is being created
+	meta     deltalog.Metadata
+	proto    deltalog.Protocol
+	schema   *deltalog.StructType
+	keyNames []string
+	// field indexes in schema
+	keyFields                                  []int
+	posField, opField, timeField, deletedField int
+	index                                      *keyIndex
+	tombs                                      *tombstones
+	mappers                                    map[*codecs.Layout]*rowMapper
+}
+
+// ErrNotCDCTable means the table was not created by cdc2delta (no key columns property).
+var ErrNotCDCTable = errors.New("merge: table has no " + PropKeyColumns + " property")
+
+// newTableState derives field positions from metadata.
+func newTableState(meta deltalog.Metadata) (*tableState, error) {
+	schema, err := deltalog.ParseSchema(meta.SchemaString)
+	if err != nil {
+		return nil, err
+	}
+	st := &tableState{meta: meta, schema: schema, deletedField: -1, mappers: map[*codecs.Layout]*rowMapper{}}
+	raw, ok := meta.Configuration[PropKeyColumns]
+	if !ok {
+		return nil, ErrNotCDCTable
+	}
+	if err := json.Unmarshal([]byte(raw), &st.keyNames); err != nil || len(st.keyNames) == 0 {
+		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, PropKeyColumns, raw)
+	}
+	find := func(name string) int {
+		for i, f := range schema.Fields {
+			if f.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, k := range st.keyNames {
+		i := find(k)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: key column %q missing from schema", ErrNotCDCTable, k)
+		}
+		st.keyFields = append(st.keyFields, i)
+	}
+	st.posField, st.opField, st.timeField, st.deletedField = find(ColPosition), find(ColOp), find(ColCommitTime), find(ColDeleted)
+	if st.posField < 0 || st.opField < 0 || st.timeField < 0 {
+		return nil, fmt.Errorf("%w: metadata columns missing", ErrNotCDCTable)
+	}
+	return st, nil
+}
+
+// reload brings the state to the latest snapshot: incrementally when the
+// sink has state of the same metadata (catchUp), else by reading every file.
+func (s *Sink) reload(ctx context.Context) error {
+	if s.state != nil && s.state.snap != nil {
+		err := s.catchUp(ctx)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errCatchUpUnsupported) && !errors.Is(err, deltalog.ErrNotExist) {
+			return err
+		}
+		s.log.Info("rebuilding the key index", "reason", err)
+	}
+	return s.fullReload(ctx)
+}
+
+// fullReload reads the latest snapshot and rebuilds the key index and tombstones.
+func (s *Sink) fullReload(ctx context.Context) error {
+	snap, err := s.table.Snapshot(ctx)
+	if errors.Is(err, deltalog.ErrNotExist) {
+		s.state = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	st, err := newTableState(snap.Metadata())
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	st.snap, st.proto = snap, snap.Protocol()
+	if st.index, err = buildKeyIndex(ctx, s.opts.Store, st); err != nil {
+		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+	}
+	if st.tombs, err = loadTombstones(ctx, s.opts.Store, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	s.state = st
+	s.compactTombstones(ctx, 1)
+	s.log.Debug("table loaded", "version", snap.Version(), "files", snap.NumFiles(), "keys", st.index.keys.len(), "indexBytes", st.index.keys.bytes(), "tombstones", len(st.tombs.keys))
+	return nil
+}
+
+// catchUp advances the state to the latest snapshot by reading only what
+// the commits since changed (ADR 0023). It leaves the state as it was when
+// it fails, and returns errCatchUpUnsupported for changes it does not
+// follow: new metadata or protocol, or a deletion vector that lost rows.
+func (s *Sink) catchUp(ctx context.Context) error {
+	old := s.state
+	snap, err := s.table.Update(ctx, old.snap)
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	if !sameMetadata(old.snap.Metadata(), snap.Metadata()) || !old.snap.Protocol().Equal(snap.Protocol()) {
+		return fmt.Errorf("%w: metadata or protocol changed", errCatchUpUnsupported)
+	}
+	st, err := newTableState(snap.Metadata())
+	if err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	st.snap, st.proto = snap, snap.Protocol()
+	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap)
+	if err != nil {
+		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+	}
+	// Merging tombstone files is idempotent, so a failure here leaves a
+	// state that is still right.
+	if err := old.tombs.catchUp(ctx, s.opts.Store, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention)); err != nil {
+		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+	}
+	old.index.applyDelta(d)
+	st.index, st.tombs = old.index, old.tombs
+	s.state = st
+	s.compactTombstones(ctx, tombstoneCompactFiles)
+	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
+		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", st.index.keys.len())
+	return nil
+}
+
+// compactTombstones compacts the loaded tombstone files when there are more
+// than threshold; a failure only leaves more files to read.
+func (s *Sink) compactTombstones(ctx context.Context, threshold int) {
+	if len(s.state.tombs.read) <= threshold {
+		return
+	}
+	n, err := s.state.tombs.compact(ctx, s.opts.Store)
+	if err != nil {
+		s.log.Warn("compacting tombstones", "err", err)
+	}
+	s.log.Debug("tombstones compacted", "files", n)
+}
+
+// withMetadata returns a copy of st for new metadata, sharing the snapshot,
+// index and tombstones; it becomes the Sink's state only after a commit.
+func (st *tableState) withMetadata(meta deltalog.Metadata, proto deltalog.Protocol) (*tableState, error) {
+	next, err := newTableState(meta)
+	if err != nil {
+		return nil, err
+	}
+	next.snap, next.proto, next.index, next.tombs = st.snap, proto, st.index, st.tombs
+	return next, nil
+}
+
+// txnPositions decodes the cdc2delta txn app ids of a snapshot.
+func txnPositions(snap *deltalog.Snapshot) map[TopicPartition]int64 {
+	out := map[TopicPartition]int64{}
+	for id, txn := range snap.Txns() {
+		tp, ok := parseAppID(id)
+		if ok {
+			out[tp] = txn.Version
+		}
+	}
+	return out
+}
+
+// parseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
+// '/', so the last one separates the partition.
+func parseAppID(id string) (TopicPartition, bool) {
+	rest, ok := strings.CutPrefix(id, "cdc2delta/")
+	if !ok {
+		return TopicPartition{}, false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(rest[i+1:], 10, 32)
+	if err != nil {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: rest[:i], Partition: int32(p)}, true
+}

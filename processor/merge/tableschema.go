@@ -1,0 +1,320 @@
+package merge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// Metadata columns every table carries (ADR 0021).
+const (
+	ColPosition   = "_cdc_position"
+	ColOp         = "_cdc_op"
+	ColCommitTime = "_cdc_commit_time"
+	ColDeleted    = "_cdc_deleted"
+)
+
+// Table properties cdc2delta records.
+const (
+	PropKeyColumns = "cdc2delta.keyColumns"
+	PropDeleteMode = "cdc2delta.deleteMode"
+	PropSource     = "cdc2delta.source"
+)
+
+// fieldMetaType keeps the source kind in field metadata: a time of day is a
+// Delta long, and evolution must still see it as a time.
+const fieldMetaType = "cdc2delta.type"
+
+// ErrSchema means a table cannot take a new source schema; errors.As a
+// *SchemaError for the details.
+var ErrSchema = errors.New("merge: table cannot take the new source schema")
+
+// SchemaError stops one table: its source schema changed in a way the table
+// cannot follow. The batch's offsets stay unapplied, so nothing is lost.
+type SchemaError struct {
+	Table  string
+	Reason string
+	// Remedy says what the operator can do.
+	Remedy string
+	Err    error
+}
+
+func (e *SchemaError) Error() string {
+	msg := fmt.Sprintf("table %s: %s; %s", e.Table, e.Reason, e.Remedy)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns ErrSchema and the cause.
+func (e *SchemaError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrSchema}
+	}
+	return []error{ErrSchema, e.Err}
+}
+
+// deltaType maps a codecs type 1:1 onto a Delta primitive.
+func deltaType(t codecs.Type) deltalog.Type {
+	if t.Kind == codecs.KindDecimal {
+		return deltalog.DecimalType{Precision: t.Precision, Scale: t.Scale}
+	}
+	return deltalog.PrimitiveType(t.DeltaName())
+}
+
+// sourceType recovers the codecs type of a table field.
+func sourceType(f deltalog.StructField) (codecs.Type, bool) {
+	name, _ := f.Metadata[fieldMetaType].(string)
+	if name == "" {
+		name = f.Type.String()
+	}
+	if rest, ok := strings.CutPrefix(name, "decimal("); ok {
+		p, s, ok := strings.Cut(strings.TrimSuffix(rest, ")"), ",")
+		pi, err1 := strconv.Atoi(p)
+		si, err2 := strconv.Atoi(s)
+		if !ok || err1 != nil || err2 != nil {
+			return codecs.Type{}, false
+		}
+		return codecs.DecimalType(pi, si), true
+	}
+	for k := codecs.KindBoolean; k <= codecs.KindTime; k++ {
+		if k.String() == name && k != codecs.KindDecimal {
+			return codecs.Type{Kind: k}, true
+		}
+	}
+	return codecs.Type{}, false
+}
+
+func sourceField(c codecs.Column, nullable bool) deltalog.StructField {
+	meta := map[string]any{fieldMetaType: c.Type.String()}
+	comment := c.Comment
+	if comment == "" && c.SourceType != "" {
+		comment = "SQL Server " + c.SourceType
+	}
+	if comment == "" {
+		// Without a propagated source type, say at least where it came from.
+		comment = "source column " + c.Name + " (" + c.Type.String() + ")"
+	}
+	meta["comment"] = comment
+	return deltalog.StructField{Name: c.Name, Type: deltaType(c.Type), Nullable: nullable, Metadata: meta}
+}
+
+func metaField(name string, t deltalog.PrimitiveType, nullable bool, comment string) deltalog.StructField {
+	return deltalog.StructField{Name: name, Type: t, Nullable: nullable, Metadata: map[string]any{"comment": comment}}
+}
+
+// metaFields are appended after the source columns.
+func metaFields(soft bool) []deltalog.StructField {
+	fs := []deltalog.StructField{
+		metaField(ColPosition, deltalog.TypeString, false,
+			"cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) of the change that wrote this row, as hex that orders as text"),
+		metaField(ColOp, deltalog.TypeString, false, "cdc2delta: Debezium op of that change (c, u, r, d)"),
+		metaField(ColCommitTime, deltalog.TypeTimestamp, true, "cdc2delta: source commit time of that change (source.ts_ms)"),
+	}
+	if soft {
+		fs = append(fs, metaField(ColDeleted, deltalog.TypeBoolean, false, "cdc2delta: true when the source row was deleted (soft-delete mode)"))
+	}
+	return fs
+}
+
+// newTableMetadata builds the schema, properties and protocol of a table
+// created from its first change.
+func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.Protocol, error) {
+	keyNames := c.KeyLayout.Names()
+	parts, err := partitionColumns(s.opts.TableName, s.opts.PartitionBy, c.Layout.Columns)
+	if err != nil {
+		return nil, deltalog.Protocol{}, err
+	}
+	st := &deltalog.StructType{}
+	mapping := false
+	for _, col := range c.Layout.Columns {
+		nullable := col.Nullable
+		if k := c.KeyLayout.Index(col.Name); k >= 0 && !c.KeyLayout.Columns[k].Nullable {
+			nullable = false
+		}
+		if col.Type.Kind == codecs.KindString && slices.Contains(parts, col.Name) {
+			// An empty string partition value is stored, and read, as null.
+			nullable = true
+		}
+		st.Fields = append(st.Fields, sourceField(col, nullable))
+		mapping = mapping || deltalog.NeedsColumnMapping(col.Name)
+	}
+	st.Fields = append(st.Fields, metaFields(s.opts.DeleteMode == DeleteSoft)...)
+	keys, err := json.Marshal(keyNames)
+	if err != nil {
+		return nil, deltalog.Protocol{}, err
+	}
+	conf := map[string]string{}
+	for k, v := range s.opts.Properties {
+		conf[k] = v
+	}
+	conf[PropKeyColumns] = string(keys)
+	conf[PropDeleteMode] = string(s.opts.DeleteMode)
+	conf[PropSource] = c.Table.String()
+	if !s.opts.DisableDeletionVectors {
+		conf[deltalog.PropEnableDeletionVectors] = "true"
+	}
+	if s.opts.EnableChangeDataFeed {
+		// MinimalProtocol adds the changeDataFeed writer feature (or writer 4).
+		conf[deltalog.PropEnableChangeDataFeed] = "true"
+	}
+	if cdfEnabled(conf) {
+		if err := checkChangeDataColumns(st, s.opts.TableName); err != nil {
+			return nil, deltalog.Protocol{}, err
+		}
+	}
+	if mapping {
+		var maxID int64
+		st, maxID = deltalog.AssignColumnMapping(st, 0)
+		conf[deltalog.PropColumnMappingMode] = "name"
+		conf[deltalog.PropColumnMappingMaxID] = strconv.FormatInt(maxID, 10)
+	}
+	if err := st.Validate(); err != nil {
+		return nil, deltalog.Protocol{}, &SchemaError{Table: s.opts.TableName, Reason: "the source schema does not make a valid Delta schema", Remedy: "rename the offending columns at the source or with a Debezium transform", Err: err}
+	}
+	ss, err := st.SchemaString()
+	if err != nil {
+		return nil, deltalog.Protocol{}, err
+	}
+	name := s.opts.TableName
+	if name == "" {
+		name = c.Table.Table
+	}
+	created := s.opts.Now().UnixMilli()
+	meta := &deltalog.Metadata{
+		ID:               uuid.NewString(),
+		CreatedTime:      &created,
+		Name:             name,
+		Description:      fmt.Sprintf("Current state of SQL Server table %s, kept by cdc2delta from Debezium change events; key (%s)", c.Table, strings.Join(keyNames, ", ")),
+		Format:           deltalog.Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     ss,
+		PartitionColumns: parts,
+		Configuration:    conf,
+	}
+	return meta, deltalog.MinimalProtocol(st, conf), nil
+}
+
+// tableColumns returns the source columns of a table schema (metadata
+// columns excluded), for codecs.Evolve.
+func tableColumns(st *deltalog.StructType) []codecs.Column {
+	var cols []codecs.Column
+	for _, f := range st.Fields {
+		if isMetaColumn(f.Name) {
+			continue
+		}
+		t, _ := sourceType(f)
+		cols = append(cols, codecs.Column{Name: f.Name, Type: t, Nullable: f.Nullable})
+	}
+	return cols
+}
+
+func isMetaColumn(name string) bool {
+	switch name {
+	case ColPosition, ColOp, ColCommitTime, ColDeleted:
+		return true
+	}
+	return false
+}
+
+// evolve returns the metadata (and protocol, when it must grow) that lets the
+// table take changes of layout next; nil metadata means no change is needed.
+func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *deltalog.Protocol, error) {
+	ev, err := codecs.Evolve(tableColumns(st.schema), st.keyNames, c.Layout.Columns, c.KeyLayout.Names())
+	if err != nil {
+		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "the source schema changed in a way the table cannot follow",
+			Remedy: "recreate the table (or migrate it with Spark) and replay from the schema change; the offsets of this batch are not committed", Err: err}
+	}
+	if ev.Unchanged() {
+		return nil, nil, nil
+	}
+	if len(ev.Widened) > 0 {
+		names := make([]string, len(ev.Widened))
+		for i, c := range ev.Widened {
+			names[i] = c.Name
+		}
+		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "columns " + strings.Join(names, ", ") + " widened their type",
+			Remedy: "type widening is not supported yet: recreate the table and replay, the offsets of this batch are not committed"}
+	}
+	meta := st.meta
+	next := &deltalog.StructType{Fields: slices.Clone(st.schema.Fields)}
+	relax := func(name string) {
+		for i := range next.Fields {
+			if next.Fields[i].Name == name {
+				next.Fields[i].Nullable = true
+			}
+		}
+	}
+	for _, c := range ev.Relaxed {
+		relax(c.Name)
+	}
+	for _, c := range ev.Dropped {
+		relax(c.Name)
+	}
+	mapping := deltalog.ColumnMappingMode(&meta) != "none"
+	// Added columns are appended: existing fields keep their positions.
+	for _, col := range ev.Added {
+		if !mapping && deltalog.NeedsColumnMapping(col.Name) {
+			return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: fmt.Sprintf("new column %q needs column mapping, which the table lacks", col.Name),
+				Remedy: "enable column mapping on the table (ALTER TABLE ... SET TBLPROPERTIES delta.columnMapping.mode = 'name') and restart; the offsets of this batch are not committed"}
+		}
+		next.Fields = append(next.Fields, sourceField(col, true))
+	}
+	conf := maps.Clone(meta.Configuration)
+	if mapping {
+		var maxID int64
+		next, maxID = deltalog.AssignColumnMapping(next, deltalog.MaxColumnID(conf))
+		conf[deltalog.PropColumnMappingMaxID] = strconv.FormatInt(maxID, 10)
+	}
+	ss, err := next.SchemaString()
+	if err != nil {
+		return nil, nil, err
+	}
+	if ss == meta.SchemaString {
+		// An older layout (its columns a subset of the table's) needs nothing.
+		return nil, nil, nil
+	}
+	meta.SchemaString = ss
+	meta.Configuration = conf
+	var proto *deltalog.Protocol
+	cur := st.proto
+	if up := deltalog.UpgradeProtocol(cur, deltalog.MinimalProtocol(next, conf)); !up.Equal(cur) {
+		proto = &up
+	}
+	return &meta, proto, nil
+}
+
+// rowMapper turns the rows of one source layout into table rows.
+type rowMapper struct {
+	// src[i] is the layout column feeding table field i, or -1.
+	src []int
+}
+
+func newRowMapper(st *deltalog.StructType, l *codecs.Layout) *rowMapper {
+	m := &rowMapper{src: make([]int, len(st.Fields))}
+	for i, f := range st.Fields {
+		m.src[i] = -1
+		if !isMetaColumn(f.Name) {
+			m.src[i] = l.Index(f.Name)
+		}
+	}
+	return m
+}
+
+// tableValue converts a codecs value to the datafile convention.
+func tableValue(v any) any {
+	if d, ok := v.(codecs.Decimal); ok {
+		return datafile.Decimal{Hi: d.Hi, Lo: d.Lo}
+	}
+	return v
+}
