@@ -212,7 +212,9 @@ func (pl *pipeline) endOffsets(topics ...string) map[merge.TopicPartition]int64 
 	ends, err := pl.adm.ListEndOffsets(pl.t.Context(), topics...)
 	require.NoError(pl.t, err)
 	out := map[merge.TopicPartition]int64{}
-	ends.Each(func(o kadm.ListedOffset) { out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset })
+	ends.Each(func(o kadm.ListedOffset) {
+		out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+	})
 	return out
 }
 
