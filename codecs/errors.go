@@ -18,6 +18,11 @@ var (
 	// ErrRegistry means the registry could not be reached or answered with
 	// an error that retrying did not cure before the context ended.
 	ErrRegistry = errors.New("codecs: schema registry unavailable")
+	// ErrRegistryRefused means the registry answered, but refused the
+	// request: wrong credentials (401), missing permissions (403) or
+	// another client error. Retrying cannot help; the configuration must
+	// change.
+	ErrRegistryRefused = errors.New("codecs: schema registry refused the request")
 	// ErrUnsupportedSchema means a schema is valid Avro but not a Debezium
 	// envelope, key or column type this package can map.
 	ErrUnsupportedSchema = errors.New("codecs: unsupported schema")

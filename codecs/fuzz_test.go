@@ -32,7 +32,7 @@ func FuzzWireFormat(f *testing.F) {
 }
 
 var decodeSentinels = []error{
-	ErrBadHeader, ErrUnknownSchema, ErrRegistry, ErrUnsupportedSchema, ErrBadBody,
+	ErrBadHeader, ErrUnknownSchema, ErrRegistry, ErrRegistryRefused, ErrUnsupportedSchema, ErrBadBody,
 	ErrUnknownOp, ErrMissingKey, ErrBadEnvelope, ErrOutOfRange,
 }
 

@@ -105,6 +105,9 @@ func (r *Registry) SchemaByID(ctx context.Context, id int) (string, error) {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("%w: schema %d: %w", ErrRegistry, id, context.Cause(ctx))
 		}
+		if refused(err) {
+			return "", fmt.Errorf("%w: schema %d: %w", ErrRegistryRefused, id, err)
+		}
 		if !isRetryable(err) {
 			return "", fmt.Errorf("%w: schema %d: %w", ErrRegistry, id, err)
 		}
@@ -128,6 +131,13 @@ func (r *Registry) SchemaByID(ctx context.Context, id int) (string, error) {
 func isNotFound(err error) bool {
 	var re *sr.ResponseError
 	return errors.As(err, &re) && (re.StatusCode == http.StatusNotFound || sr.IsNotFoundError(re.ErrorCode))
+}
+
+// refused reports an answer that no retry changes: the registry rejected
+// the credentials (401), the permissions (403) or the request itself (4xx).
+func refused(err error) bool {
+	var re *sr.ResponseError
+	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && !isRetryable(err)
 }
 
 // isRetryable is the one place deciding which registry failures are

@@ -103,7 +103,8 @@ func TestRegistrySchemaByID(t *testing.T) {
 		{name: "503 twice then ok", failures: 2, failWith: 503, id: 1, wantHits: 3, wantWarns: 2},
 		{name: "429 then ok", failures: 1, failWith: 429, id: 1, wantHits: 2, wantWarns: 1},
 		{name: "unknown id not retried", id: 2, wantErr: ErrUnknownSchema, wantHits: 1},
-		{name: "401 not retried", failures: 1, failWith: 401, id: 1, wantErr: ErrRegistry, wantHits: 1},
+		{name: "401 refused, not retried", failures: 1, failWith: 401, id: 1, wantErr: ErrRegistryRefused, wantHits: 1},
+		{name: "403 refused, not retried", failures: 1, failWith: 403, id: 1, wantErr: ErrRegistryRefused, wantHits: 1},
 		{name: "500 until max attempts", failures: 100, failWith: 500, id: 1, maxTries: 3, wantErr: ErrRegistry, wantHits: 3, wantWarns: 2},
 		{name: "protobuf schema refused", schemaType: "PROTOBUF", id: 1, wantErr: ErrUnsupportedSchema, wantHits: 1},
 	}

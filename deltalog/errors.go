@@ -8,6 +8,11 @@ var (
 	ErrNotExist = errors.New("deltalog: does not exist")
 	// ErrExist: PutIfAbsent found an object already there (a commit version was taken).
 	ErrExist = errors.New("deltalog: already exists")
+	// ErrUnavailable: the store could not serve the call for a reason that
+	// waiting may cure (a network failure, a timeout, throttling, a 5xx
+	// answer). Stores wrap it around such errors; anything a store returns
+	// without it is to be treated as permanent.
+	ErrUnavailable = errors.New("deltalog: storage temporarily unavailable")
 )
 
 // CorruptFileError reports a log, checkpoint or data file that is missing, truncated or

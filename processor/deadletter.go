@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Policy is what happens to a record that cannot be applied because of its
@@ -21,7 +23,7 @@ type Policy string
 const (
 	// PolicyFail stops the table: its partitions stop fetching, its offsets
 	// stay at the last good record, and readiness reports it, until an
-	// operator fixes the cause and restarts.
+	// operator fixes the cause (or skips the record) and restarts.
 	PolicyFail Policy = "fail"
 	// PolicyDeadLetter produces the record, unchanged, to the dead-letter
 	// topic with headers naming the error and its coordinates, then moves
@@ -35,28 +37,15 @@ const (
 	HeaderTopic     = "cdc2delta.topic"
 	HeaderPartition = "cdc2delta.partition"
 	HeaderOffset    = "cdc2delta.offset"
+	// HeaderValueDropped, present with the value's size in bytes, marks a
+	// record whose value was too large for the dead-letter topic and was
+	// left out.
+	HeaderValueDropped = "cdc2delta.value-dropped"
 )
 
-// ErrTableFailed reports a table stopped by bad input under PolicyFail or by
-// an error that retrying cannot cure (such as an unsafe schema change).
-var ErrTableFailed = errors.New("processor: table stopped")
-
-// TableError is why a table stopped. Its offsets stay unapplied from Offset
-// on.
-type TableError struct {
-	Table string
-	merge.TopicPartition
-	Offset int64
-	Err    error
-}
-
-// Error names the table, the record and the cause.
-func (e *TableError) Error() string {
-	return fmt.Sprintf("table %s stopped at %s/%d offset %d: %v", e.Table, e.Topic, e.Partition, e.Offset, e.Err)
-}
-
-// Unwrap returns both ErrTableFailed and the cause.
-func (e *TableError) Unwrap() []error { return []error{ErrTableFailed, e.Err} }
+// ErrDeadLetterTopic reports a dead-letter topic that does not exist or
+// cannot be written.
+var ErrDeadLetterTopic = errors.New("processor: dead-letter topic unusable")
 
 // badInputReasons label the bad-input metric; each sentinel the decoder can
 // wrap maps to one.
@@ -73,15 +62,11 @@ var badInputReasons = []struct {
 	{codecs.ErrBadEnvelope, "bad_envelope"},
 	{codecs.ErrOutOfRange, "out_of_range"},
 	{codecs.ErrSchemaChange, "schema_change"},
+	{codecs.ErrRegistryRefused, "registry_refused"},
 }
 
-// badInputReason returns the metric label of a decode error, or "" when the
-// error is not about the record's content (a registry outage or the end of
-// the context), which must be retried, never dead-lettered.
+// badInputReason returns the metric label of a decode error.
 func badInputReason(err error) string {
-	if errors.Is(err, codecs.ErrRegistry) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return ""
-	}
 	for _, r := range badInputReasons {
 		if errors.Is(err, r.err) {
 			return r.reason
@@ -95,11 +80,17 @@ func deadLetterTopic(template, topic string) string {
 	return strings.ReplaceAll(template, "{topic}", topic)
 }
 
+// deadLetterOverhead is what a record batch and the record framing add to
+// a record's key, value and headers; a record within the topic's
+// max.message.bytes less this always fits.
+const deadLetterOverhead = 512
+
 // deadLetterRecord copies r, with its original key, value and headers, for
 // the dead-letter topic, adding headers that name the error and where the
-// record came from.
-func deadLetterRecord(dlq string, r *kgo.Record, cause error) *kgo.Record {
-	h := make([]kgo.RecordHeader, 0, len(r.Headers)+4)
+// record came from. When the copy would exceed limit bytes its value is left
+// out and HeaderValueDropped gives the value's size.
+func deadLetterRecord(dlq string, r *kgo.Record, cause error, limit int) (rec *kgo.Record, dropped bool) {
+	h := make([]kgo.RecordHeader, 0, len(r.Headers)+5)
 	h = append(h, r.Headers...)
 	h = append(h,
 		kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
@@ -107,25 +98,141 @@ func deadLetterRecord(dlq string, r *kgo.Record, cause error) *kgo.Record {
 		kgo.RecordHeader{Key: HeaderPartition, Value: []byte(strconv.FormatInt(int64(r.Partition), 10))},
 		kgo.RecordHeader{Key: HeaderOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
 	)
-	return &kgo.Record{Topic: dlq, Key: r.Key, Value: r.Value, Headers: h, Timestamp: r.Timestamp}
+	rec = &kgo.Record{Topic: dlq, Key: r.Key, Value: r.Value, Headers: h, Timestamp: r.Timestamp}
+	size := deadLetterOverhead + len(r.Key) + len(r.Value)
+	for _, x := range h {
+		size += len(x.Key) + len(x.Value)
+	}
+	if limit > 0 && size > limit {
+		rec.Value = nil
+		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: HeaderValueDropped, Value: []byte(strconv.Itoa(len(r.Value)))})
+		return rec, true
+	}
+	return rec, false
 }
 
-// produceDeadLetter produces the record and waits for the broker's
-// acknowledgement, retrying with backoff: a record is moved past only once
-// its copy is durable.
-func (p *Processor) produceDeadLetter(ctx context.Context, r *kgo.Record, cause error) error {
-	dl := deadLetterRecord(deadLetterTopic(p.opts.DeadLetterTopic, r.Topic), r, cause)
-	for attempt := 0; ; attempt++ {
-		err := p.client.ProduceSync(ctx, dl).FirstErr()
-		if err == nil {
-			return nil
+// deadLetters produces dead-lettered records, one producer per dead-letter
+// topic sized to the topic's max.message.bytes.
+type deadLetters struct {
+	p      *Processor
+	mu     sync.Mutex
+	topics map[string]*dlqTopic
+}
+
+type dlqTopic struct {
+	maxBytes int
+	producer *kgo.Client
+}
+
+func newDeadLetters(p *Processor) *deadLetters {
+	return &deadLetters{p: p, topics: map[string]*dlqTopic{}}
+}
+
+// prepare checks, once per dead-letter topic, that the topic of source
+// exists (creating it when configured to) and reads its max.message.bytes.
+func (d *deadLetters) prepare(ctx context.Context, source string) error {
+	_, err := d.topic(ctx, deadLetterTopic(d.p.opts.DeadLetterTopic, source))
+	return err
+}
+
+func (d *deadLetters) topic(ctx context.Context, name string) (*dlqTopic, error) {
+	d.mu.Lock()
+	dt := d.topics[name]
+	d.mu.Unlock()
+	if dt != nil {
+		return dt, nil
+	}
+	adm := kadm.NewClient(d.p.client)
+	details, err := adm.ListTopics(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("checking dead-letter topic %s: %w", name, err)
+	}
+	td, ok := details[name]
+	switch {
+	case ok && td.Err == nil:
+	case ok && !errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+		return nil, fmt.Errorf("checking dead-letter topic %s: %w", name, td.Err)
+	case !d.p.opts.CreateDeadLetterTopics:
+		return nil, fmt.Errorf("%w: %s does not exist", ErrDeadLetterTopic, name)
+	default:
+		resp, err := adm.CreateTopic(ctx, -1, -1, nil, name)
+		if err == nil && resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			err = resp.Err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err != nil {
+			return nil, fmt.Errorf("%w: creating %s: %w", ErrDeadLetterTopic, name, err)
 		}
-		p.log.Warn("dead-letter produce failed; retrying", "topic", dl.Topic, "err", err, "attempt", attempt+1)
-		if err := sleep(ctx, backoff(attempt)); err != nil {
-			return err
+		d.p.log.Info("dead-letter topic created", "topic", name)
+	}
+	maxBytes := 1 << 20 // Kafka's default when the broker does not say
+	if cfgs, err := adm.DescribeTopicConfigs(ctx, name); err == nil {
+		if rc, err := cfgs.On(name, nil); err == nil && rc.Err == nil {
+			for _, c := range rc.Configs {
+				if c.Key == "max.message.bytes" && c.Value != nil {
+					if n, err := strconv.Atoi(*c.Value); err == nil && n > 0 {
+						maxBytes = n
+					}
+				}
+			}
 		}
+	}
+	producer, err := kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(d.p.opts.Brokers...),
+		kgo.WithLogger(kafkaLogger{d.p.log}),
+		kgo.ProducerBatchMaxBytes(int32(maxBytes)),
+		kgo.RecordRetries(3),
+	}, d.p.opts.ClientOptions...)...)
+	if err != nil {
+		return nil, fmt.Errorf("dead-letter producer: %w", err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old := d.topics[name]; old != nil { // prepared concurrently
+		producer.Close()
+		return old, nil
+	}
+	dt = &dlqTopic{maxBytes: maxBytes, producer: producer}
+	d.topics[name] = dt
+	d.p.log.Info("dead-letter topic ready", "topic", name, "max_message_bytes", maxBytes)
+	return dt, nil
+}
+
+// send produces the entry's record to its dead-letter topic and waits for
+// the broker's acknowledgement: a record is moved past only once its copy is
+// durable. A record too large for the topic goes without its value.
+func (d *deadLetters) send(ctx context.Context, t *table, e *entry) error {
+	name := deadLetterTopic(d.p.opts.DeadLetterTopic, e.tp.Topic)
+	dt, err := d.topic(ctx, name)
+	if err != nil {
+		return err
+	}
+	rec, dropped := deadLetterRecord(name, e.raw, e.cause, dt.maxBytes)
+	err = dt.producer.ProduceSync(ctx, rec).FirstErr()
+	if (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) && !dropped {
+		// The broker's limit is below the topic's (message.max.bytes).
+		rec, dropped = deadLetterRecord(name, e.raw, e.cause, 1)
+		err = dt.producer.ProduceSync(ctx, rec).FirstErr()
+	}
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return fmt.Errorf("%w: %s: %w", ErrDeadLetterTopic, name, err)
+	case err != nil:
+		return fmt.Errorf("producing to dead-letter topic %s: %w", name, err)
+	}
+	reason := badInputReason(e.cause)
+	d.p.m.deadLettered.WithLabelValues(t.path, reason).Inc()
+	if dropped {
+		d.p.m.deadLetterDropped.WithLabelValues(t.path).Inc()
+	}
+	d.p.log.Warn("record dead-lettered", "table", t.path, "topic", e.tp.Topic, "partition", e.tp.Partition, "offset", e.offset,
+		"dlq", name, "reason", reason, "value_dropped", dropped, "err", e.cause)
+	return nil
+}
+
+func (d *deadLetters) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dt := range d.topics {
+		dt.producer.Close()
 	}
 }

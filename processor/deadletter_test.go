@@ -199,8 +199,7 @@ func TestBadInputReason(t *testing.T) {
 		{&codecs.DecodeError{Err: &codecs.RangeError{Column: "c"}}, "out_of_range"},
 		{&codecs.DecodeError{Err: codecs.ErrMissingKey}, "missing_key"},
 		{&codecs.DecodeError{Err: codecs.ErrUnknownSchema}, "unknown_schema"},
-		{&codecs.DecodeError{Err: codecs.ErrRegistry}, ""},
-		{context.Canceled, ""},
+		{&codecs.DecodeError{Err: codecs.ErrRegistryRefused}, "registry_refused"},
 		{errors.New("surprise"), "other"},
 	}
 	for _, tc := range tests {
@@ -209,9 +208,10 @@ func TestBadInputReason(t *testing.T) {
 }
 
 func TestDeadLetterRecord(t *testing.T) {
-	src := &kgo.Record{Topic: "shop.sales.dbo.orders", Partition: 2, Offset: 41, Key: []byte("k"), Value: []byte{0, 1},
+	src := &kgo.Record{Topic: "shop.sales.dbo.orders", Partition: 2, Offset: 41, Key: []byte("k"), Value: make([]byte, 2000),
 		Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("t1")}}}
-	dl := deadLetterRecord(deadLetterTopic("dlq.{topic}", src.Topic), src, errors.New("boom"))
+	dl, dropped := deadLetterRecord(deadLetterTopic("dlq.{topic}", src.Topic), src, errors.New("boom"), 1<<20)
+	require.False(t, dropped)
 	require.Equal(t, "dlq.shop.sales.dbo.orders", dl.Topic)
 	require.Equal(t, src.Key, dl.Key)
 	require.Equal(t, src.Value, dl.Value)
@@ -220,7 +220,17 @@ func TestDeadLetterRecord(t *testing.T) {
 	require.Equal(t, "shop.sales.dbo.orders", headerOf(dl, HeaderTopic))
 	require.Equal(t, "2", headerOf(dl, HeaderPartition))
 	require.Equal(t, "41", headerOf(dl, HeaderOffset))
+	require.Empty(t, headerOf(dl, HeaderValueDropped))
 	require.Len(t, src.Headers, 1, "the source record is not modified")
+
+	// Too large for a topic of 2,000 bytes: the value stays behind.
+	dl, dropped = deadLetterRecord("dlq", src, errors.New("boom"), 2000)
+	require.True(t, dropped)
+	require.Nil(t, dl.Value)
+	require.Equal(t, src.Key, dl.Key)
+	require.Equal(t, "2000", headerOf(dl, HeaderValueDropped))
+	require.Equal(t, "41", headerOf(dl, HeaderOffset))
+	require.Len(t, src.Value, 2000, "the source record is not modified")
 }
 
 func TestOptionsValidate(t *testing.T) {

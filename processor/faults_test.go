@@ -206,6 +206,7 @@ func TestCrashPhases(t *testing.T) {
 					path := tablePath(tb)
 					pl.memStore(path).Inject(memstore.Fault{
 						Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1,
+						Err:        fmt.Errorf("%w: injected", deltalog.ErrUnavailable),
 						AfterWrite: tc.phase == logCommitLands,
 						Then: func() {
 							once.Do(func() {

@@ -143,7 +143,7 @@ func (pl *pipeline) produceRaw(topic string, part int32, key, value []byte) {
 }
 
 func (pl *pipeline) options(group string) Options {
-	regc, err := codecs.NewRegistry(codecs.RegistryOptions{URLs: []string{pl.regURL}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	regc, err := codecs.NewRegistry(codecs.RegistryOptions{URLs: []string{pl.regURL}, MaxAttempts: 1})
 	require.NoError(pl.t, err)
 	dec, err := codecs.NewDecoder(regc, codecs.Options{})
 	require.NoError(pl.t, err)
@@ -160,6 +160,8 @@ func (pl *pipeline) options(group string) Options {
 		Decoder:          dec,
 		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond},
 		RecommitInterval: 200 * time.Millisecond,
+		RetryMin:         20 * time.Millisecond,
+		RetryMax:         500 * time.Millisecond,
 		DeadLetterTopic:  pl.dlq,
 		ClientOptions: []kgo.Opt{
 			kgo.FetchMaxWait(50 * time.Millisecond),

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -29,19 +33,139 @@ func accessError(err error) bool {
 		errors.As(err, &cve) || errors.As(err, &rhe)
 }
 
-// preflight connects to a broker once before joining the group, so wrong
-// credentials or an untrusted certificate end Run with an error instead of
-// franz-go retrying them forever. Other errors (a broker still starting) are
-// left to the client's retries.
-func (p *Processor) preflight(ctx context.Context) error {
-	err := p.client.Ping(ctx)
-	if err != nil && accessError(err) {
-		return fmt.Errorf("%w: %w", ErrKafkaAccess, err)
+// Kafka reachability: the brokers count as unreachable once no broker has
+// answered for kafkaSilence; the check then pings every kafkaCheckEvery and
+// says so every kafkaReportEvery until one answers.
+const (
+	kafkaSilence     = 8 * time.Second
+	kafkaCheckEvery  = 2 * time.Second
+	kafkaPingTimeout = 5 * time.Second
+	kafkaReportEvery = 30 * time.Second
+)
+
+// kafkaHealth tracks whether any broker answers. Every successful read from
+// a broker (fetches, heartbeats, commits) counts, so a healthy client costs
+// no extra requests; only silence triggers a ping.
+type kafkaHealth struct {
+	p      *Processor
+	lastOK atomic.Int64 // unix nanos of the last successful broker read
+
+	mu           sync.Mutex
+	down         bool
+	downSince    time.Time
+	lastErr      error
+	lastReported time.Time
+	fetchLogged  map[string]time.Time // fetch error log rate limit, per topic
+}
+
+func newKafkaHealth(p *Processor) *kafkaHealth {
+	return &kafkaHealth{p: p, fetchLogged: map[string]time.Time{}}
+}
+
+// OnBrokerRead implements kgo.HookBrokerRead.
+func (k *kafkaHealth) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	if err == nil {
+		k.lastOK.Store(time.Now().UnixNano())
 	}
-	if err != nil {
-		p.log.Warn("kafka not reachable yet; retrying", "brokers", p.opts.Brokers, "err", err)
+}
+
+// preflight connects to a broker before joining the group. Refused
+// credentials or an untrusted certificate end Run; unreachable brokers are
+// reported at once (naming kafka.brokers) and retried.
+func (k *kafkaHealth) preflight(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, 2*kafkaPingTimeout)
+	defer cancel()
+	err := k.p.client.Ping(pctx)
+	switch {
+	case err == nil:
+		k.lastOK.Store(time.Now().UnixNano())
+	case accessError(err):
+		return fmt.Errorf("%w: %w", ErrKafkaAccess, err)
+	case ctx.Err() == nil:
+		k.unreachable(err)
 	}
 	return nil
+}
+
+// run watches reachability until ctx ends.
+func (k *kafkaHealth) run(ctx context.Context) {
+	t := time.NewTicker(kafkaCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, k.lastOK.Load())) < kafkaSilence {
+			k.reachable()
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, kafkaPingTimeout)
+		err := k.p.client.Ping(pctx)
+		cancel()
+		switch {
+		case err == nil:
+			k.lastOK.Store(time.Now().UnixNano())
+			k.reachable()
+		case ctx.Err() == nil:
+			k.unreachable(err)
+		}
+	}
+}
+
+func (k *kafkaHealth) unreachable(err error) {
+	k.mu.Lock()
+	now := time.Now()
+	if !k.down {
+		k.down, k.downSince = true, now
+	}
+	k.lastErr = err
+	report := now.Sub(k.lastReported) >= kafkaReportEvery
+	if report {
+		k.lastReported = now
+	}
+	since := k.downSince
+	k.mu.Unlock()
+	k.p.m.kafkaUp.Set(0)
+	if report {
+		k.p.log.Error("no broker in kafka.brokers answers; check the addresses, the network and kafka.tls; retrying",
+			"brokers", k.p.opts.Brokers, "down_for", now.Sub(since).Round(time.Second), "err", err)
+	}
+}
+
+func (k *kafkaHealth) reachable() {
+	k.mu.Lock()
+	was, since := k.down, k.downSince
+	k.down, k.lastErr, k.lastReported = false, nil, time.Time{}
+	k.mu.Unlock()
+	k.p.m.kafkaUp.Set(1)
+	if was {
+		k.p.log.Info("kafka reachable again", "brokers", k.p.opts.Brokers, "was_down_for", time.Since(since).Round(time.Second))
+	}
+}
+
+// status reports whether the brokers are unreachable, since when and why.
+func (k *kafkaHealth) status() (down bool, since time.Time, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.down, k.downSince, k.lastErr
+}
+
+// fetchError logs a fetch error, at most once per topic every
+// kafkaReportEvery (franz-go retries them itself).
+func (k *kafkaHealth) fetchError(topic string, part int32, err error) {
+	k.mu.Lock()
+	now := time.Now()
+	log := now.Sub(k.fetchLogged[topic]) >= kafkaReportEvery
+	if log {
+		k.fetchLogged[topic] = now
+	}
+	k.mu.Unlock()
+	var ne net.Error
+	if log {
+		k.p.log.Warn("fetch error; retrying", "topic", topic, "partition", part, "network", errors.As(err, &ne), "err", err)
+	}
 }
 
 // kafkaLogger passes franz-go's warnings and errors to the processor's logger,

@@ -10,25 +10,30 @@ import (
 // metrics are the processor's Prometheus collectors, registered on the
 // injected Registerer (none: collected but not exported).
 type metrics struct {
-	consumed      *prometheus.CounterVec   // table
-	applied       *prometheus.CounterVec   // table, op (insert|update|delete|truncate)
-	skippedStale  *prometheus.CounterVec   // table
-	skippedReplay *prometheus.CounterVec   // table
-	duplicates    *prometheus.CounterVec   // table
-	tombstones    *prometheus.CounterVec   // table
-	deadLettered  *prometheus.CounterVec   // table, reason
-	badInput      *prometheus.CounterVec   // table, reason, policy
-	batchRecords  *prometheus.HistogramVec // table
-	commitSeconds *prometheus.HistogramVec // table
-	endToEnd      *prometheus.HistogramVec // table
-	conflicts     *prometheus.CounterVec   // table
-	applyRetries  *prometheus.CounterVec   // table
-	tableFailed   *prometheus.GaugeVec     // table
-	deltaOffset   *prometheus.GaugeVec     // topic, partition
-	groupOffset   *prometheus.GaugeVec     // topic, partition
-	highWatermark *prometheus.GaugeVec     // topic, partition
-	groupCommits  *prometheus.CounterVec   // result (ok|error)
-	bufferedBytes prometheus.Gauge
+	consumed          *prometheus.CounterVec   // table
+	applied           *prometheus.CounterVec   // table, op (insert|update|delete|truncate)
+	skippedStale      *prometheus.CounterVec   // table
+	skippedReplay     *prometheus.CounterVec   // table
+	duplicates        *prometheus.CounterVec   // table
+	tombstones        *prometheus.CounterVec   // table
+	deadLettered      *prometheus.CounterVec   // table, reason
+	badInput          *prometheus.CounterVec   // table, reason, policy
+	batchRecords      *prometheus.HistogramVec // table
+	commitSeconds     *prometheus.HistogramVec // table
+	endToEnd          *prometheus.HistogramVec // table
+	conflicts         *prometheus.CounterVec   // table
+	retries           *prometheus.CounterVec   // table, while
+	retrySeconds      *prometheus.GaugeVec     // table
+	tableFailed       *prometheus.GaugeVec     // table
+	tableState        *prometheus.GaugeVec     // table, state
+	deadLetterDropped *prometheus.CounterVec   // table
+	kafkaUp           prometheus.Gauge
+	pausedPartitions  prometheus.Gauge
+	deltaOffset       *prometheus.GaugeVec   // topic, partition
+	groupOffset       *prometheus.GaugeVec   // topic, partition
+	highWatermark     *prometheus.GaugeVec   // topic, partition
+	groupCommits      *prometheus.CounterVec // result (ok|error)
+	bufferedBytes     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -43,25 +48,30 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: buckets}, labels)
 	}
 	m := &metrics{
-		consumed:      counter("events_consumed_total", "Kafka records consumed, tombstones and bad input included.", "table"),
-		applied:       counter("events_applied_total", "Changes applied to Delta tables, by effect.", "table", "op"),
-		skippedStale:  counter("events_skipped_stale_total", "Changes at or below the position stored for their key.", "table"),
-		skippedReplay: counter("events_skipped_replayed_total", "Records at or below their partition's Delta txn version (replays).", "table"),
-		duplicates:    counter("events_duplicates_total", "In-batch duplicates and superseded changes of one key.", "table"),
-		tombstones:    counter("tombstones_total", "Kafka tombstones (null values) skipped.", "table"),
-		deadLettered:  counter("events_dead_lettered_total", "Records produced to the dead-letter topic.", "table", "reason"),
-		badInput:      counter("bad_input_total", "Records that could not be decoded or applied, by reason and policy.", "table", "reason", "policy"),
-		batchRecords:  hist("batch_records", "Records per applied micro-batch.", prometheus.ExponentialBuckets(1, 4, 10), "table"),
-		commitSeconds: hist("commit_seconds", "Time to apply one micro-batch (MERGE and Delta commit).", prometheus.ExponentialBuckets(0.005, 2, 14), "table"),
-		endToEnd:      hist("end_to_end_latency_seconds", "From the oldest source commit in a batch to its Delta commit.", prometheus.ExponentialBuckets(0.01, 2, 16), "table"),
-		conflicts:     counter("commit_conflict_retries_total", "Re-applications after a conflicting concurrent Delta commit.", "table"),
-		applyRetries:  counter("apply_retries_total", "Micro-batches retried after a transient storage or registry error.", "table"),
-		tableFailed:   gauge("table_failed", "1 when the table is stopped by an error that needs an operator.", "table"),
-		deltaOffset:   gauge("partition_delta_offset", "Last offset applied to Delta (the txn version).", "topic", "partition"),
-		groupOffset:   gauge("partition_group_offset", "Offset last committed to the consumer group.", "topic", "partition"),
-		highWatermark: gauge("partition_high_watermark", "Partition high watermark seen in the last fetch.", "topic", "partition"),
-		groupCommits:  counter("group_commits_total", "Consumer-group offset commits, by result.", "result"),
-		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_bytes", Help: "Record bytes buffered in pending micro-batches."}),
+		consumed:          counter("events_consumed_total", "Kafka records consumed, tombstones and bad input included.", "table"),
+		applied:           counter("events_applied_total", "Changes applied to Delta tables, by effect.", "table", "op"),
+		skippedStale:      counter("events_skipped_stale_total", "Changes at or below the position stored for their key.", "table"),
+		skippedReplay:     counter("events_skipped_replayed_total", "Records at or below their partition's Delta txn version (replays).", "table"),
+		duplicates:        counter("events_duplicates_total", "In-batch duplicates and superseded changes of one key.", "table"),
+		tombstones:        counter("tombstones_total", "Kafka tombstones (null values) skipped.", "table"),
+		deadLettered:      counter("events_dead_lettered_total", "Records produced to the dead-letter topic.", "table", "reason"),
+		badInput:          counter("bad_input_total", "Records that could not be decoded or applied, by reason and policy.", "table", "reason", "policy"),
+		batchRecords:      hist("batch_records", "Records per applied micro-batch.", prometheus.ExponentialBuckets(1, 4, 10), "table"),
+		commitSeconds:     hist("commit_seconds", "Time to apply one micro-batch (MERGE and Delta commit).", prometheus.ExponentialBuckets(0.005, 2, 14), "table"),
+		endToEnd:          hist("end_to_end_latency_seconds", "From the oldest source commit in a batch to its Delta commit.", prometheus.ExponentialBuckets(0.01, 2, 16), "table"),
+		conflicts:         counter("commit_conflict_retries_total", "Re-applications after a conflicting concurrent Delta commit.", "table"),
+		retries:           counter("retries_total", "Retries of transient failures (storage, registry, Kafka), by what was being done.", "table", "while"),
+		retrySeconds:      gauge("table_retry_seconds", "How long the table's current transient failure has lasted (0: none).", "table"),
+		tableFailed:       gauge("table_failed", "1 when the table is stopped by an error that needs an operator.", "table"),
+		tableState:        gauge("table_state", "1 for the table's current state: opening, running, retrying, stalled (retrying past the budget) or stopped.", "table", "state"),
+		deadLetterDropped: counter("dead_letter_values_dropped_total", "Dead-lettered records sent without their value, which exceeded the dead-letter topic's max.message.bytes.", "table"),
+		kafkaUp:           prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "kafka_up", Help: "1 while a broker of kafka.brokers answers."}),
+		pausedPartitions:  prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "partitions_paused", Help: "Assigned partitions not fetching: waiting for their table, stopped, held for the registry or backpressured."}),
+		deltaOffset:       gauge("partition_delta_offset", "Last offset applied to Delta (the txn version).", "topic", "partition"),
+		groupOffset:       gauge("partition_group_offset", "Offset last committed to the consumer group.", "topic", "partition"),
+		highWatermark:     gauge("partition_high_watermark", "Partition high watermark seen in the last fetch.", "topic", "partition"),
+		groupCommits:      counter("group_commits_total", "Consumer-group offset commits, by result.", "result"),
+		bufferedBytes:     prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_bytes", Help: "Record bytes buffered in pending micro-batches."}),
 	}
 	if reg == nil {
 		return m, nil
@@ -69,8 +79,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, c := range []prometheus.Collector{
 		m.consumed, m.applied, m.skippedStale, m.skippedReplay, m.duplicates, m.tombstones,
 		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts,
-		m.applyRetries, m.tableFailed, m.deltaOffset, m.groupOffset, m.highWatermark,
-		m.groupCommits, m.bufferedBytes,
+		m.retries, m.retrySeconds, m.tableFailed, m.tableState, m.deadLetterDropped, m.kafkaUp, m.pausedPartitions,
+		m.deltaOffset, m.groupOffset, m.highWatermark, m.groupCommits, m.bufferedBytes,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -95,4 +105,31 @@ func (m *metrics) observeApply(table string, records int, r merge.Result) {
 
 func partLabels(tp merge.TopicPartition) []string {
 	return []string{tp.Topic, strconv.FormatInt(int64(tp.Partition), 10)}
+}
+
+// setTableState sets the one-hot state gauge of table.
+func (m *metrics) setTableState(table string, st TableState) {
+	for _, s := range tableStates {
+		v := 0.0
+		if s == st {
+			v = 1
+		}
+		m.tableState.WithLabelValues(table, string(s)).Set(v)
+	}
+}
+
+// forgetTable drops the per-table gauges of a closed table (counters stay).
+func (m *metrics) forgetTable(table string) {
+	for _, s := range tableStates {
+		m.tableState.DeleteLabelValues(table, string(s))
+	}
+	m.tableFailed.DeleteLabelValues(table)
+	m.retrySeconds.DeleteLabelValues(table)
+}
+
+// forgetPartition drops the gauges of a revoked partition.
+func (m *metrics) forgetPartition(tp merge.TopicPartition) {
+	m.deltaOffset.DeleteLabelValues(partLabels(tp)...)
+	m.groupOffset.DeleteLabelValues(partLabels(tp)...)
+	m.highWatermark.DeleteLabelValues(partLabels(tp)...)
 }

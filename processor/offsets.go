@@ -119,44 +119,6 @@ func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[merge.TopicPart
 	return nil
 }
 
-// commitGroup commits applied positions to the group. A failure is logged
-// and counted, not returned: the group offset is for lag tooling, the Delta
-// txn is the truth, and the next commit or idle re-commit repairs it.
-func (p *Processor) commitGroup(ctx context.Context, offs map[merge.TopicPartition]groupCommit) {
-	if len(offs) == 0 {
-		return
-	}
-	if err := commitOffsets(ctx, p.client, offs); err != nil {
-		p.m.groupCommits.WithLabelValues("error").Inc()
-		p.log.Warn("group offset commit failed", "err", err)
-		return
-	}
-	p.m.groupCommits.WithLabelValues("ok").Inc()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for tp, o := range offs {
-		if st := p.mu.parts[tp]; st != nil {
-			st.groupNext = o.Next
-		}
-		p.m.groupOffset.WithLabelValues(partLabels(tp)...).Set(float64(o.Next))
-	}
-}
-
-// recommit re-commits the applied position of every assigned partition, so
-// that the group's offsets do not expire while idle and an assignment's
-// start position (the txn) shows in lag tooling at once.
-func (p *Processor) recommit(ctx context.Context) {
-	offs := make(map[merge.TopicPartition]groupCommit)
-	p.mu.Lock()
-	for tp, st := range p.mu.parts {
-		if st.applied >= 0 {
-			offs[tp] = groupCommit{Next: st.applied + 1, Version: st.version}
-		}
-	}
-	p.mu.Unlock()
-	p.commitGroup(ctx, offs)
-}
-
 // ErrGroupActive reports a replay requested while the group has members:
 // their next commit would overwrite it.
 var ErrGroupActive = errors.New("processor: consumer group has active members; stop every instance first")
@@ -197,4 +159,18 @@ func ReplayFrom(ctx context.Context, adm *kadm.Client, group string, at time.Tim
 		return nil, fmt.Errorf("committing replay offsets of group %s: %w", group, err)
 	}
 	return offs, nil
+}
+
+func txnAttr(txn int64, ok bool) any {
+	if !ok {
+		return "none"
+	}
+	return txn
+}
+
+func committedAttr(c *committedOffset) any {
+	if c == nil {
+		return "none"
+	}
+	return c.Offset
 }

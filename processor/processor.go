@@ -1,41 +1,3 @@
-// Package processor runs the pipeline: a Kafka consumer group over Debezium
-// topics, per-table micro-batches, and exactly-once MERGE commits into Delta
-// tables whose txn actions hold the Kafka offsets (ADR 0020).
-//
-// # Run loop
-//
-// One goroutine (the caller's, in Run) polls with franz-go's
-// BlockRebalanceOnPoll, decodes the polled records (in parallel across
-// partitions, in order within one) and routes each to its table's pending
-// batch by topic name (Router). Batches that are due (records, bytes, age,
-// or MaxBufferedBytes over all tables) are applied in the background, one
-// Sink.Apply per table run concurrently, while the loop decodes the next
-// poll: at most one such flush is in flight, so a table's batches apply in
-// order. When the flush ends the loop commits the applied offsets to the
-// group, and it allows a rebalance only while no flush is in flight (it
-// stops starting flushes when franz-go reports a blocked rebalance). So
-// revoke and lost callbacks never race an apply: they just drop pending
-// records, which the new owner re-reads from the table's txn. Memory is
-// bounded by MaxPollRecords, the batch limits and MaxBufferedBytes: the loop
-// stops polling and waits for the flush once the next batch is due.
-//
-// On assignment (AdjustFetchOffsetsFn) each partition resumes from its
-// table's txn + 1, an operator's group reset below it (a replay), the
-// group's offset, or the reset policy; see startOffset.
-//
-// Each table has its own settings (Options.PerTable: delete and merge
-// modes, bad-input policy), resolved when a topic is first routed to it.
-// Bad input follows the table's Policy (deadletter.go); registry and storage
-// outages are retried with backoff, never skipped. A registry outage does
-// not hold a rebalance: when one waits, decoding gives way, the records not
-// decoded yet are held (their partitions paused) and retried after it.
-// Metrics are in metrics.go; /healthz, /readyz and /metrics in health.go.
-//
-// Locks: Processor.mu guards tables, partitions and pending batches and is
-// never held across I/O; openMu serialises opening sinks and is taken before
-// mu, never after.
-//
-// The package carries no API-stability promise.
 package processor
 
 import (
@@ -43,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -64,6 +25,17 @@ var (
 	ErrClosed  = errors.New("processor: closed")
 )
 
+// Group protocols (Options.GroupProtocol).
+const (
+	// GroupClassic is Kafka's classic protocol with the cooperative-sticky
+	// assignor: works with every broker and with topic regexes.
+	GroupClassic = "classic"
+	// GroupConsumer is KIP-848's consumer protocol (Kafka 4.0+): the broker
+	// assigns partitions, and a member leaving or dying does not make the
+	// others rejoin.
+	GroupConsumer = "consumer"
+)
+
 // Options configure a Processor. Brokers, Group, Topics, OpenStore and
 // Decoder are required.
 type Options struct {
@@ -71,6 +43,8 @@ type Options struct {
 	Brokers []string
 	// Group is the consumer group id.
 	Group string
+	// GroupProtocol is GroupClassic (default) or GroupConsumer.
+	GroupProtocol string
 	// Topics to consume; with TopicRegex they are regular expressions.
 	Topics     []string
 	TopicRegex bool
@@ -87,33 +61,44 @@ type Options struct {
 	TablePath string
 	// OpenStore returns the store rooted at a table path.
 	OpenStore func(ctx context.Context, tablePath string) (deltalog.Store, error)
-	// Sink is the template of every table's SinkOptions; Store and TableName
-	// are set per table.
+	// Sink is the template of every table's merge options; Store and
+	// TableName are set per table.
 	Sink merge.Options
 	// PerTable, when set, gives each table its own settings in place of Sink
 	// and BadInput. It is called once per table, when a topic is first
-	// routed to it (on assignment, before its sink opens); when several
-	// topics route to one table path, the first one routed names it. Store
-	// and TableName of the returned SinkOptions are set by the processor and
-	// a nil Logger is the processor's.
+	// routed to it (on assignment); when several topics route to one table
+	// path, the first one routed names it. Store and TableName of the
+	// returned options are set by the processor and a nil Logger is the
+	// processor's.
 	PerTable func(TableSource) TableSettings
 	// Decoder decodes record keys and values.
 	Decoder *codecs.Decoder
 
-	// Batch bounds each table's micro-batches.
+	// Batch bounds each table's commits.
 	Batch BatchLimits
 	// MaxBufferedBytes bounds the record bytes pending over all tables
-	// (default 256 MiB); above it every pending batch is flushed.
+	// (default 256 MiB); above it every table commits what it holds and
+	// the busy ones stop fetching until they have.
 	MaxBufferedBytes int64
 	// MaxPollRecords bounds the records taken from the client per poll
 	// (default 10,000).
 	MaxPollRecords int
-	// FetchMaxBytes bounds one fetch response (default 32 MiB); with
-	// MaxPollRecords and the batch limits it bounds memory.
+	// FetchMaxBytes bounds one fetch response (default 32 MiB).
 	FetchMaxBytes int32
 	// RecommitInterval is how often group offsets are re-committed while
 	// idle, so the group's offsets do not expire (default 30s).
 	RecommitInterval time.Duration
+
+	// RetryBudget is how long a table may retry a transient failure (a
+	// storage, registry or Kafka outage) before it is reported stalled; it
+	// keeps retrying (default 2m).
+	RetryBudget time.Duration
+	// RetryMin and RetryMax bound the backoff between retries (default
+	// 100ms and 30s).
+	RetryMin, RetryMax time.Duration
+	// RevokeTimeout bounds how long a rebalance waits for an apply of a
+	// revoked partition to finish before cancelling it (default 10s).
+	RevokeTimeout time.Duration
 
 	// BadInput is the default bad-input policy (default PolicyFail).
 	BadInput Policy
@@ -123,18 +108,22 @@ type Options struct {
 	// DeadLetterTopic receives dead-lettered records; "{topic}" is replaced
 	// by the source topic. Required when any policy is PolicyDeadLetter.
 	DeadLetterTopic string
+	// CreateDeadLetterTopics creates a missing dead-letter topic (with the
+	// broker's default partitions and replication) instead of stopping the
+	// tables that need it.
+	CreateDeadLetterTopics bool
 	// UnknownSchemaRetries is how often a record whose schema id the
 	// registry does not know is retried before it counts as bad input
 	// (default 3): a schema may be registered moments after its record.
 	UnknownSchemaRetries int
-	// ShutdownTimeout bounds the final flush when Run's context ends
+	// ShutdownTimeout bounds the final commits when Run's context ends
 	// (default 10s).
 	ShutdownTimeout time.Duration
 }
 
 // TableSettings are one table's own settings, returned by Options.PerTable.
 type TableSettings struct {
-	// Sink configures the table's sink (delete and merge modes, tombstone
+	// Sink configures the table's MERGE (delete and merge modes, tombstone
 	// retention, change data feed).
 	Sink merge.Options
 	// BadInput is the table's bad-input policy; empty means
@@ -163,66 +152,45 @@ type Processor struct {
 	m      *metrics
 	router *Router
 	client *kgo.Client
+	retry  retryPolicy
+	dlq    *deadLetters
+	kafka  *kafkaHealth
+	commit *committer
+	// idleClose is how long a table without partitions stays open.
+	idleClose time.Duration
 
-	// mu guards the table and partition state. The run loop holds it while
-	// routing records and bookkeeping, never during I/O; rebalance
-	// callbacks hold it while they run. Lock order: openMu, then mu.
+	// mu guards the table and partition state. It is never held across
+	// I/O or a client call.
 	mu struct {
 		sync.Mutex
 		tables   map[string]*table
 		parts    map[merge.TopicPartition]*partition
 		fetched  map[merge.TopicPartition]committedOffset // from the last OffsetFetch
 		buffered int64
-		recommit bool // re-commit group offsets on the next loop turn
 		routeErr map[merge.TopicPartition]error
-		// held are polled records not decoded yet, in poll order: their
-		// decoding gave way to a rebalance during a registry outage.
-		// Their partitions are paused (heldParts) until they are decoded.
-		held      []*kgo.Record
-		heldParts map[merge.TopicPartition]bool
+		// starts are partitions whose start offsets their tables found,
+		// for the loop to set.
+		starts []*partition
+		// held are records whose decoding waits for the registry, per
+		// partition (paused meanwhile).
+		held map[merge.TopicPartition]*heldRecords
 	}
-	openMu sync.Mutex // serialises sink opening
+	// wakeLoop ends the loop's poll early (capacity 1).
+	wakeLoop chan struct{}
 
-	// rebalanceWanted is set when franz-go waits for AllowRebalance; the
-	// loop then finishes its flush instead of starting another.
-	rebalanceWanted atomic.Bool
-	// giveWay, while records are decoded, ends their decoding context with
-	// errGiveWay, so that registry retries let a waiting rebalance through.
-	giveWay atomic.Pointer[context.CancelCauseFunc]
-	// registryFailures counts registry failures since the last decoded
-	// record; it paces the retries across loop turns.
-	registryFailures atomic.Int64
-
-	runMu     sync.Mutex
-	cancelRun context.CancelFunc
-	runDone   chan struct{}
-	running   atomic.Bool
-	lastLoop  atomic.Int64 // unix nanos of the last loop turn
-	runErr    atomic.Pointer[error]
-	closeOnce sync.Once
-}
-
-// table is one Delta table and its pending batch.
-type table struct {
-	path   string
-	sink   *merge.Sink
-	policy Policy
-	pend   pending
-	failed *TableError // set: stopped; its partitions are paused
-	// abandoned is set when a batch was given up at shutdown: nothing
-	// after it may be applied by this run.
-	abandoned bool
-}
-
-// partition is the state of one assigned partition.
-type partition struct {
-	tp    merge.TopicPartition
-	table *table
-	// applied is the last offset known applied to the table (-1: none yet).
-	applied int64
-	version int64 // the table version holding applied
-	// groupNext is the offset last committed to the group (-1: none).
-	groupNext int64
+	// tablesCtx ends when Run shuts down: workers stop taking new work.
+	// applyCtx ends ShutdownTimeout later (or on a failed Run): applies in
+	// progress are abandoned.
+	tablesCtx, applyCtx      context.Context
+	stopTables, abortApplies context.CancelFunc
+	workers                  sync.WaitGroup
+	runMu                    sync.Mutex
+	cancelRun                context.CancelFunc
+	runDone                  chan struct{}
+	running                  atomic.Bool
+	lastLoop                 atomic.Int64 // unix nanos of the last loop turn
+	runErr                   atomic.Pointer[error]
+	closeOnce                sync.Once
 }
 
 // New validates opts and creates the Kafka client; consumption starts with
@@ -232,7 +200,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	p := &Processor{opts: opts, now: time.Now}
+	p := &Processor{opts: opts, now: time.Now, idleClose: time.Minute, wakeLoop: make(chan struct{}, 1)}
 	for _, o := range options {
 		o(p)
 	}
@@ -247,14 +215,20 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	if p.m, err = newMetrics(p.reg); err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
+	p.retry = retryPolicy{min: opts.RetryMin, max: opts.RetryMax, budget: opts.RetryBudget}
 	p.mu.tables = make(map[string]*table)
 	p.mu.parts = make(map[merge.TopicPartition]*partition)
 	p.mu.routeErr = make(map[merge.TopicPartition]error)
-	p.mu.heldParts = make(map[merge.TopicPartition]bool)
+	p.mu.held = make(map[merge.TopicPartition]*heldRecords)
+	p.tablesCtx, p.stopTables = context.WithCancel(context.Background())
+	p.applyCtx, p.abortApplies = context.WithCancel(context.Background())
+	p.kafka = newKafkaHealth(p)
 	p.client, err = kgo.NewClient(p.clientOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("creating kafka client: %w", err)
 	}
+	p.dlq = newDeadLetters(p)
+	p.commit = newCommitter(p)
 	return p, nil
 }
 
@@ -265,6 +239,11 @@ func (o Options) validate() error {
 	}
 	if o.Group == "" {
 		errs = append(errs, errors.New("group: must not be empty"))
+	}
+	switch o.GroupProtocol {
+	case "", GroupClassic, GroupConsumer:
+	default:
+		errs = append(errs, fmt.Errorf("group protocol: %q is not %s or %s", o.GroupProtocol, GroupClassic, GroupConsumer))
 	}
 	if len(o.Topics) == 0 {
 		errs = append(errs, errors.New("topics: must not be empty"))
@@ -312,6 +291,14 @@ func (o Options) validate() error {
 
 func (o Options) withDefaults() Options {
 	o.Batch = o.Batch.withDefaults()
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if o.GroupProtocol == "" {
+		o.GroupProtocol = GroupClassic
+	}
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = 256 << 20
 	}
@@ -321,24 +308,25 @@ func (o Options) withDefaults() Options {
 	if o.FetchMaxBytes <= 0 {
 		o.FetchMaxBytes = 32 << 20
 	}
-	if o.RecommitInterval <= 0 {
-		o.RecommitInterval = 30 * time.Second
-	}
+	def(&o.RecommitInterval, 30*time.Second)
+	def(&o.RetryBudget, 2*time.Minute)
+	def(&o.RetryMin, 100*time.Millisecond)
+	def(&o.RetryMax, 30*time.Second)
+	def(&o.RevokeTimeout, 10*time.Second)
+	def(&o.ShutdownTimeout, 10*time.Second)
 	if o.BadInput == "" {
 		o.BadInput = PolicyFail
 	}
 	if o.UnknownSchemaRetries <= 0 {
 		o.UnknownSchemaRetries = 3
 	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = 10 * time.Second
-	}
 	return o
 }
 
-// Run consumes until ctx ends or a fatal error occurs. When ctx ends it
-// flushes pending batches (bounded by ShutdownTimeout), commits the group
-// offsets and returns nil; call Close afterwards to leave the group.
+// Run consumes until ctx ends or a fatal error occurs (Kafka refusing the
+// client's credentials, or the client closing). When ctx ends the tables
+// commit what they hold (bounded by ShutdownTimeout), the group offsets are
+// committed and Run returns nil; call Close afterwards to leave the group.
 // Run may be called once.
 func (p *Processor) Run(ctx context.Context) (err error) {
 	if !p.running.CompareAndSwap(false, true) {
@@ -363,125 +351,83 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 		close(done)
 	}()
 
-	if err := p.preflight(ctx); err != nil {
+	if err := p.kafka.preflight(ctx); err != nil {
+		p.shutdown()
 		return err
 	}
-	nextRecommit := p.now().Add(p.opts.RecommitInterval)
-	var f *inflight // the flush applying in the background, if any
+	var bg sync.WaitGroup
+	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
+	bg.Go(func() { p.kafka.run(bgCtx) })
+	bg.Go(func() { p.commit.run(bgCtx) })
+	defer func() {
+		stopBg()
+		bg.Wait()
+	}()
+	err = p.loop(ctx)
+	p.shutdown()
+	return err
+}
+
+// loop is the poll loop (ADR 0026): it sets the start offsets tables found,
+// pauses and resumes partitions, lets rebalances through, polls, and decodes
+// and routes what it polled. It never waits for a table.
+func (p *Processor) loop(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil {
-			return p.shutdown(f)
+			return nil
 		}
-		fs := p.poll(ctx, nextRecommit, f)
+		p.setStarts()
+		p.reconcilePauses()
+		// Between polls nothing of the loop's is in flight: rebalance
+		// callbacks may run now, and only now (BlockRebalanceOnPoll).
+		p.client.AllowRebalance()
+		fs := p.poll(ctx)
 		p.lastLoop.Store(p.now().UnixNano())
-		err := p.ingest(ctx, fs)
-		// Decoding the next poll overlapped the flush; finish it when it
-		// is done, when the next batch is due (so batches stay near their
-		// limits and memory near its bound), or when a rebalance waits (it
-		// must not see a flush in flight).
-		if err == nil && f != nil && (f.finished() || p.rebalanceWanted.Load() || len(p.dueTables()) > 0) {
-			err = p.finishFlush(ctx, f)
-			f = nil
-		}
-		if err == nil && f == nil && !p.rebalanceWanted.Load() {
-			if due := p.dueTables(); len(due) > 0 {
-				f = p.startFlush(ctx, due)
-			}
-		}
-		if err == nil && f == nil && (p.now().After(nextRecommit) || p.takeRecommit()) {
-			p.recommit(ctx)
-			nextRecommit = p.now().Add(p.opts.RecommitInterval)
-		}
-		if f == nil {
-			// Nothing is being applied: revocations may proceed.
-			p.rebalanceWanted.Store(false)
-			p.client.AllowRebalance()
-		}
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return p.shutdown(f)
-		default:
-			if f != nil {
-				_ = p.finishFlush(ctx, f) // its error is ctx's; err is the cause
-			}
+		if err := p.ingest(ctx, fs); err != nil {
 			return err
 		}
 	}
 }
 
-// poll waits for records until the oldest pending batch is due, the next
-// idle re-commit, or the in-flight flush finishing, whichever is first.
-func (p *Processor) poll(ctx context.Context, nextRecommit time.Time, f *inflight) kgo.Fetches {
-	pctx, cancel := context.WithTimeout(ctx, p.pollWait(nextRecommit))
+// maxPollWait bounds a poll, so the loop turns (and shows it is alive) at
+// least this often.
+const maxPollWait = time.Second
+
+// poll waits for records, at most maxPollWait or until the loop is woken.
+func (p *Processor) poll(ctx context.Context) kgo.Fetches {
+	pctx, cancel := context.WithTimeout(ctx, maxPollWait)
 	defer cancel()
-	if f != nil {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			select {
-			case <-f.done:
-				cancel()
-			case <-stop:
-			}
-		}()
-	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-p.wakeLoop:
+			cancel()
+		case <-stop:
+		}
+	}()
 	return p.client.PollRecords(pctx, p.opts.MaxPollRecords)
 }
 
-// pollWait is how long the next poll may block: until the oldest pending
-// batch is due by age or the next idle re-commit.
-func (p *Processor) pollWait(nextRecommit time.Time) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	until := nextRecommit
-	if p.mu.recommit || len(p.mu.held) > 0 {
-		// Held records are retried at once (decode paces the retries).
-		until = p.now()
+// wake ends the loop's current poll so it acts on new table state.
+func (p *Processor) wake() {
+	select {
+	case p.wakeLoop <- struct{}{}:
+	default:
 	}
-	for _, t := range p.mu.tables {
-		if d := t.pend.deadline(p.opts.Batch); !d.IsZero() && d.Before(until) {
-			until = d
-		}
-	}
-	return max(time.Until(until), time.Millisecond)
 }
 
-func (p *Processor) takeRecommit() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.mu.recommit
-	p.mu.recommit = false
-	return r
-}
-
-// shutdown finishes the in-flight flush, then flushes what is pending with a
-// fresh, bounded context: the run context has ended, but abandoning work
-// that can be applied would only mean re-reading it.
-func (p *Processor) shutdown(f *inflight) error {
-	ctx, cancel := context.WithTimeout(context.Background(), p.opts.ShutdownTimeout)
-	defer cancel()
-	if f != nil {
-		// Its applies ran under the ended run context: what they did not
-		// commit is re-read on the next start.
-		_ = p.finishFlush(ctx, f) // only ctx's error; logged below if it matters
-	}
-	p.mu.Lock()
-	var all []*table
-	for _, t := range p.mu.tables {
-		if !t.pend.empty() && t.failed == nil && !t.abandoned {
-			all = append(all, t)
-		}
-	}
-	p.mu.Unlock()
-	if err := p.flush(ctx, all); err != nil {
-		p.log.Warn("final flush abandoned; the work is re-read on restart", "err", err)
-	}
-	return nil
+// shutdown lets every table commit what it holds, within ShutdownTimeout,
+// and waits for the workers.
+func (p *Processor) shutdown() {
+	p.stopTables()
+	t := time.AfterFunc(p.opts.ShutdownTimeout, p.abortApplies)
+	defer t.Stop()
+	p.workers.Wait()
 }
 
 // Close stops Run (if running) and waits for it, then leaves the group and
-// closes the client. It is safe to call more than once.
+// closes the clients. It is safe to call more than once.
 func (p *Processor) Close() error {
 	p.closeOnce.Do(func() {
 		p.runMu.Lock()
@@ -494,29 +440,13 @@ func (p *Processor) Close() error {
 			cancel()
 			<-done
 		}
+		p.stopTables()
+		p.abortApplies()
+		p.workers.Wait()
 		// Revoke callbacks still run during the leave; none may block on
 		// a poll, so allow rebalancing.
 		p.client.CloseAllowingRebalance()
+		p.dlq.close()
 	})
 	return nil
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// backoff is the jittered exponential delay before retry attempt n
-// (100ms doubling up to 30s).
-func backoff(n int) time.Duration {
-	d := 100 * time.Millisecond << min(n, 9)
-	d = min(d, 30*time.Second)
-	return d/2 + rand.N(d/2+1)
 }

@@ -74,12 +74,14 @@ func (pl *pipeline) startMember(t *testing.T, group, name, instance string, shut
 	ready := make(chan struct{})
 	// The processor's own callbacks run after counting; they need m.p,
 	// which exists only once New returns.
-	count := func(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
-		<-ready
-		for _, ps := range parts {
-			m.revoked.Add(int64(len(ps)))
+	count := func(wait bool) func(context.Context, *kgo.Client, map[string][]int32) {
+		return func(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+			<-ready
+			for _, ps := range parts {
+				m.revoked.Add(int64(len(ps)))
+			}
+			m.p.onRevoked(parts, wait)
 		}
-		m.p.onRevoked(ctx, cl, parts)
 	}
 	opts := pl.options(group)
 	opts.InstanceID = instance
@@ -87,8 +89,8 @@ func (pl *pipeline) startMember(t *testing.T, group, name, instance string, shut
 	opts.ClientOptions = append(opts.ClientOptions,
 		kgo.SessionTimeout(groupSessionTimeout),
 		kgo.RebalanceTimeout(groupSessionTimeout),
-		kgo.OnPartitionsRevoked(count),
-		kgo.OnPartitionsLost(count),
+		kgo.OnPartitionsRevoked(count(true)),
+		kgo.OnPartitionsLost(count(false)),
 	)
 	p, err := New(opts, WithLogger(testLogger()), WithRegisterer(m.reg))
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return processor.Options{}, err
 	}
 	regOpts := codecs.RegistryOptions{
-		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username,
+		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username, MaxAttempts: 1,
 		Password: c.SchemaRegistry.Password.Reveal(), BearerToken: c.SchemaRegistry.BearerToken.Reveal(), Logger: logger,
 	}
 	if c.SchemaRegistry.TLS.On() {

@@ -84,7 +84,7 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 		if isStatus(err, http.StatusNotFound, "NoSuchKey") {
 			return nil, fmt.Errorf("s3store: get %q: %w", p, deltalog.ErrNotExist)
 		}
-		return nil, fmt.Errorf("s3store: get %q: %w", p, err)
+		return nil, fmt.Errorf("s3store: get %q: %w", p, classify(err))
 	}
 	return out.Body, nil
 }
@@ -96,7 +96,7 @@ func (s *Store) Put(ctx context.Context, p string, data []byte) error {
 		return fmt.Errorf("s3store: put: %w", err)
 	}
 	if _, err := s.client.PutObject(ctx, s.putInput(p, data)); err != nil {
-		return fmt.Errorf("s3store: put %q: %w", p, err)
+		return fmt.Errorf("s3store: put %q: %w", p, classify(err))
 	}
 	return nil
 }
@@ -135,7 +135,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 			if err != nil {
 				// Unknown whether the object is ours: neither success nor ErrExist is safe,
 				// since a committer would retry at the next version after ErrExist.
-				return fmt.Errorf("s3store: put-if-absent %q: key taken, reading it back failed: %w", p, err)
+				return fmt.Errorf("s3store: put-if-absent %q: key taken, reading it back failed: %w", p, classify(err))
 			}
 			if ours {
 				return nil
@@ -146,7 +146,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 				return fmt.Errorf("s3store: put-if-absent %q: %w", p, err)
 			}
 		default:
-			return fmt.Errorf("s3store: put-if-absent %q: %w", p, err)
+			return fmt.Errorf("s3store: put-if-absent %q: %w", p, classify(err))
 		}
 	}
 }
@@ -190,7 +190,7 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	}
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(p))})
 	if err != nil && !isStatus(err, http.StatusNotFound, "NoSuchKey") {
-		return fmt.Errorf("s3store: delete %q: %w", p, err)
+		return fmt.Errorf("s3store: delete %q: %w", p, classify(err))
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[d
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
 			if err != nil {
-				yield(deltalog.ObjectInfo{}, fmt.Errorf("s3store: listing %q: %w", prefix, err))
+				yield(deltalog.ObjectInfo{}, fmt.Errorf("s3store: listing %q: %w", prefix, classify(err)))
 				return
 			}
 			for _, o := range page.Contents {

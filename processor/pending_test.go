@@ -1,0 +1,118 @@
+package processor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+func TestPendingTakeHonoursCaps(t *testing.T) {
+	a := merge.TopicPartition{Topic: "t", Partition: 0}
+	b := merge.TopicPartition{Topic: "t", Partition: 1}
+	now := time.Unix(100, 0)
+	change := func(tp merge.TopicPartition, off int64, size int64) entry {
+		return entry{kind: entryChange, tp: tp, offset: off, size: size, change: codecs.Change{Op: codecs.OpUpdate}}
+	}
+	skip := func(tp merge.TopicPartition, off int64) entry {
+		return entry{kind: entrySkip, tp: tp, offset: off, size: 1}
+	}
+	poison := func(tp merge.TopicPartition, off int64) entry {
+		return entry{kind: entryPoison, tp: tp, offset: off, size: 1}
+	}
+	type commit struct {
+		records int
+		last    map[merge.TopicPartition]int64
+		poison  int64 // -1: none
+	}
+	tests := []struct {
+		name    string
+		limits  BatchLimits
+		entries []entry
+		want    []commit
+	}{
+		{
+			name:   "records cap splits one poll",
+			limits: BatchLimits{Records: 2, Bytes: 1 << 20},
+			entries: []entry{change(a, 0, 10), change(b, 0, 10), change(a, 1, 10), skip(a, 2), change(b, 1, 10),
+				change(a, 3, 10)},
+			want: []commit{
+				{2, map[merge.TopicPartition]int64{a: 0, b: 0}, -1},
+				// The tombstone of a/2 precedes the third change: it goes with it.
+				{2, map[merge.TopicPartition]int64{a: 2, b: 1}, -1},
+				{1, map[merge.TopicPartition]int64{a: 3}, -1},
+			},
+		},
+		{
+			name:    "bytes cap",
+			limits:  BatchLimits{Records: 100, Bytes: 25},
+			entries: []entry{change(a, 0, 10), change(a, 1, 10), change(a, 2, 10), change(b, 0, 30)},
+			want: []commit{
+				{2, map[merge.TopicPartition]int64{a: 1}, -1},
+				{1, map[merge.TopicPartition]int64{a: 2}, -1},
+				// Larger than the cap alone: it goes alone.
+				{1, map[merge.TopicPartition]int64{b: 0}, -1},
+			},
+		},
+		{
+			name:    "stops before poison",
+			limits:  BatchLimits{Records: 100, Bytes: 1 << 20},
+			entries: []entry{change(a, 0, 1), change(b, 0, 1), poison(a, 1), change(b, 1, 1)},
+			want: []commit{
+				{2, map[merge.TopicPartition]int64{a: 0, b: 0}, -1},
+				{0, map[merge.TopicPartition]int64{}, 1},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p pending
+			for _, e := range tc.entries {
+				p.add(now, e)
+			}
+			var got []commit
+			for !p.empty() {
+				w := p.take(tc.limits)
+				b := w.batch()
+				c := commit{records: len(b.Records), last: b.LastOffsets, poison: -1}
+				if w.poison != nil {
+					c.poison = w.poison.offset
+				}
+				require.LessOrEqual(t, len(b.Records), tc.limits.Records)
+				got = append(got, c)
+			}
+			require.Equal(t, tc.want, got)
+			require.Zero(t, p.bytes)
+			require.Zero(t, p.changes)
+		})
+	}
+}
+
+func TestPendingDropAndRequeue(t *testing.T) {
+	a := merge.TopicPartition{Topic: "t", Partition: 0}
+	b := merge.TopicPartition{Topic: "t", Partition: 1}
+	t0 := time.Unix(100, 0)
+	var p pending
+	for i := range int64(4) {
+		p.add(t0, entry{kind: entryChange, tp: a, offset: i, size: 1})
+		p.add(t0, entry{kind: entryChange, tp: b, offset: i, size: 1})
+	}
+	w := p.take(BatchLimits{Records: 4, Bytes: 100})
+	require.Len(t, w.entries, 4)
+	p.add(t0.Add(time.Second), entry{kind: entryChange, tp: a, offset: 4, size: 1})
+
+	isB := func(tp merge.TopicPartition) bool { return tp == b }
+	require.EqualValues(t, 2, p.drop(isB), "b's two pending entries are freed")
+	p.requeue(w, isB)
+	var offs []int64
+	for _, e := range p.entries {
+		require.Equal(t, a, e.tp)
+		offs = append(offs, e.offset)
+	}
+	require.Equal(t, []int64{0, 1, 2, 3, 4}, offs, "requeued work comes first, in order")
+	require.Equal(t, t0, p.started, "requeued work keeps its age")
+	require.True(t, p.due(t0.Add(time.Second), BatchLimits{Records: 100, Bytes: 100, Age: time.Second}))
+}

@@ -1,0 +1,87 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// Retrying (ADR 0026): an error is transient only if it is on the allowlist
+// below; everything else is permanent and stops the table at once. Transient
+// errors are retried with one backoff; past the budget the table is reported
+// stalled (and keeps retrying), so nothing is retried forever in silence.
+
+// transient reports whether waiting may cure err.
+func transient(err error) bool {
+	var ce *deltalog.ConflictError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, deltalog.ErrUnavailable), // the store said so
+		errors.Is(err, codecs.ErrRegistry),                     // registry unreachable or 5xx
+		errors.As(err, &ce), errors.Is(err, deltalog.ErrExist): // lost a commit race
+		return true
+	case errors.Is(err, codecs.ErrRegistryRefused), errors.Is(err, ErrDeadLetterTopic):
+		return false
+	case kerr.IsRetriable(err), errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, kgo.ErrRecordRetries):
+		return true
+	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT),
+		errors.Is(err, io.ErrUnexpectedEOF):
+		// A connection that dropped under a store or client that did not
+		// classify it.
+		return true
+	}
+	return false
+}
+
+// retryPolicy is the one backoff of the processor.
+type retryPolicy struct {
+	min, max time.Duration
+	// budget is how long one failure may be retried before its table is
+	// reported stalled.
+	budget time.Duration
+}
+
+// delay is the jittered exponential wait before retry attempt n (0-based).
+func (r retryPolicy) delay(n int) time.Duration {
+	d := r.max
+	if n < 30 {
+		d = min(r.min<<n, r.max)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryState is one table's current run of transient failures.
+type retryState struct {
+	since    time.Time // first failure of the run; zero when none
+	attempts int
+	last     error
+	what     string // what is being retried: "opening", "applying", ...
+}
+
+func (s *retryState) failing() bool { return !s.since.IsZero() }
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,36 @@
+package processor
+
+import (
+	"fmt"
+
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// tableSettings returns the merge options and bad-input policy of the table
+// src routes to: PerTable's, else the Sink template; the policy is
+// PerTable's, else TablePolicies', else BadInput. A setting New could not
+// check is refused here with ErrOptions.
+func (p *Processor) tableSettings(src TableSource) (merge.Options, Policy, error) {
+	so, pol := p.opts.Sink, Policy("")
+	if p.opts.PerTable != nil {
+		ts := p.opts.PerTable(src)
+		so, pol = ts.Sink, ts.BadInput
+	}
+	if pol == "" {
+		pol = p.opts.BadInput
+		if tp, ok := p.opts.TablePolicies[src.Path]; ok {
+			pol = tp
+		}
+	}
+	switch {
+	case pol != PolicyFail && pol != PolicyDeadLetter:
+		return so, pol, fmt.Errorf("%w: table %s: unknown bad-input policy %q", ErrOptions, src.Path, pol)
+	case pol == PolicyDeadLetter && p.opts.DeadLetterTopic == "":
+		return so, pol, fmt.Errorf("%w: table %s: dead letter topic must be set for its dead-letter policy", ErrOptions, src.Path)
+	case so.DeleteMode != "" && so.DeleteMode != merge.DeleteHard && so.DeleteMode != merge.DeleteSoft:
+		return so, pol, fmt.Errorf("%w: table %s: unknown delete mode %q", ErrOptions, src.Path, so.DeleteMode)
+	case so.Mode != "" && so.Mode != merge.ModeAuto && so.Mode != merge.ModeDV && so.Mode != merge.ModeCoW:
+		return so, pol, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.Mode)
+	}
+	return so, pol, nil
+}

@@ -1,0 +1,104 @@
+package processor
+
+import (
+	"context"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// TableState is where a table's pipeline is.
+type TableState string
+
+// Table states, as /readyz and the cdc2delta_table_state metric name them.
+const (
+	// TableOpening: the table is being read (snapshot, key index) and its
+	// partitions wait, paused, for their start offsets.
+	TableOpening TableState = "opening"
+	// TableRunning: consuming and committing.
+	TableRunning TableState = "running"
+	// TableRetrying: a transient failure is being retried, within budget.
+	TableRetrying TableState = "retrying"
+	// TableStalled: a transient failure has outlasted the retry budget; the
+	// table keeps retrying.
+	TableStalled TableState = "stalled"
+	// TableStopped: a permanent failure; the table waits for an operator.
+	TableStopped TableState = "stopped"
+)
+
+var tableStates = []TableState{TableOpening, TableRunning, TableRetrying, TableStalled, TableStopped}
+
+// table is one Delta table's pipeline: its partitions, its pending work and
+// the worker goroutine that opens the table, applies and commits (ADR 0026).
+// Tables never wait for each other.
+type table struct {
+	path     string
+	src      TableSource
+	sinkOpts merge.Options
+	policy   Policy
+	// wake nudges the worker (capacity 1).
+	wake chan struct{}
+	// done closes when the worker returns.
+	done chan struct{}
+
+	// Guarded by Processor.mu:
+	sink     *merge.Sink // nil while opening
+	opened   bool
+	failed   *TableError // set: stopped
+	retry    retryState
+	registry retryState // decoding held by registry failures
+	pend     pending
+	parts    map[merge.TopicPartition]*partition
+	flight   *flight // the apply in progress, if any
+	// idleSince is when the table lost its last partition (zero: has some).
+	idleSince time.Time
+}
+
+// flight is a batch being applied. A revoke of one of its partitions waits
+// for it, within Options.RevokeTimeout, then cancels it.
+type flight struct {
+	parts  map[merge.TopicPartition]bool
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// partition is the state of one assigned partition.
+type partition struct {
+	tp    merge.TopicPartition
+	table *table
+	// committed is the group's offset when it was assigned (nil: none).
+	committed *committedOffset
+	// starting is set once its table asked for its start offset; started
+	// once the loop set it and fetching may begin.
+	starting, started bool
+	// start is the offset set for it (-1: franz-go's own choice, the
+	// group's offset or the reset policy).
+	start int64
+	// applied is the last offset known applied to the table (-1: none yet).
+	applied int64
+	version int64 // the table version holding applied
+}
+
+// state is the table's state for health reporting; mu must be held.
+func (t *table) state(budget time.Duration, now time.Time) TableState {
+	switch {
+	case t.failed != nil:
+		return TableStopped
+	case t.retry.failing() && now.Sub(t.retry.since) > budget,
+		t.registry.failing() && now.Sub(t.registry.since) > budget:
+		return TableStalled
+	case t.retry.failing() || t.registry.failing():
+		return TableRetrying
+	case !t.opened:
+		return TableOpening
+	}
+	return TableRunning
+}
+
+// kick wakes the worker without blocking.
+func (t *table) kick() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,397 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// errRevoked ends an apply whose partitions a rebalance took away.
+var errRevoked = errors.New("processor: partitions revoked")
+
+// runTable is a table's worker (ADR 0026): it opens the table, finds the
+// start offsets of partitions assigned to it, and applies and commits its
+// batches one at a time, in order, retrying transient failures. It returns
+// when the table has had no partitions for idleClose, or at shutdown after
+// committing what it holds.
+func (p *Processor) runTable(t *table) {
+	defer close(t.done)
+	ctx := p.tablesCtx
+	if !p.openTable(ctx, t) && ctx.Err() != nil {
+		return
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if ctx.Err() != nil {
+			p.finalFlush(t)
+			return
+		}
+		now := p.now()
+		p.mu.Lock()
+		stopped := t.failed != nil
+		starts := t.takeStarts()
+		over := p.mu.buffered > p.opts.MaxBufferedBytes
+		due := !stopped && (t.pend.due(now, p.opts.Batch) || over && !t.pend.empty())
+		wait := time.Until(t.pend.deadline(p.opts.Batch))
+		if t.pend.empty() {
+			wait = p.idleClose
+		}
+		if len(t.parts) == 0 && t.pend.empty() && (stopped || !t.idleSince.IsZero() && now.Sub(t.idleSince) >= p.idleClose) {
+			p.closeTableLocked(t)
+			p.mu.Unlock()
+			return
+		}
+		if len(t.parts) == 0 {
+			wait = min(wait, p.idleClose-now.Sub(t.idleSince))
+		}
+		p.mu.Unlock()
+		switch {
+		case stopped:
+		case len(starts) > 0:
+			p.startPartitions(ctx, t, starts)
+			continue
+		case due:
+			p.commitNext(t)
+			continue
+		}
+		timer.Reset(max(wait, time.Millisecond))
+		select {
+		case <-t.wake:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// openTable opens the table's store and sink, retrying transient failures.
+// It reports whether the table opened; a permanent failure stops it.
+func (p *Processor) openTable(ctx context.Context, t *table) bool {
+	p.mu.Lock()
+	failed := t.failed != nil
+	p.mu.Unlock()
+	if failed {
+		return false
+	}
+	start := time.Now()
+	var sink *merge.Sink
+	err := p.withRetry(ctx, t, "opening", func(ctx context.Context) error {
+		store, err := p.opts.OpenStore(ctx, t.path)
+		if err != nil {
+			return fmt.Errorf("opening store of table %s: %w", t.path, err)
+		}
+		so := t.sinkOpts
+		so.Store, so.TableName = store, t.path
+		if so.Logger == nil {
+			so.Logger = p.log
+		}
+		sink, err = merge.Open(ctx, so)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			p.stopTable(t, &TableError{Table: t.path, Offset: -1, Phase: "opening", Err: err, Hint: hint(err, "opening")})
+		}
+		return false
+	}
+	p.mu.Lock()
+	t.sink, t.opened = sink, true
+	p.mu.Unlock()
+	p.m.setTableState(t.path, TableRunning)
+	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "version", sink.Version(),
+		"delete_mode", t.sinkOpts.DeleteMode, "merge_mode", t.sinkOpts.Mode, "bad_input", string(t.policy),
+		"duration", time.Since(start).Round(time.Millisecond))
+	return true
+}
+
+// takeStarts marks and returns the partitions that wait for their start
+// offsets; mu must be held.
+func (t *table) takeStarts() []*partition {
+	if !t.opened || t.failed != nil {
+		return nil
+	}
+	var out []*partition
+	for _, pt := range t.parts {
+		if !pt.starting {
+			pt.starting = true
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// startPartitions finds where newly assigned partitions resume (ADR 0020):
+// it reads the table's txn from a fresh snapshot (another instance may have
+// committed since this one last looked) and hands the offsets to the loop.
+// A table that dead-letters checks its dead-letter topics first.
+func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*partition) {
+	var pos map[merge.TopicPartition]int64
+	err := p.withRetry(ctx, t, "reading start offsets", func(ctx context.Context) (err error) {
+		pos, err = t.sink.Positions(ctx)
+		return err
+	})
+	if err == nil && t.policy == PolicyDeadLetter {
+		topics := map[string]bool{}
+		for _, pt := range parts {
+			topics[pt.tp.Topic] = true
+		}
+		for topic := range topics {
+			if err = p.withRetry(ctx, t, "checking the dead-letter topic", func(ctx context.Context) error {
+				return p.dlq.prepare(ctx, topic)
+			}); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			p.stopTable(t, &TableError{Table: t.path, Offset: -1, Phase: "opening", Err: err, Hint: hint(err, "opening")})
+		}
+		return
+	}
+	version := t.sink.Version()
+	p.mu.Lock()
+	for _, pt := range parts {
+		if p.mu.parts[pt.tp] != pt {
+			continue // revoked meanwhile
+		}
+		txn, hasTxn := pos[pt.tp]
+		next, why := startOffset(txn, hasTxn, pt.committed)
+		pt.start, pt.version = next, version
+		if next >= 0 {
+			pt.applied = next - 1
+		}
+		p.mu.starts = append(p.mu.starts, pt)
+		if hasTxn {
+			p.m.deltaOffset.WithLabelValues(partLabels(pt.tp)...).Set(float64(txn))
+		}
+		log := p.log.Info
+		if why == startReplay || why == startAheadOfDelta {
+			log = p.log.Warn
+		}
+		log("partition assigned", "table", t.path, "topic", pt.tp.Topic, "partition", pt.tp.Partition,
+			"start", next, "reason", string(why), "txn", txnAttr(txn, hasTxn), "group_offset", committedAttr(pt.committed))
+	}
+	p.mu.Unlock()
+	p.wake()
+}
+
+// commitNext commits the next batch of the table: it dead-letters the bad
+// records among it, applies its changes with one Delta commit (txn moving
+// past every offset it covers), and stops the table at a poison record.
+func (p *Processor) commitNext(t *table) {
+	p.mu.Lock()
+	before := t.pend.bytes
+	w := t.pend.take(p.opts.Batch)
+	p.mu.buffered -= before - t.pend.bytes
+	p.m.bufferedBytes.Set(float64(p.mu.buffered))
+	fl := &flight{parts: map[merge.TopicPartition]bool{}, done: make(chan struct{})}
+	for _, e := range w.entries {
+		fl.parts[e.tp] = true
+	}
+	ctx, cancel := context.WithCancelCause(p.applyCtx)
+	fl.cancel = cancel
+	t.flight = fl
+	p.mu.Unlock()
+	p.wake() // the table may fetch again
+	defer func() {
+		cancel(nil)
+		p.mu.Lock()
+		t.flight = nil
+		p.mu.Unlock()
+		close(fl.done)
+	}()
+
+	what, err := p.apply(ctx, t, &w)
+	switch {
+	case err == nil:
+	case errors.Is(context.Cause(ctx), errRevoked):
+		p.mu.Lock()
+		before := t.pend.bytes
+		t.pend.requeue(w, func(tp merge.TopicPartition) bool { return t.parts[tp] == nil })
+		p.mu.buffered += t.pend.bytes - before
+		p.mu.Unlock()
+		p.log.Info("apply gave way to a rebalance; the rest of its batch is applied again", "table", t.path)
+		return
+	case ctx.Err() != nil:
+		// Shutdown ran out of time: nothing after this batch may be
+		// applied by this run; the next one re-reads it from the txn.
+		p.mu.Lock()
+		p.mu.buffered -= t.pend.clear()
+		p.mu.Unlock()
+		p.log.Warn("batch abandoned at shutdown; it is re-read on restart", "table", t.path, "err", err)
+		return
+	default:
+		te := &TableError{Table: t.path, Offset: -1, Phase: what, Err: err, Hint: hint(err, what)}
+		if len(w.entries) > 0 {
+			// The whole batch stays unapplied; name its first record.
+			te.TopicPartition, te.Offset = w.entries[0].tp, w.entries[0].offset
+		}
+		p.stopTable(t, te)
+		return
+	}
+	if w.poison != nil {
+		e := w.poison
+		h := hint(e.cause, "decoding")
+		if h == "" {
+			h = fmt.Sprintf("bad_input is fail: fix the record's producer, or move past it with "+
+				"`cdc2delta skip --config FILE --topic %s --partition %d --offset %d`, or set bad_input: dead-letter; then restart",
+				e.tp.Topic, e.tp.Partition, e.offset)
+		}
+		p.stopTable(t, &TableError{Table: t.path, TopicPartition: e.tp, Offset: e.offset, Phase: "decoding", Err: e.cause, Hint: h})
+	}
+}
+
+// apply dead-letters the work's bad records, then applies its batch. It
+// returns what it was doing when it failed.
+func (p *Processor) apply(ctx context.Context, t *table, w *work) (string, error) {
+	for i := range w.entries {
+		e := &w.entries[i]
+		if e.kind != entryDeadLetter {
+			continue
+		}
+		if err := p.withRetry(ctx, t, "dead-lettering", func(ctx context.Context) error {
+			return p.dlq.send(ctx, t, e)
+		}); err != nil {
+			return "dead-lettering", err
+		}
+	}
+	b := w.batch()
+	if len(b.LastOffsets) == 0 {
+		return "", nil
+	}
+	var res merge.Result
+	if err := p.withRetry(ctx, t, "applying", func(ctx context.Context) (err error) {
+		res, err = t.sink.Apply(ctx, b)
+		return err
+	}); err != nil {
+		return "applying", err
+	}
+	p.applied(t, w, b, res)
+	return "", nil
+}
+
+// applied records a committed batch: the partitions' positions, the group
+// offsets to commit, and the metrics.
+func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result) {
+	p.m.observeApply(t.path, len(b.Records), res)
+	if w.oldest > 0 && res.Committed {
+		p.m.endToEnd.WithLabelValues(t.path).Observe(p.now().Sub(time.UnixMilli(w.oldest)).Seconds())
+	}
+	p.log.Debug("batch applied", "table", t.path, "records", len(b.Records), "version", res.Version,
+		"committed", res.Committed, "duration", res.Duration)
+	p.mu.Lock()
+	for tp, off := range b.LastOffsets {
+		pt := t.parts[tp]
+		if pt == nil || p.mu.parts[tp] != pt {
+			continue // revoked meanwhile; its new owner commits
+		}
+		pt.applied, pt.version = off, res.Version
+		p.m.deltaOffset.WithLabelValues(partLabels(tp)...).Set(float64(off))
+		p.commit.markLocked(tp, groupCommit{Next: off + 1, Version: res.Version})
+	}
+	p.mu.Unlock()
+	p.commit.kick()
+}
+
+// finalFlush commits what the table holds at shutdown, in batches, until it
+// is empty, it stops, or applyCtx ends.
+func (p *Processor) finalFlush(t *table) {
+	for p.applyCtx.Err() == nil {
+		p.mu.Lock()
+		done := t.failed != nil || !t.opened || t.pend.empty()
+		p.mu.Unlock()
+		if done {
+			return
+		}
+		p.commitNext(t)
+	}
+}
+
+// withRetry runs fn until it succeeds, fails permanently or ctx ends,
+// waiting the retry policy's backoff between transient failures. The
+// table's retry state shows the run of failures; past the budget the table
+// is reported stalled.
+func (p *Processor) withRetry(ctx context.Context, t *table, what string, fn func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn(ctx)
+		if err == nil || ctx.Err() != nil || !transient(err) {
+			p.retryEnded(t, attempt)
+			if err != nil && ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return err
+		}
+		d := p.retry.delay(attempt)
+		p.retryFailed(t, what, err, attempt, d)
+		if err := sleep(ctx, d); err != nil {
+			p.retryEnded(t, attempt)
+			return err
+		}
+	}
+}
+
+func (p *Processor) retryFailed(t *table, what string, err error, attempt int, next time.Duration) {
+	now := p.now()
+	p.mu.Lock()
+	r := &t.retry
+	if !r.failing() {
+		r.since = now
+	}
+	r.attempts, r.last, r.what = attempt+1, err, what
+	failingFor := now.Sub(r.since)
+	state := t.state(p.retry.budget, now)
+	p.mu.Unlock()
+	p.m.retries.WithLabelValues(t.path, what).Inc()
+	p.m.retrySeconds.WithLabelValues(t.path).Set(failingFor.Seconds())
+	p.m.setTableState(t.path, state)
+	if state == TableStalled {
+		p.log.Error("table stalled: a transient failure outlasted the retry budget; still retrying", "table", t.path,
+			"while", what, "failing_for", failingFor.Round(time.Second), "attempt", attempt+1, "retry_in", next.Round(time.Millisecond), "err", err)
+		return
+	}
+	p.log.Warn(what+" failed; retrying", "table", t.path, "attempt", attempt+1, "retry_in", next.Round(time.Millisecond), "err", err)
+}
+
+func (p *Processor) retryEnded(t *table, attempts int) {
+	if attempts == 0 {
+		return
+	}
+	p.mu.Lock()
+	t.retry = retryState{}
+	state := t.state(p.retry.budget, p.now())
+	p.mu.Unlock()
+	p.m.retrySeconds.WithLabelValues(t.path).Set(0)
+	p.m.setTableState(t.path, state)
+}
+
+// stopTable stops a table: it drops what it holds (re-read from its txn
+// after a restart) and its partitions stop fetching.
+func (p *Processor) stopTable(t *table, te *TableError) {
+	p.mu.Lock()
+	if t.failed != nil {
+		p.mu.Unlock()
+		return
+	}
+	t.failed = te
+	p.mu.buffered -= t.pend.clear()
+	p.mu.Unlock()
+	p.m.tableFailed.WithLabelValues(t.path).Set(1)
+	p.m.setTableState(t.path, TableStopped)
+	p.log.Error("table stopped", "table", t.path, "while", te.Phase, "topic", te.Topic, "partition", te.Partition,
+		"offset", te.Offset, "err", te.Err, "what_to_do", te.Hint)
+	p.wake()
+}
+
+// closeTableLocked forgets a table that has no partitions left; mu must be
+// held. A later assignment opens it afresh.
+func (p *Processor) closeTableLocked(t *table) {
+	if p.mu.tables[t.path] == t {
+		delete(p.mu.tables, t.path)
+	}
+	p.m.forgetTable(t.path)
+	p.log.Info("table closed: no partitions assigned", "table", t.path)
+}
