@@ -87,7 +87,7 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 	require.NoError(t, err)
 	slices.Sort(commits)
 	var meta *deltalog.Metadata
-	live := map[string]deltalog.Add{}
+	live := map[deltalog.FileKey]deltalog.Add{}
 	for _, c := range commits {
 		f, err := os.Open(c)
 		require.NoError(t, err)
@@ -105,9 +105,9 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 			// A logical file is its path plus its deletion vector: Spark re-adds a path
 			// with a new DV next to the remove of the old one, in either order.
 			case a.Add != nil:
-				live[fileKey(a.Add.Path, a.Add.DeletionVector)] = *a.Add
+				live[a.Add.Key()] = *a.Add
 			case a.Remove != nil:
-				delete(live, fileKey(a.Remove.Path, a.Remove.DeletionVector))
+				delete(live, a.Remove.Key())
 			}
 		}
 		require.NoError(t, sc.Err())
@@ -119,13 +119,6 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 		adds = append(adds, a)
 	}
 	return meta, adds
-}
-
-func fileKey(path string, dv *deltalog.DeletionVector) string {
-	if dv == nil {
-		return path
-	}
-	return path + "#" + dv.UniqueID()
 }
 
 // canonicalRow renders our Go values in expected.json's canonical forms.
