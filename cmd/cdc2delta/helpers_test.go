@@ -17,6 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // binary is the cdc2delta executable built by TestMain, for exit-code tests.
@@ -79,7 +80,7 @@ func testSchema() *deltalog.StructType {
 }
 
 func row(id int64, name string, cents int64) []any {
-	return []any{id, name, datafile.DecimalFromInt64(cents), int64(1_700_000_000_000_000) + id}
+	return []any{id, name, decimal128.FromInt64(cents), int64(1_700_000_000_000_000) + id}
 }
 
 // testTable builds a table in dir:

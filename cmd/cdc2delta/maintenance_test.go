@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // ageFiles sets the modification time of every file outside _delta_log.
@@ -228,7 +229,7 @@ func TestCompareValues(t *testing.T) {
 		{nil, nil, 0}, {nil, int64(1), -1}, {int64(1), nil, 1},
 		{int64(1), int64(2), -1}, {int32(5), int32(5), 0}, {"b", "a", 1},
 		{[]byte{1}, []byte{1, 0}, -1}, {false, true, -1},
-		{datafile.DecimalFromInt64(-3), datafile.DecimalFromInt64(2), -1},
+		{decimal128.FromInt64(-3), decimal128.FromInt64(2), -1},
 		{int64(1), "x", 0}, // mismatched types never panic
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // propKeyColumns is the table property in which the processor records the key columns
@@ -255,8 +256,8 @@ func compareValues(a, b any) int {
 		if y, ok := b.(bool); ok {
 			return cmp.Compare(boolInt(x), boolInt(y))
 		}
-	case datafile.Decimal:
-		if y, ok := b.(datafile.Decimal); ok {
+	case decimal128.Num:
+		if y, ok := b.(decimal128.Num); ok {
 			return x.Cmp(y)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // TestReadGoldenTables reads the data files of tables other engines wrote
@@ -131,7 +132,7 @@ func canonicalRow(t *testing.T, schema *deltalog.StructType, row []any) string {
 		}
 		switch ty := schema.Fields[i].Type.(type) {
 		case deltalog.DecimalType:
-			parts[i] = v.(Decimal).String(ty.Scale)
+			parts[i] = v.(decimal128.Num).String(ty.Scale)
 		case deltalog.PrimitiveType:
 			switch ty {
 			case deltalog.TypeFloat:
