@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // binary is the cdc2delta executable built by TestMain, for exit-code tests.
@@ -96,7 +97,7 @@ func testTable(t *testing.T, dir string) *deltalog.Table {
 	tbl, err := deltalog.Open(ctx, st, deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	schema := testSchema()
-	conf := map[string]string{deltalog.PropEnableDeletionVectors: "true", propKeyColumns: `["id"]`}
+	conf := map[string]string{deltalog.PropEnableDeletionVectors: "true", merge.PropKeyColumns: `["id"]`}
 	ss, err := schema.SchemaString()
 	require.NoError(t, err)
 	proto := deltalog.MinimalProtocol(schema, conf)
@@ -140,9 +141,8 @@ func testTable(t *testing.T, dir string) *deltalog.Table {
 	withDV := a
 	withDV.DeletionVector = &dvs[0]
 	withDV.DataChange = true
-	size := a.Size
 	v2 := []deltalog.Action{
-		{Remove: &deltalog.Remove{Path: a.Path, DataChange: true, Size: &size, ExtendedFileMetadata: true, PartitionValues: a.PartitionValues}},
+		{Remove: a.Remove(true)},
 		{Add: &withDV},
 		{Txn: &deltalog.Txn{AppID: "orders-0", Version: 30}},
 	}
