@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // conv selects how a goavro-decoded value becomes a row value. A switch on
@@ -19,8 +21,8 @@ const (
 	convShort                     // int32 → int16
 	convByte                      // int32 → int8
 	convBytes                     // []byte copied
-	convDecimalBytes              // two's-complement bytes → Decimal
-	convDecimalText               // plain decimal string → Decimal
+	convDecimalBytes              // two's-complement bytes → decimal128.Num
+	convDecimalText               // plain decimal string → decimal128.Num
 	convDecimalDouble             // decimal.handling.mode=double: kept as float64
 	convBase64                    // base64 string → []byte
 	convBase64URL                 // URL-safe base64 string → []byte
@@ -117,7 +119,7 @@ func mapType(prim string, props map[string]any, src sourceType, opts *Options) (
 			return Type{Kind: KindTimestamp}, convZoned, nil
 		case src.isDecimal():
 			p, s := src.decimalShape()
-			if p < 1 || p > MaxDecimalPrecision || s < 0 || s > p {
+			if p < 1 || p > decimal128.MaxPrecision || s < 0 || s > p {
 				return Type{}, 0, fmt.Errorf("%w: decimal(%d,%d)", ErrUnsupportedSchema, p, s)
 			}
 			return DecimalType(p, s), convDecimalText, nil
@@ -155,8 +157,8 @@ func decimalShape(props map[string]any) (p, s int, err error) {
 			p, okP = atoi(v)
 		}
 	}
-	if !okP || p > MaxDecimalPrecision {
-		p = MaxDecimalPrecision
+	if !okP || p > decimal128.MaxPrecision {
+		p = decimal128.MaxPrecision
 	}
 	if s < 0 || s > p || p < 1 {
 		return 0, 0, fmt.Errorf("%w: decimal(%d,%d)", ErrUnsupportedSchema, p, s)
@@ -262,7 +264,7 @@ func (c *Column) value(v any, ph *placeholders) (any, error) {
 		if !ok {
 			return nil, c.typeErr(v)
 		}
-		d, ok := DecimalFromBytes(b, c.Type.Scale)
+		d, ok := decimal128.FromBytes(b)
 		if !ok || !d.FitsPrecision(c.Type.Precision) {
 			return nil, c.rangeErr("0x" + hex.EncodeToString(b))
 		}
@@ -275,8 +277,8 @@ func (c *Column) value(v any, ph *placeholders) (any, error) {
 		if ph.matchString(s) {
 			return nil, errUnavailable
 		}
-		d, err := ParseDecimal(s, c.Type.Scale)
-		if err != nil || !d.FitsPrecision(c.Type.Precision) {
+		d, err := decimal128.Parse(s, c.Type.Precision, c.Type.Scale)
+		if err != nil {
 			return nil, c.rangeErr(strconv.Quote(s))
 		}
 		return d, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
 )
 
@@ -59,8 +60,8 @@ func byName(ch codecs.Change) map[string]any {
 	return out
 }
 
-func dec(t *testing.T, s string, scale int) codecs.Decimal {
-	d, err := codecs.ParseDecimal(s, scale)
+func dec(t *testing.T, s string, scale int) decimal128.Num {
+	d, err := decimal128.Parse(s, decimal128.MaxPrecision, scale)
 	require.NoError(t, err)
 	return d
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // ordersCols is the brief's worked example table (§9), Debezium 3.x,
@@ -134,7 +136,7 @@ func TestDecodeEnvelope(t *testing.T) {
 				require.Equal(t, []int{0}, ch.KeyIndex)
 				require.Equal(t, tc.wantStatus, ch.Row[3])
 				require.Equal(t, "C-42", ch.Row[1])
-				require.Equal(t, DecimalFromInt64(99900, 4), ch.Row[6])
+				require.Equal(t, decimal128.FromInt64(99900), ch.Row[6])
 				require.Equal(t, int64(1710491445123456), ch.Row[7])
 				require.Equal(t, []int{10}, ch.Unavailable, "notes carried the placeholder")
 			})
@@ -242,7 +244,7 @@ func TestNullKeyPolicy(t *testing.T) {
 		wantErr error
 	}{
 		{name: "schema.table", keys: map[string][]string{"dbo.orders": {"customer_id", "Unit Price"}},
-			wantKey: []any{"C-42", DecimalFromInt64(99900, 4)}, wantIdx: []int{1, 6}},
+			wantKey: []any{"C-42", decimal128.FromInt64(99900)}, wantIdx: []int{1, 6}},
 		{name: "db.schema.table", keys: map[string][]string{"sales.dbo.orders": {"order_id"}}, wantKey: []any{int32(1001)}, wantIdx: []int{0}},
 		{name: "other table configured", keys: map[string][]string{"dbo.items": {"id"}}, wantErr: ErrMissingKey},
 		{name: "configured column missing", keys: map[string][]string{"dbo.orders": {"nope"}}, wantErr: ErrMissingKey},

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/debezium/*.bin from the brief's example events")
@@ -66,8 +68,8 @@ func renderChange(ch Change) map[string]any {
 		m := map[string]any{}
 		for i, v := range vals {
 			switch x := v.(type) {
-			case Decimal:
-				v = x.String()
+			case decimal128.Num:
+				v = x.String(l.Columns[i].Type.Scale)
 			case []byte:
 				v = hex.EncodeToString(x)
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // Kind is the logical kind of a column, one per Delta primitive type.
@@ -21,7 +23,7 @@ const (
 	KindLong              // [int64]
 	KindFloat             // [float32]
 	KindDouble            // [float64]
-	KindDecimal           // [Decimal], precision and scale in the Type
+	KindDecimal           // [decimal128.Num], precision and scale in the Type
 	KindString            // [string]
 	KindBinary            // [[]byte], never aliasing the record buffer
 	KindDate              // [int32] days since 1970-01-01
@@ -58,9 +60,6 @@ func (k Kind) String() string {
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
-
-// MaxDecimalPrecision is the widest decimal Delta (and [Decimal]) holds.
-const MaxDecimalPrecision = 38
 
 // Type is a column's logical type. Precision and Scale are set only for
 // KindDecimal.
@@ -128,7 +127,7 @@ func ParseDeltaType(name string) (Type, error) {
 		p, s, ok2 := strings.Cut(ps, ",")
 		pi, err1 := strconv.Atoi(strings.TrimSpace(p))
 		si, err2 := strconv.Atoi(strings.TrimSpace(s))
-		if !ok || !ok2 || err1 != nil || err2 != nil || pi < 1 || pi > MaxDecimalPrecision || si < 0 || si > pi {
+		if !ok || !ok2 || err1 != nil || err2 != nil || pi < 1 || pi > decimal128.MaxPrecision || si < 0 || si > pi {
 			return Type{}, fmt.Errorf("codecs: bad decimal type %q", name)
 		}
 		return DecimalType(pi, si), nil

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // Avro type fragments as Debezium + AvroConverter write them (brief §4).
@@ -121,25 +123,25 @@ func TestTypeMapping(t *testing.T) {
 		{name: "null value", col: tcol{name: "v", typ: "long", nullable: true}, raw: nil, wantType: Type{Kind: KindLong}, want: nil},
 
 		// decimal.handling.mode=precise.
-		{name: "decimal(10,2) 123.45", col: tcol{name: "v", typ: decType(10, 2), nullable: true}, raw: []byte{0x30, 0x39}, wantType: DecimalType(10, 2), want: DecimalFromInt64(12345, 2)},
-		{name: "decimal(10,2) -1.00", col: tcol{name: "v", typ: decType(10, 2)}, raw: []byte{0x9c}, wantType: DecimalType(10, 2), want: DecimalFromInt64(-100, 2)},
-		{name: "decimal zero empty bytes", col: tcol{name: "v", typ: decType(10, 2)}, raw: []byte{}, wantType: DecimalType(10, 2), want: DecimalFromInt64(0, 2)},
-		{name: "money 9.9900", col: tcol{name: "v", typ: decType(19, 4), nullable: true}, raw: []byte{0x01, 0x86, 0x3c}, wantType: DecimalType(19, 4), want: DecimalFromInt64(99900, 4)},
-		{name: "smallmoney max", col: tcol{name: "v", typ: decType(10, 4)}, raw: mustHex("7fffffff"), wantType: DecimalType(10, 4), want: DecimalFromInt64(2147483647, 4)},
+		{name: "decimal(10,2) 123.45", col: tcol{name: "v", typ: decType(10, 2), nullable: true}, raw: []byte{0x30, 0x39}, wantType: DecimalType(10, 2), want: decimal128.FromInt64(12345)},
+		{name: "decimal(10,2) -1.00", col: tcol{name: "v", typ: decType(10, 2)}, raw: []byte{0x9c}, wantType: DecimalType(10, 2), want: decimal128.FromInt64(-100)},
+		{name: "decimal zero empty bytes", col: tcol{name: "v", typ: decType(10, 2)}, raw: []byte{}, wantType: DecimalType(10, 2), want: decimal128.FromInt64(0)},
+		{name: "money 9.9900", col: tcol{name: "v", typ: decType(19, 4), nullable: true}, raw: []byte{0x01, 0x86, 0x3c}, wantType: DecimalType(19, 4), want: decimal128.FromInt64(99900)},
+		{name: "smallmoney max", col: tcol{name: "v", typ: decType(10, 4)}, raw: mustHex("7fffffff"), wantType: DecimalType(10, 4), want: decimal128.FromInt64(2147483647)},
 		{name: "decimal(38,0) max", col: tcol{name: "v", typ: decType(38, 0)}, raw: mustHex("4b3b4ca85a86c47a098a223fffffffff"), wantType: DecimalType(38, 0),
-			want: Decimal{Hi: 0x4b3b4ca85a86c47a, Lo: 0x098a223fffffffff}},
+			want: decimal128.Num{Hi: 0x4b3b4ca85a86c47a, Lo: 0x098a223fffffffff}},
 		{name: "decimal(38,10) min", col: tcol{name: "v", typ: decType(38, 10)}, raw: mustHex("b4c4b357a5793b85f675ddc000000001"), wantType: DecimalType(38, 10),
-			want: Decimal{Hi: -0x4b3b4ca85a86c47b, Lo: 0xf675ddc000000001, Scale: 10}},
+			want: decimal128.Num{Hi: -0x4b3b4ca85a86c47b, Lo: 0xf675ddc000000001}},
 		{name: "decimal(38,0) sign-padded", col: tcol{name: "v", typ: decType(38, 0)}, raw: mustHex("004b3b4ca85a86c47a098a223fffffffff"), wantType: DecimalType(38, 0),
-			want: Decimal{Hi: 0x4b3b4ca85a86c47a, Lo: 0x098a223fffffffff}},
+			want: decimal128.Num{Hi: 0x4b3b4ca85a86c47a, Lo: 0x098a223fffffffff}},
 		{name: "decimal(38,0) 10^38", col: tcol{name: "v", typ: decType(38, 0)}, raw: mustHex("4b3b4ca85a86c47a098a224000000000"), wantErr: ErrOutOfRange},
 		{name: "decimal(4,0) 99999", col: tcol{name: "v", typ: decType(4, 0)}, raw: mustHex("01869f"), wantErr: ErrOutOfRange},
 		{name: "decimal 17 significant bytes", col: tcol{name: "v", typ: decType(38, 0)}, raw: mustHex("0100000000000000000000000000000000"), wantErr: ErrOutOfRange},
 
 		// decimal.handling.mode=string and double.
-		{name: "decimal string mode", col: tcol{name: "v", typ: propagated("string", "DECIMAL", "10", "2"), nullable: true}, raw: "123.45", wantType: DecimalType(10, 2), want: DecimalFromInt64(12345, 2)},
-		{name: "decimal string mode negative", col: tcol{name: "v", typ: propagated("string", "NUMERIC", "10", "2")}, raw: "-0.01", wantType: DecimalType(10, 2), want: DecimalFromInt64(-1, 2)},
-		{name: "money string mode", col: tcol{name: "v", typ: propagated("string", "MONEY", "19", "4")}, raw: "9.9900", wantType: DecimalType(19, 4), want: DecimalFromInt64(99900, 4)},
+		{name: "decimal string mode", col: tcol{name: "v", typ: propagated("string", "DECIMAL", "10", "2"), nullable: true}, raw: "123.45", wantType: DecimalType(10, 2), want: decimal128.FromInt64(12345)},
+		{name: "decimal string mode negative", col: tcol{name: "v", typ: propagated("string", "NUMERIC", "10", "2")}, raw: "-0.01", wantType: DecimalType(10, 2), want: decimal128.FromInt64(-1)},
+		{name: "money string mode", col: tcol{name: "v", typ: propagated("string", "MONEY", "19", "4")}, raw: "9.9900", wantType: DecimalType(19, 4), want: decimal128.FromInt64(99900)},
 		{name: "decimal string mode too precise", col: tcol{name: "v", typ: propagated("string", "DECIMAL", "10", "2")}, raw: "1.234", wantErr: ErrOutOfRange},
 		{name: "decimal string mode without source type", col: tcol{name: "v", typ: "string"}, raw: "123.45", wantType: Type{Kind: KindString}, want: "123.45"},
 		{name: "decimal double mode", col: tcol{name: "v", typ: propagated("double", "DECIMAL", "10", "2")}, raw: 123.45, wantType: Type{Kind: KindDouble}, want: 123.45},

@@ -22,8 +22,8 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 	out := make([]Action, 0, len(actions))
 	var newProto *Protocol
 	var newMeta *Metadata
-	adds := map[fileKey]bool{}
-	removes := map[fileKey]bool{}
+	adds := map[FileKey]bool{}
+	removes := map[FileKey]bool{}
 	onlyAdds, onlyRearrange, anyFile := true, true, false
 	nowMS := now.UnixMilli()
 	for i, a := range actions {
@@ -77,7 +77,7 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 				add.PartitionValues = map[string]*string{} // required: {} when unpartitioned
 				a.Add = &add
 			}
-			k := keyOf(a.Add.Path, a.Add.DeletionVector)
+			k := a.Add.Key()
 			if a.Add.Path == "" || adds[k] {
 				return nil, nil, invalid("add %d: empty or duplicate path %q", i, a.Add.Path)
 			}
@@ -89,7 +89,7 @@ func (t *Table) prepareCommit(read *Snapshot, actions []Action, now time.Time) (
 			}
 		case "remove":
 			r := *a.Remove
-			k := keyOf(r.Path, r.DeletionVector)
+			k := r.Key()
 			if r.Path == "" || removes[k] {
 				return nil, nil, invalid("remove %d: empty or duplicate path %q", i, r.Path)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
 )
 
@@ -71,12 +72,12 @@ func compatRow(t *testing.T, id int64, k int) []any {
 	if id%7 == 3 { // longer than the 32-character stats prefix
 		s = strings.Repeat("row-long-", 5) + s
 	}
-	d38, err := datafile.ParseDecimal(fmt.Sprintf("-%d12345678901234567.%018d", id, id*7+int64(k)), 38, 18)
+	d38, err := decimal128.Parse(fmt.Sprintf("-%d12345678901234567.%018d", id, id*7+int64(k)), 38, 18)
 	require.NoError(t, err)
 	ts := int64(1_700_000_000_000_000) + id*3_600_000_123 + int64(k)
 	return []any{
 		id,
-		datafile.DecimalFromInt64(id*123 + int64(k)),
+		decimal128.FromInt64(id*123 + int64(k)),
 		float64(id)/4 - 3,
 		id%2 == 0,
 		int8(id%100 - 50),

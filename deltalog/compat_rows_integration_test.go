@@ -20,6 +20,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
 )
 
@@ -127,7 +128,7 @@ func canonicalGo(typ deltalog.Type, v any) (any, error) {
 	}
 	switch tt := typ.(type) {
 	case deltalog.DecimalType:
-		d, ok := v.(datafile.Decimal)
+		d, ok := v.(decimal128.Num)
 		if !ok {
 			return nil, fmt.Errorf("decimal value of type %T", v)
 		}

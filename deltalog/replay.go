@@ -1,29 +1,13 @@
 package deltalog
 
-import "net/url"
-
-// fileKey identifies a logical file: its (decoded) path plus its deletion vector.
-type fileKey struct {
-	path string
-	dv   string
-}
-
-func keyOf(path string, dv *DeletionVector) fileKey {
-	// Spark decodes paths before keying; a path that does not decode is kept raw.
-	if p, err := url.PathUnescape(path); err == nil {
-		path = p
-	}
-	return fileKey{path: path, dv: dv.UniqueID()}
-}
-
 // tableState is the reconciled state while replaying the log.
 type tableState struct {
 	protocol   *Protocol
 	metadata   *Metadata
 	txns       map[string]Txn
 	domains    map[string]DomainMetadata
-	files      map[fileKey]*Add
-	tombstones map[fileKey]*Remove
+	files      map[FileKey]*Add
+	tombstones map[FileKey]*Remove
 	// ict is the inCommitTimestamp of the last applied commit, if it had one.
 	ict *int64
 }
@@ -32,8 +16,8 @@ func newTableState() *tableState {
 	return &tableState{
 		txns:       map[string]Txn{},
 		domains:    map[string]DomainMetadata{},
-		files:      map[fileKey]*Add{},
-		tombstones: map[fileKey]*Remove{},
+		files:      map[FileKey]*Add{},
+		tombstones: map[FileKey]*Remove{},
 	}
 }
 
@@ -60,13 +44,13 @@ func (s *tableState) apply(actions []Action) {
 			// so state from a checkpoint and from commits is identical.
 			add := *a.Add
 			add.DataChange = false
-			k := keyOf(add.Path, add.DeletionVector)
+			k := add.Key()
 			s.files[k] = &add
 			delete(s.tombstones, k)
 		case a.Remove != nil:
 			rm := *a.Remove
 			rm.DataChange = false
-			k := keyOf(rm.Path, rm.DeletionVector)
+			k := rm.Key()
 			delete(s.files, k)
 			s.tombstones[k] = &rm
 		case a.CommitInfo != nil:

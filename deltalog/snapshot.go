@@ -303,7 +303,7 @@ func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayP
 	slices.SortFunc(snap.files, func(a, b Add) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID()))
 	})
-	cutoff := now.Add(-durationProp(st.metadata.Configuration, PropDeletedFileRetention, defaultDeletedFileRetention)).UnixMilli()
+	cutoff := now.Add(-st.metadata.DeletedFileRetention()).UnixMilli()
 	for _, r := range st.tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {
 			snap.tombstones = append(snap.tombstones, *r)

@@ -72,11 +72,11 @@ func stateFromSnapshot(s *Snapshot) *tableState {
 	maps.Copy(st.domains, s.domains)
 	for i := range s.files {
 		a := s.files[i]
-		st.files[keyOf(a.Path, a.DeletionVector)] = &a
+		st.files[a.Key()] = &a
 	}
 	for i := range s.tombstones {
 		r := s.tombstones[i]
-		st.tombstones[keyOf(r.Path, r.DeletionVector)] = &r
+		st.tombstones[r.Key()] = &r
 	}
 	return st
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // binary is the cdc2delta executable built by TestMain, for exit-code tests.
@@ -79,7 +81,7 @@ func testSchema() *deltalog.StructType {
 }
 
 func row(id int64, name string, cents int64) []any {
-	return []any{id, name, datafile.DecimalFromInt64(cents), int64(1_700_000_000_000_000) + id}
+	return []any{id, name, decimal128.FromInt64(cents), int64(1_700_000_000_000_000) + id}
 }
 
 // testTable builds a table in dir:
@@ -95,7 +97,7 @@ func testTable(t *testing.T, dir string) *deltalog.Table {
 	tbl, err := deltalog.Open(ctx, st, deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	schema := testSchema()
-	conf := map[string]string{deltalog.PropEnableDeletionVectors: "true", propKeyColumns: `["id"]`}
+	conf := map[string]string{deltalog.PropEnableDeletionVectors: "true", merge.PropKeyColumns: `["id"]`}
 	ss, err := schema.SchemaString()
 	require.NoError(t, err)
 	proto := deltalog.MinimalProtocol(schema, conf)
@@ -139,9 +141,8 @@ func testTable(t *testing.T, dir string) *deltalog.Table {
 	withDV := a
 	withDV.DeletionVector = &dvs[0]
 	withDV.DataChange = true
-	size := a.Size
 	v2 := []deltalog.Action{
-		{Remove: &deltalog.Remove{Path: a.Path, DataChange: true, Size: &size, ExtendedFileMetadata: true, PartitionValues: a.PartitionValues}},
+		{Remove: a.Remove(true)},
 		{Add: &withDV},
 		{Txn: &deltalog.Txn{AppID: "orders-0", Version: 30}},
 	}

@@ -54,9 +54,9 @@ func vacuumTable(t *testing.T, dir string) (tbl *deltalog.Table, a, b, c deltalo
 		}
 	}
 	remove := func(f deltalog.Add, at time.Time) deltalog.Action {
-		ts, size := at.UnixMilli(), f.Size
-		return deltalog.Action{Remove: &deltalog.Remove{Path: f.Path, DeletionTimestamp: &ts, DataChange: true,
-			Size: &size, DeletionVector: f.DeletionVector, ExtendedFileMetadata: true, PartitionValues: f.PartitionValues}}
+		r, ts := f.Remove(true), at.UnixMilli()
+		r.DeletionTimestamp = &ts
+		return deltalog.Action{Remove: r}
 	}
 	now := time.Now()
 	_, err = tbl.Commit(ctx, snap, []deltalog.Action{remove(b, now.Add(-8*24*time.Hour))}, deltalog.Operation{Name: deltalog.OpDelete})
@@ -180,58 +180,4 @@ func TestOptimize(t *testing.T) {
 	r = exe(t, "optimize", dir)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Contains(t, r.stdout, "nothing to optimize")
-}
-
-func TestBins(t *testing.T) {
-	f := func(p string, size int64, dv bool) deltalog.Add {
-		a := deltalog.Add{Path: p, Size: size}
-		if dv {
-			a.DeletionVector = &deltalog.DeletionVector{StorageType: "i"}
-		}
-		return a
-	}
-	paths := func(bs [][]deltalog.Add) [][]string {
-		var out [][]string
-		for _, b := range bs {
-			var ps []string
-			for _, a := range b {
-				ps = append(ps, a.Path)
-			}
-			out = append(out, ps)
-		}
-		return out
-	}
-	tests := []struct {
-		name  string
-		files []deltalog.Add
-		want  [][]string
-	}{
-		{"one small file alone is left", []deltalog.Add{f("a", 10, false)}, nil},
-		{"one file with a DV is purged", []deltalog.Add{f("a", 10, true)}, [][]string{{"a"}}},
-		{"smallest first, bins bounded", []deltalog.Add{f("c", 60, false), f("a", 30, false), f("b", 40, false), f("d", 90, false)},
-			[][]string{{"a", "b"}}},
-		{"two bins", []deltalog.Add{f("a", 50, false), f("b", 50, false), f("c", 30, false), f("d", 40, false), f("e", 45, false)},
-			[][]string{{"c", "d"}, {"e", "a"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, paths(bins(tt.files, 100)))
-		})
-	}
-}
-
-func TestCompareValues(t *testing.T) {
-	tests := []struct {
-		a, b any
-		want int
-	}{
-		{nil, nil, 0}, {nil, int64(1), -1}, {int64(1), nil, 1},
-		{int64(1), int64(2), -1}, {int32(5), int32(5), 0}, {"b", "a", 1},
-		{[]byte{1}, []byte{1, 0}, -1}, {false, true, -1},
-		{datafile.DecimalFromInt64(-3), datafile.DecimalFromInt64(2), -1},
-		{int64(1), "x", 0}, // mismatched types never panic
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, compareValues(tt.a, tt.b), "%v vs %v", tt.a, tt.b)
-	}
 }

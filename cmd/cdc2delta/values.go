@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // displayValue turns a datafile value of type t into a JSON-friendly Go value: decimals
@@ -21,7 +22,7 @@ func displayValue(t deltalog.Type, v any) any {
 	}
 	switch t := t.(type) {
 	case deltalog.DecimalType:
-		if d, ok := v.(datafile.Decimal); ok {
+		if d, ok := v.(decimal128.Num); ok {
 			return json.Number(d.String(t.Scale))
 		}
 	case deltalog.PrimitiveType:

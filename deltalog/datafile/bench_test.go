@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // Benchmarks for the hot write path, on a 12-column CDC-shaped row: 2 longs, 3 strings,
@@ -51,7 +52,7 @@ func cdcRows(n int) [][]any {
 			int64(i), int64(1_000_000_000 + i*3),
 			fmt.Sprintf("Customer %08d", i*7919%1000003), fmt.Sprintf("user%d@example%d.com", i*31%99991, i%97),
 			statuses[i%len(statuses)], qty, price, note, active, born,
-			DecimalFromInt64(int64(i*7919%10000000) - 5000000), int64(1_700_000_000_000_000 + int64(i)*1_234_567),
+			decimal128.FromInt64(int64(i*7919%10000000) - 5000000), int64(1_700_000_000_000_000 + int64(i)*1_234_567),
 		}
 	}
 	return rows

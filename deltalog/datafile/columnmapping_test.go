@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 func mapped(name string, t deltalog.Type, id int, phys string) deltalog.StructField {
@@ -31,7 +32,7 @@ func mappedSchema() *deltalog.StructType {
 func TestColumnMappingWrite(t *testing.T) {
 	props := map[string]string{propMappingMode: "name"}
 	opts := Options{Schema: mappedSchema(), PartitionColumns: []string{"region"}, Properties: props}
-	rows := [][]any{{DecimalFromInt64(1999), 2.5, []any{int64(7)}, "eu west"}}
+	rows := [][]any{{decimal128.FromInt64(1999), 2.5, []any{int64(7)}, "eu west"}}
 	adds, got, s := writeRead(t, opts, rows)
 	require.Equal(t, rows, got)
 	require.Len(t, adds, 1)
@@ -63,7 +64,7 @@ func ptr(s string) *string { return &s }
 func TestColumnMappingReadAfterSchemaChanges(t *testing.T) {
 	props := map[string]string{propMappingMode: "name"}
 	opts := Options{Schema: mappedSchema(), Properties: props}
-	rows := [][]any{{DecimalFromInt64(5), 1.0, nil, "x"}}
+	rows := [][]any{{decimal128.FromInt64(5), 1.0, nil, "x"}}
 	s := newStore()
 	w, err := NewWriter(opts)
 	require.NoError(t, err)
@@ -76,14 +77,14 @@ func TestColumnMappingReadAfterSchemaChanges(t *testing.T) {
 	renamed.Fields = append(renamed.Fields, mapped("added", deltalog.TypeLong, 6, "col-66666666-ffff"))
 	got, err := Read(t.Context(), s, &adds[0], renamed, ReadOptions{Properties: props})
 	require.NoError(t, err)
-	require.Equal(t, [][]any{{DecimalFromInt64(5), 1.0, nil, "x", nil}}, got)
+	require.Equal(t, [][]any{{decimal128.FromInt64(5), 1.0, nil, "x", nil}}, got)
 
 	// Id mode resolves by field id even when physical names differ.
 	byID := mappedSchema()
 	byID.Fields[0].Metadata[metaPhysicalName] = "other"
 	got, err = ReadColumns(t.Context(), s, &adds[0], byID, []string{"Unit Price"}, ReadOptions{Properties: map[string]string{propMappingMode: "id"}})
 	require.NoError(t, err)
-	require.Equal(t, [][]any{{DecimalFromInt64(5)}}, got)
+	require.Equal(t, [][]any{{decimal128.FromInt64(5)}}, got)
 
 	// Without column mapping the logical names do not exist in the file: all null.
 	got, err = ReadColumns(t.Context(), s, &adds[0], mappedSchema(), []string{"Unit Price"}, ReadOptions{})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // The tests in this file write Parquet layouts other engines produce (Spark's INT96 and
@@ -89,7 +90,7 @@ func TestReadForeignPrimitives(t *testing.T) {
 			lv(parquet.Int96Value(int96(us)), 0, 1, 0),
 			lv(parquet.Int64Value(us/1000*neg), 0, 1, 1),
 			lv(parquet.Int64Value(us*1000*neg), 0, 1, 2),
-			lv(parquet.FixedLenByteArrayValue(DecimalFromInt64(-123456*neg).appendBigEndian(nil, 5)), 0, 1, 3),
+			lv(parquet.FixedLenByteArrayValue(decimal128.FromInt64(-123456*neg).AppendBytes(nil, 5)), 0, 1, 3),
 			lv(parquet.ByteArrayValue([]byte{0x00, 0x80 >> i}), 0, 1, 4), // 128, then 64: minimal and padded forms
 			lv(parquet.Int32Value(int32(-42*neg)), 0, 1, 5),
 			lv(parquet.ByteArrayValue([]byte("same")), 0, 1, 6),
@@ -116,8 +117,8 @@ func TestReadForeignPrimitives(t *testing.T) {
 	got, err := Read(t.Context(), s, &add, schema, ReadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, [][]any{
-		{us, us / 1000 * 1000, us, DecimalFromInt64(-123456), DecimalFromInt64(128), DecimalFromInt64(-42), "same", int64(7)},
-		{us, -us / 1000 * 1000, -us, DecimalFromInt64(123456), DecimalFromInt64(64), DecimalFromInt64(42), "same", int64(-7)},
+		{us, us / 1000 * 1000, us, decimal128.FromInt64(-123456), decimal128.FromInt64(128), decimal128.FromInt64(-42), "same", int64(7)},
+		{us, -us / 1000 * 1000, -us, decimal128.FromInt64(123456), decimal128.FromInt64(64), decimal128.FromInt64(42), "same", int64(-7)},
 		{nil, nil, nil, nil, nil, nil, nil, nil},
 	}, got)
 }
@@ -239,5 +240,5 @@ func TestReadRejectsOtherDecimalScale(t *testing.T) {
 	schema.Fields[0].Type = deltalog.DecimalType{Precision: 9, Scale: 3}
 	got, err := Read(t.Context(), s, &add, schema, ReadOptions{})
 	require.NoError(t, err)
-	require.Equal(t, [][]any{{DecimalFromInt64(1234)}}, got)
+	require.Equal(t, [][]any{{decimal128.FromInt64(1234)}}, got)
 }

@@ -13,7 +13,7 @@
 //	date                 int32 days since 1970-01-01
 //	timestamp(_ntz)      int64 microseconds since 1970-01-01T00:00:00 (UTC for timestamp);
 //	                     the writer also takes a time.Time (its wall clock for timestamp_ntz)
-//	decimal(p,s)         Decimal: 128-bit unscaled value; the scale comes from the schema
+//	decimal(p,s)         decimal128.Num: 128-bit unscaled value; the scale comes from the schema
 //	array                []any
 //	map                  []KV, in the order written
 //	struct               []any aligned with the struct's fields

@@ -12,7 +12,7 @@ var (
 	// ErrValueType: a Go value whose type does not match the column's Delta type.
 	ErrValueType = errors.New("datafile: wrong Go type for column")
 	// ErrDecimalRange: a decimal with more digits than its precision.
-	ErrDecimalRange = errDecimalRange
+	ErrDecimalRange = errors.New("datafile: decimal out of range")
 	// ErrSchema: rows or options that do not match the table schema.
 	ErrSchema = errors.New("datafile: schema mismatch")
 )

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // TestReadGoldenTables reads the data files of tables other engines wrote
@@ -87,7 +88,7 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 	require.NoError(t, err)
 	slices.Sort(commits)
 	var meta *deltalog.Metadata
-	live := map[string]deltalog.Add{}
+	live := map[deltalog.FileKey]deltalog.Add{}
 	for _, c := range commits {
 		f, err := os.Open(c)
 		require.NoError(t, err)
@@ -105,9 +106,9 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 			// A logical file is its path plus its deletion vector: Spark re-adds a path
 			// with a new DV next to the remove of the old one, in either order.
 			case a.Add != nil:
-				live[fileKey(a.Add.Path, a.Add.DeletionVector)] = *a.Add
+				live[a.Add.Key()] = *a.Add
 			case a.Remove != nil:
-				delete(live, fileKey(a.Remove.Path, a.Remove.DeletionVector))
+				delete(live, a.Remove.Key())
 			}
 		}
 		require.NoError(t, sc.Err())
@@ -121,13 +122,6 @@ func replayJSON(t *testing.T, dir string) (*deltalog.Metadata, []deltalog.Add) {
 	return meta, adds
 }
 
-func fileKey(path string, dv *deltalog.DeletionVector) string {
-	if dv == nil {
-		return path
-	}
-	return path + "#" + dv.UniqueID()
-}
-
 // canonicalRow renders our Go values in expected.json's canonical forms.
 func canonicalRow(t *testing.T, schema *deltalog.StructType, row []any) string {
 	parts := make([]string, len(row))
@@ -138,7 +132,7 @@ func canonicalRow(t *testing.T, schema *deltalog.StructType, row []any) string {
 		}
 		switch ty := schema.Fields[i].Type.(type) {
 		case deltalog.DecimalType:
-			parts[i] = v.(Decimal).String(ty.Scale)
+			parts[i] = v.(decimal128.Num).String(ty.Scale)
 		case deltalog.PrimitiveType:
 			switch ty {
 			case deltalog.TypeFloat:

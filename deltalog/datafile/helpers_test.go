@@ -13,6 +13,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 func newStore() *memstore.Store { return memstore.New(memstore.Options{}) }
@@ -37,11 +38,11 @@ func openFile(t *testing.T, s deltalog.Store, add deltalog.Add) *parquet.File {
 	return f
 }
 
-func mustBig(t *testing.T, s string) Decimal {
+func mustBig(t *testing.T, s string) decimal128.Num {
 	t.Helper()
 	b, ok := new(big.Int).SetString(s, 10)
 	require.True(t, ok)
-	d, ok := DecimalFromBig(b)
+	d, ok := decimal128.FromBig(b)
 	require.True(t, ok)
 	return d
 }

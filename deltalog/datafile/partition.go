@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // hiveDefaultPartition is the directory name of a null partition value.
@@ -37,11 +38,11 @@ func PartitionValue(t deltalog.Type, v any) (*string, error) {
 func partitionString(t deltalog.Type, v any) (string, error) {
 	bad := fmt.Errorf("%w: %s cannot hold %T", ErrValueType, t, v)
 	if d, ok := t.(deltalog.DecimalType); ok {
-		x, ok := v.(Decimal)
+		x, ok := v.(decimal128.Num)
 		if !ok {
 			return "", bad
 		}
-		if !x.absLess(decimalLimit(d.Precision)) {
+		if !x.FitsPrecision(d.Precision) {
 			return "", ErrDecimalRange
 		}
 		return x.String(d.Scale), nil
@@ -134,7 +135,8 @@ func ParsePartitionValue(t deltalog.Type, s *string) (any, error) {
 	}
 	v := *s
 	if d, ok := t.(deltalog.DecimalType); ok {
-		return ParseDecimal(v, d.Precision, d.Scale)
+		// Spark trims the text it casts to a decimal.
+		return decimal128.Parse(strings.TrimSpace(v), d.Precision, d.Scale)
 	}
 	p, _ := t.(deltalog.PrimitiveType)
 	switch p {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 func TestPartitionedWriteNastyValues(t *testing.T) {
@@ -80,8 +81,8 @@ func TestPartitionValueFormats(t *testing.T) {
 		{deltalog.TypeLong, int64(1) << 60, "1152921504606846976"},
 		{deltalog.TypeFloat, float32(1), "1.0"},
 		{deltalog.TypeDouble, 2.5, "2.5"},
-		{deltalog.DecimalType{Precision: 5, Scale: 2}, DecimalFromInt64(1230), "12.30"},
-		{deltalog.DecimalType{Precision: 5, Scale: 2}, DecimalFromInt64(-5), "-0.05"},
+		{deltalog.DecimalType{Precision: 5, Scale: 2}, decimal128.FromInt64(1230), "12.30"},
+		{deltalog.DecimalType{Precision: 5, Scale: 2}, decimal128.FromInt64(-5), "-0.05"},
 		{deltalog.TypeDate, int32(day0001), "0001-01-01"},
 		{deltalog.TypeDate, int32(day9999), "9999-12-31"},
 		{deltalog.TypeTimestamp, int64(123456), "1970-01-01T00:00:00.123456Z"},

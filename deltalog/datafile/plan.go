@@ -52,9 +52,9 @@ type wnode struct {
 	typ      deltalog.Type
 
 	// decimal parameters
-	scale    int
-	limit    Decimal
-	fixedLen int
+	scale     int
+	precision int
+	fixedLen  int
 
 	stats *colStats // nil unless the column is indexed for data skipping
 }
@@ -132,7 +132,7 @@ func (b *planBuilder) node(t deltalog.Type, nullable bool, parentDef, parentRep 
 		n.children = []*wnode{k, v}
 		return n, nil
 	case deltalog.DecimalType:
-		n.kind, n.scale, n.limit = nodeLeaf, t.Scale, decimalLimit(t.Precision)
+		n.kind, n.scale, n.precision = nodeLeaf, t.Scale, t.Precision
 		switch {
 		case t.Precision <= 9:
 			n.leaf = leafDecimal32

@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // nodeNull and nodeConst extend nodeKind for the reader: a column absent from the file
@@ -218,12 +219,12 @@ func converter(t deltalog.Type, pt parquet.Type) (func(parquet.Value) (any, erro
 		}
 		switch kind {
 		case parquet.Int32:
-			return func(v parquet.Value) (any, error) { return DecimalFromInt64(int64(v.Int32())), nil }, nil
+			return func(v parquet.Value) (any, error) { return decimal128.FromInt64(int64(v.Int32())), nil }, nil
 		case parquet.Int64:
-			return func(v parquet.Value) (any, error) { return DecimalFromInt64(v.Int64()), nil }, nil
+			return func(v parquet.Value) (any, error) { return decimal128.FromInt64(v.Int64()), nil }, nil
 		case parquet.FixedLenByteArray, parquet.ByteArray:
 			return func(v parquet.Value) (any, error) {
-				x, ok := decimalFromBigEndian(v.ByteArray())
+				x, ok := decimal128.FromBytes(v.ByteArray())
 				if !ok {
 					return nil, ErrDecimalRange
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 func allPrimitivesSchema() *deltalog.StructType {
@@ -44,11 +45,11 @@ func TestRoundTripPrimitives(t *testing.T) {
 	big38 := strings.Repeat("9", 38)
 	rows := [][]any{
 		{true, int8(math.MinInt8), int16(math.MinInt16), int32(math.MinInt32), int64(math.MinInt64), float32(-math.MaxFloat32), -math.MaxFloat64, "", []byte{},
-			int32(day0001), usMin, usMin, DecimalFromInt64(-999999999), DecimalFromInt64(-999999999999999999), mustBig(t, "-"+big38), int64(0)},
+			int32(day0001), usMin, usMin, decimal128.FromInt64(-999999999), decimal128.FromInt64(-999999999999999999), mustBig(t, "-"+big38), int64(0)},
 		{false, int8(math.MaxInt8), int16(math.MaxInt16), int32(math.MaxInt32), int64(math.MaxInt64), float32(math.MaxFloat32), math.MaxFloat64, "héllo wörld ✓", make([]byte, 1<<16),
-			int32(day9999), usMax, usMax, DecimalFromInt64(999999999), DecimalFromInt64(999999999999999999), mustBig(t, big38), int64(-1)},
+			int32(day9999), usMax, usMax, decimal128.FromInt64(999999999), decimal128.FromInt64(999999999999999999), mustBig(t, big38), int64(-1)},
 		{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, int64(42)},
-		{true, int8(0), int16(0), int32(0), int64(0), float32(math.Inf(1)), math.NaN(), "x", []byte{0, 1, 2}, int32(0), int64(0), int64(1), DecimalFromInt64(0), DecimalFromInt64(1), DecimalFromInt64(-1), int64(7)},
+		{true, int8(0), int16(0), int32(0), int64(0), float32(math.Inf(1)), math.NaN(), "x", []byte{0, 1, 2}, int32(0), int64(0), int64(1), decimal128.FromInt64(0), decimal128.FromInt64(1), decimal128.FromInt64(-1), int64(7)},
 	}
 	opts := Options{Schema: allPrimitivesSchema()}
 	adds, got, _ := writeRead(t, opts, rows)
@@ -172,7 +173,7 @@ func TestWriteRejectsBadValues(t *testing.T) {
 	}{
 		{"null in required", []any{nil, nil, nil}, ErrNull},
 		{"wrong type", []any{"1", nil, nil}, ErrValueType},
-		{"decimal too wide", []any{int64(1), DecimalFromInt64(100000), nil}, ErrDecimalRange},
+		{"decimal too wide", []any{int64(1), decimal128.FromInt64(100000), nil}, ErrDecimalRange},
 		{"null element", []any{int64(1), nil, []any{nil}}, ErrNull},
 		{"short row", []any{int64(1)}, ErrSchema},
 	}

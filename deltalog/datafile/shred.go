@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // shredder turns rows of Go values into parquet-go values with Dremel levels, gathered
@@ -254,11 +256,11 @@ func (n *wnode) value(v any) (parquet.Value, error) {
 		}
 		return parquet.ByteArrayValue(b), nil
 	case leafDecimal32, leafDecimal64, leafDecimalFixed:
-		d, ok := v.(Decimal)
+		d, ok := v.(decimal128.Num)
 		if !ok {
 			return parquet.Value{}, typeErr(n, v)
 		}
-		if !d.absLess(n.limit) {
+		if !d.FitsPrecision(n.precision) {
 			return parquet.Value{}, &ValueError{Column: n.path, Err: ErrDecimalRange}
 		}
 		if st != nil {
@@ -270,7 +272,7 @@ func (n *wnode) value(v any) (parquet.Value, error) {
 		case leafDecimal64:
 			return parquet.Int64Value(int64(d.Lo)), nil
 		}
-		return parquet.FixedLenByteArrayValue(d.appendBigEndian(make([]byte, 0, n.fixedLen), n.fixedLen)), nil
+		return parquet.FixedLenByteArrayValue(d.AppendBytes(make([]byte, 0, n.fixedLen), n.fixedLen)), nil
 	}
 	return parquet.Value{}, typeErr(n, v)
 }

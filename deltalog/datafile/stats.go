@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // Statistics table properties and Spark's defaults (protocol §2.9).
@@ -35,7 +36,7 @@ type colStats struct {
 	minF, maxF float64
 	nan        bool
 	minS, maxS string
-	minD, maxD Decimal
+	minD, maxD decimal128.Num
 }
 
 // minMaxEligible mirrors Spark's SkippingEligibleDataType: no bounds for boolean or binary.
@@ -78,7 +79,7 @@ func (c *colStats) str(s string) {
 	}
 }
 
-func (c *colStats) decimal(d Decimal) {
+func (c *colStats) decimal(d decimal128.Num) {
 	if !c.seen {
 		c.minD, c.maxD, c.seen = d, d, true
 		return

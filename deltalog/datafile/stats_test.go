@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 func statsOf(t *testing.T, add deltalog.Add) map[string]any {
@@ -34,8 +35,8 @@ func TestStatsExact(t *testing.T) {
 	}}
 	long := strings.Repeat("z", 40)
 	rows := [][]any{
-		{int64(5), "bob", true, int64(1_000_001_500), int64(1_500), int32(18000), DecimalFromInt64(-1234), float32(0.1), []any{int32(7)}, []any{int64(1)}, []byte{1}},
-		{int64(-3), long, nil, int64(1_000_000_000), int64(-1_500), int32(-1), DecimalFromInt64(99), float32(-2), nil, nil, nil},
+		{int64(5), "bob", true, int64(1_000_001_500), int64(1_500), int32(18000), decimal128.FromInt64(-1234), float32(0.1), []any{int32(7)}, []any{int64(1)}, []byte{1}},
+		{int64(-3), long, nil, int64(1_000_000_000), int64(-1_500), int32(-1), decimal128.FromInt64(99), float32(-2), nil, nil, nil},
 		{int64(9), nil, false, nil, nil, nil, nil, nil, []any{nil}, []any{}, []byte{}},
 	}
 	adds, _, _ := writeRead(t, Options{Schema: schema}, rows)

@@ -10,6 +10,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // plainLayout is itemsLayout without the column whose name needs column
@@ -131,7 +132,7 @@ func toChangeRow(t *testing.T, schema *deltalog.StructType, r []any, kind string
 	c.op, _ = get(ColOp).(string)
 	c.name, _ = get("name").(string)
 	c.notes, _ = get("notes").(string)
-	if d, ok := get("Unit Price").(datafile.Decimal); ok {
+	if d, ok := get("Unit Price").(decimal128.Num); ok {
 		c.price = d.Big().Int64()
 	}
 	c.deleted, _ = get(ColDeleted).(bool)

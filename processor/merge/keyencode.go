@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // appendKey appends a compact, unambiguous binary encoding of key values: a
@@ -42,9 +41,7 @@ func appendKey(dst []byte, vals []any) ([]byte, error) {
 		case []byte:
 			dst = binary.AppendUvarint(append(dst, 5), uint64(len(x)))
 			dst = append(dst, x...)
-		case codecs.Decimal:
-			dst = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(dst, 6), uint64(x.Hi)), x.Lo)
-		case datafile.Decimal:
+		case decimal128.Num:
 			dst = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(dst, 6), uint64(x.Hi)), x.Lo)
 		default:
 			return dst, fmt.Errorf("merge: unsupported key value type %T", v)

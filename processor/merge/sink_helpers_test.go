@@ -12,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 var (
@@ -56,7 +57,7 @@ func (e ev) record() Record {
 	if e.op != codecs.OpTruncate {
 		c.Layout, c.KeyLayout, c.KeyIndex = itemsLayout, itemsKey, []int{0}
 		c.Key = []any{e.id}
-		c.Row = []any{e.id, e.name, codecs.DecimalFromInt64(e.price, 2), e.notes}
+		c.Row = []any{e.id, e.name, decimal128.FromInt64(e.price), e.notes}
 		if e.unavailable {
 			c.Row[3] = nil
 			c.Unavailable = []int{3}
@@ -115,7 +116,7 @@ func readItems(t *testing.T, store deltalog.Store) map[int32]item {
 			it := item{pos: get(ColPosition).(string), op: get(ColOp).(string)}
 			it.name, _ = get("name").(string)
 			it.notes, _ = get("notes").(string)
-			if d, ok := get("Unit Price").(datafile.Decimal); ok {
+			if d, ok := get("Unit Price").(decimal128.Num); ok {
 				it.price = d.Big().Int64()
 			}
 			if _, ok := snap.Schema().Field(ColDeleted); ok {

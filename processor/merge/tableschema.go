@@ -13,7 +13,6 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
 
 // Metadata columns every table carries (ADR 0021).
@@ -311,10 +310,8 @@ func newRowMapper(st *deltalog.StructType, l *codecs.Layout) *rowMapper {
 	return m
 }
 
-// tableValue converts a codecs value to the datafile convention.
+// tableValue converts a codecs value to the datafile convention, which is the
+// same for every type since both hold decimals as decimal128.Num.
 func tableValue(v any) any {
-	if d, ok := v.(codecs.Decimal); ok {
-		return datafile.Decimal{Hi: d.Hi, Lo: d.Lo}
-	}
 	return v
 }

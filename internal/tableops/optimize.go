@@ -1,0 +1,154 @@
+package tableops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// OptimizeOptions configure [Optimize].
+type OptimizeOptions struct {
+	// TargetSize is the size in bytes of the compacted files; files smaller than it are
+	// compacted. It must be positive.
+	TargetSize int64
+	// OrderBy sorts the rows of every compacted file by these columns (matched without
+	// regard to case), nulls first; the commit records them as Spark's zOrderBy. Empty:
+	// rows keep the order of the files they come from.
+	OrderBy []string
+}
+
+// OptimizeMetrics are an OPTIMIZE's results, Spark's operationMetrics. A zero
+// OptimizeMetrics means there was nothing to compact and nothing was committed.
+type OptimizeMetrics struct {
+	// Version is the OPTIMIZE commit.
+	Version                   int64
+	NumAddedFiles             int
+	NumRemovedFiles           int
+	NumAddedBytes             int64
+	NumRemovedBytes           int64
+	NumDeletionVectorsRemoved int
+	// The sizes of the added files: the smallest, the quartiles and the largest.
+	MinFileSize, P25FileSize, P50FileSize, P75FileSize, MaxFileSize int64
+}
+
+// operationMetrics renders m under Spark's names.
+func (m OptimizeMetrics) operationMetrics() map[string]string {
+	return map[string]string{
+		"numAddedFiles": strconv.Itoa(m.NumAddedFiles), "numRemovedFiles": strconv.Itoa(m.NumRemovedFiles),
+		"numAddedBytes": strconv.FormatInt(m.NumAddedBytes, 10), "numRemovedBytes": strconv.FormatInt(m.NumRemovedBytes, 10),
+		"minFileSize": strconv.FormatInt(m.MinFileSize, 10), "p25FileSize": strconv.FormatInt(m.P25FileSize, 10),
+		"p50FileSize": strconv.FormatInt(m.P50FileSize, 10), "p75FileSize": strconv.FormatInt(m.P75FileSize, 10),
+		"maxFileSize":               strconv.FormatInt(m.MaxFileSize, 10),
+		"numDeletionVectorsRemoved": strconv.Itoa(m.NumDeletionVectorsRemoved),
+	}
+}
+
+// Optimize bin-packs, per partition, the files of snap smaller than the target size and
+// every file with a deletion vector into files of about the target size, and commits
+// the swap with dataChange=false, as Spark's OPTIMIZE does: readers see the same rows,
+// and streaming readers skip the commit. Bins are bounded by the target size so memory
+// stays bounded: the rows of one bin are held at once.
+func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opts OptimizeOptions) (OptimizeMetrics, error) {
+	if opts.TargetSize <= 0 {
+		return OptimizeMetrics{}, fmt.Errorf("tableops: optimize target size %d is not positive", opts.TargetSize)
+	}
+	meta, schema := snap.Metadata(), snap.Schema()
+	order, err := columnIndexes(schema, opts.OrderBy)
+	if err != nil {
+		return OptimizeMetrics{}, err
+	}
+	byPartition := map[string][]deltalog.Add{}
+	for _, f := range snap.Files() {
+		if f.Size >= opts.TargetSize && f.DeletionVector == nil {
+			continue
+		}
+		pv, _ := json.Marshal(f.PartitionValues) // a map of strings: cannot fail
+		byPartition[string(pv)] = append(byPartition[string(pv)], f)
+	}
+	w, err := datafile.NewWriter(datafile.Options{
+		Schema: schema, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration,
+		TargetFileSize: opts.TargetSize, NoDataChange: true,
+	})
+	if err != nil {
+		return OptimizeMetrics{}, err
+	}
+	var m OptimizeMetrics
+	var actions []deltalog.Action
+	var removed []string
+	var added []int64
+	for _, pk := range slices.Sorted(maps.Keys(byPartition)) {
+		for _, bin := range bins(byPartition[pk], opts.TargetSize) {
+			var rows [][]any
+			for _, f := range bin {
+				r, err := datafile.Read(ctx, t.Store(), &f, schema, datafile.ReadOptions{
+					Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns,
+				})
+				if err != nil {
+					return OptimizeMetrics{}, fmt.Errorf("reading %s: %w", f.Path, err)
+				}
+				rows = append(rows, r...)
+			}
+			sortRows(rows, order)
+			var adds []deltalog.Add
+			if len(rows) > 0 {
+				if adds, err = w.Write(ctx, t.Store(), rows); err != nil {
+					return OptimizeMetrics{}, err
+				}
+			}
+			for _, f := range bin {
+				actions = append(actions, deltalog.Action{Remove: f.Remove(false)})
+				removed = append(removed, f.Path)
+				m.NumRemovedBytes += f.Size
+				if f.DeletionVector != nil {
+					m.NumDeletionVectorsRemoved++
+				}
+			}
+			for _, a := range adds {
+				actions = append(actions, deltalog.Action{Add: &a})
+				added = append(added, a.Size)
+				m.NumAddedBytes += a.Size
+			}
+		}
+	}
+	if len(removed) == 0 {
+		return OptimizeMetrics{}, nil
+	}
+	m.NumRemovedFiles, m.NumAddedFiles = len(removed), len(added)
+	if len(added) > 0 {
+		slices.Sort(added)
+		pct := func(p int) int64 { return added[(len(added)-1)*p/100] }
+		m.MinFileSize, m.P25FileSize, m.P50FileSize, m.P75FileSize, m.MaxFileSize = pct(0), pct(25), pct(50), pct(75), pct(100)
+	}
+	orderBy, _ := json.Marshal(opts.OrderBy) // []string: cannot fail
+	if len(opts.OrderBy) == 0 {
+		orderBy = []byte("[]")
+	}
+	op := deltalog.Operation{Name: deltalog.OpOptimize, Metrics: m.operationMetrics(),
+		Parameters: map[string]string{"predicate": "[]", "zOrderBy": string(orderBy)}}
+	res, err := t.Commit(ctx, snap, actions, op, deltalog.ReadFiles(removed...))
+	if err != nil {
+		return OptimizeMetrics{}, fmt.Errorf("committing OPTIMIZE: %w", err)
+	}
+	m.Version = res.Version
+	return m, nil
+}
+
+// columnIndexes resolves column names, without regard to case, to schema field indexes.
+func columnIndexes(schema *deltalog.StructType, names []string) ([]int, error) {
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(schema.Fields, func(f deltalog.StructField) bool { return strings.EqualFold(f.Name, n) })
+		if i < 0 {
+			return nil, fmt.Errorf("tableops: order-by column %q is not in the schema", n)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}

@@ -1,0 +1,96 @@
+package tableops_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/tableops"
+)
+
+func TestOptimize(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	before := f.files(t)
+	a, b, c := before["eu"][0], before["eu"][1], before["us"][0]
+	if a.DeletionVector == nil {
+		a, b = b, a
+	}
+	rowsBefore := f.rows(t, -1)
+
+	m, err := tableops.Optimize(ctx, f.table, f.snapshot(t, -1), tableops.OptimizeOptions{TargetSize: 1 << 20, OrderBy: []string{"ID"}})
+	require.NoError(t, err)
+
+	after := f.files(t)
+	require.Equal(t, []deltalog.Add{c}, after["us"], "a lone small file without a deletion vector is left alone")
+	require.Len(t, after["eu"], 1, "A (with its DV) and B are compacted into one file")
+	added := after["eu"][0]
+	require.Nil(t, added.DeletionVector)
+	require.Equal(t, tableops.OptimizeMetrics{
+		Version: 3, NumAddedFiles: 1, NumRemovedFiles: 2,
+		NumAddedBytes: added.Size, NumRemovedBytes: a.Size + b.Size, NumDeletionVectorsRemoved: 1,
+		MinFileSize: added.Size, P25FileSize: added.Size, P50FileSize: added.Size, P75FileSize: added.Size, MaxFileSize: added.Size,
+	}, m)
+	require.ElementsMatch(t, rowsBefore, f.rows(t, -1), "readers see the same rows")
+	var ids []int64
+	for _, r := range f.rows(t, -1)[:4] {
+		ids = append(ids, r[0].(int64))
+	}
+	require.Equal(t, []int64{1, 3, 4, 5}, ids, "rows are sorted by the order-by column")
+	require.Equal(t, []int64{1, 2, 3}, f.ids(t, 0), "time travel still reads")
+	v, _ := f.snapshot(t, -1).TxnVersion("app-0")
+	require.EqualValues(t, 30, v, "optimize leaves txns alone")
+
+	ci := f.commitInfo(t, 3)
+	require.Equal(t, deltalog.OpOptimize, ci.Operation)
+	require.Equal(t, map[string]string{"predicate": "[]", "zOrderBy": `["ID"]`}, ci.OperationParameters)
+	size := strconv.FormatInt(added.Size, 10)
+	require.Equal(t, map[string]string{
+		"numAddedFiles": "1", "numRemovedFiles": "2",
+		"numAddedBytes": size, "numRemovedBytes": strconv.FormatInt(a.Size+b.Size, 10),
+		"minFileSize": size, "p25FileSize": size, "p50FileSize": size, "p75FileSize": size, "maxFileSize": size,
+		"numDeletionVectorsRemoved": "1",
+	}, ci.OperationMetrics, "Spark's names and values")
+	for _, act := range f.commit(t, 3) {
+		switch {
+		case act.Add != nil:
+			require.False(t, act.Add.DataChange)
+		case act.Remove != nil:
+			require.False(t, act.Remove.DataChange)
+			require.NotNil(t, act.Remove.DeletionTimestamp)
+		}
+	}
+
+	m, err = tableops.Optimize(ctx, f.table, f.snapshot(t, -1), tableops.OptimizeOptions{TargetSize: 1 << 20})
+	require.NoError(t, err)
+	require.Zero(t, m, "nothing left to compact")
+	require.EqualValues(t, 3, f.snapshot(t, -1).Version(), "and nothing committed")
+}
+
+func TestOptimizeWithoutOrder(t *testing.T) {
+	f := newFixture(t)
+	_, err := tableops.Optimize(t.Context(), f.table, f.snapshot(t, -1), tableops.OptimizeOptions{TargetSize: 1 << 20})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"predicate": "[]", "zOrderBy": "[]"}, f.commitInfo(t, 3).OperationParameters)
+}
+
+func TestOptimizeRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    tableops.OptimizeOptions
+		wantErr string
+	}{
+		{"no target size", tableops.OptimizeOptions{}, "target size 0 is not positive"},
+		{"unknown order-by column", tableops.OptimizeOptions{TargetSize: 1 << 20, OrderBy: []string{"nope"}}, `order-by column "nope" is not in the schema`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			_, err := tableops.Optimize(t.Context(), f.table, f.snapshot(t, -1), tc.opts)
+			require.ErrorContains(t, err, tc.wantErr)
+			require.EqualValues(t, 2, f.snapshot(t, -1).Version(), "nothing committed")
+		})
+	}
+}

@@ -1,0 +1,156 @@
+package tableops
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// VacuumOptions configure [Vacuum].
+type VacuumOptions struct {
+	// Retention keeps the files removed or written within it. Nil: the table's
+	// delta.deletedFileRetentionDuration (7 days when unset).
+	Retention *time.Duration
+	// SkipRetentionCheck allows a Retention shorter than the table's, which can break
+	// readers of older versions and concurrent writers; without it Vacuum refuses such a
+	// retention with a *RetentionError.
+	SkipRetentionCheck bool
+	// DryRun finds the files to delete and returns them, deleting and committing nothing.
+	DryRun bool
+	// Now is the time the retention counts back from. Zero: time.Now().
+	Now time.Time
+}
+
+// VacuumResult is what a VACUUM deleted or, in a dry run, would delete.
+type VacuumResult struct {
+	// Retention is the retention applied.
+	Retention time.Duration
+	// Files are the paths to delete, in listing order; a VACUUM that failed part way
+	// deleted the first NumDeletedFiles of them.
+	Files []string
+	// SizeOfDataToDelete is the size of Files in bytes.
+	SizeOfDataToDelete int64
+	// NumDeletedFiles counts the files deleted; none in a dry run.
+	NumDeletedFiles int
+	// NumVacuumedDirectories counts the directories Files are in.
+	NumVacuumedDirectories int
+	// Version is the VACUUM END commit; 0 in a dry run.
+	Version int64
+}
+
+// Vacuum deletes the files under the table root that neither a live file nor an
+// unexpired tombstone of snap references and that were last modified before
+// now-retention, as Spark's VACUUM does, and records the run as VACUUM START and
+// VACUUM END commits. Files a retained version needs are safe: a version within the
+// retention window only reads live files or files whose remove is younger than the
+// retention, and those are tombstones the snapshot still holds. The log and hidden
+// files and directories (names starting with "_" or ".") are never touched, except
+// _change_data.
+//
+// A delete that fails stops the run: VACUUM END records status FAILED, and the error
+// comes with the result so far.
+func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opts VacuumOptions) (VacuumResult, error) {
+	tableRetention := snap.Metadata().DeletedFileRetention()
+	res := VacuumResult{Retention: tableRetention}
+	if opts.Retention != nil {
+		res.Retention = *opts.Retention
+	}
+	if res.Retention < tableRetention && !opts.SkipRetentionCheck {
+		return VacuumResult{}, &RetentionError{Retention: res.Retention, TableRetention: tableRetention}
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	cutoff := now.Add(-res.Retention)
+	keep := map[string]bool{}
+	for _, f := range snap.Files() {
+		for _, p := range referencedPaths(f.Key(), f.DeletionVector) {
+			keep[p] = true
+		}
+	}
+	for _, r := range snap.Tombstones() {
+		// The snapshot holds the removes younger than the table's retention; a shorter
+		// retention releases those older than the cutoff.
+		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).After(cutoff) {
+			for _, p := range referencedPaths(r.Key(), r.DeletionVector) {
+				keep[p] = true
+			}
+		}
+	}
+	dirs := map[string]bool{}
+	for o, err := range t.Store().List(ctx, "", "") {
+		if err != nil {
+			return VacuumResult{}, fmt.Errorf("listing the table: %w", err)
+		}
+		if hiddenPath(o.Path) || keep[o.Path] || !o.ModTime.Before(cutoff) {
+			continue
+		}
+		res.Files = append(res.Files, o.Path)
+		res.SizeOfDataToDelete += o.Size
+		dirs[path.Dir(o.Path)] = true
+	}
+	res.NumVacuumedDirectories = len(dirs)
+	if opts.DryRun {
+		return res, nil
+	}
+
+	params := map[string]string{
+		"retentionCheckEnabled":  strconv.FormatBool(res.Retention >= tableRetention),
+		"defaultRetentionMillis": strconv.FormatInt(tableRetention.Milliseconds(), 10),
+	}
+	if opts.Retention != nil {
+		params["specifiedRetentionMillis"] = strconv.FormatInt(res.Retention.Milliseconds(), 10)
+	}
+	start, err := t.Commit(ctx, snap, nil, deltalog.Operation{Name: deltalog.OpVacuumStart, Parameters: params, Metrics: map[string]string{
+		"numFilesToDelete": strconv.Itoa(len(res.Files)), "sizeOfDataToDelete": strconv.FormatInt(res.SizeOfDataToDelete, 10),
+	}})
+	if err != nil {
+		return VacuumResult{}, fmt.Errorf("committing VACUUM START: %w", err)
+	}
+	status := "COMPLETED"
+	var delErr error
+	for _, p := range res.Files {
+		if delErr = t.Store().Delete(ctx, p); delErr != nil {
+			status = "FAILED"
+			break
+		}
+		res.NumDeletedFiles++
+	}
+	startSnap, err := t.SnapshotAt(ctx, start.Version)
+	if err != nil {
+		return res, fmt.Errorf("reading version %d: %w", start.Version, err)
+	}
+	end, err := t.Commit(ctx, startSnap, nil, deltalog.Operation{Name: deltalog.OpVacuumEnd,
+		Parameters: map[string]string{"status": status},
+		Metrics: map[string]string{
+			"numDeletedFiles": strconv.Itoa(res.NumDeletedFiles), "numVacuumedDirectories": strconv.Itoa(res.NumVacuumedDirectories),
+		}})
+	if err != nil {
+		return res, fmt.Errorf("committing VACUUM END: %w", err)
+	}
+	res.Version = end.Version
+	if delErr != nil {
+		return res, fmt.Errorf("deleting files (%d of %d deleted): %w", res.NumDeletedFiles, len(res.Files), delErr)
+	}
+	return res, nil
+}
+
+// hiddenPath reports paths VACUUM never touches: the log and any file or directory whose
+// name starts with "_" or ".", except change data files (Spark vacuums _change_data too).
+func hiddenPath(p string) bool {
+	if strings.HasPrefix(p, "_change_data/") {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".") {
+			return true
+		}
+	}
+	return false
+}
