@@ -24,7 +24,9 @@ func vacuumCommand() command {
 		example: "cdc2delta vacuum --dry-run ./tables/sales/dbo/orders\ncdc2delta vacuum --retain 336h s3://lake/sales/dbo/orders",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
-			retain := fs.Duration("retain", -1, "keep files removed or written within this duration (default: the table's delta.deletedFileRetentionDuration, 7 days if unset)")
+			var retain durationFlag
+			fs.Var(&retain, "retain", "keep files removed or written within this `duration`, e.g. 336h (default: the table's\n"+
+				"delta.deletedFileRetentionDuration, 7 days (168h) when the table does not set it)")
 			dryRun := fs.Bool("dry-run", false, "list the files that would be deleted, delete nothing")
 			force := fs.Bool("force", false, "allow a retention shorter than the table's (breaks time travel and concurrent readers)")
 			return func(ctx context.Context, args []string) error {
@@ -38,8 +40,8 @@ func vacuumCommand() command {
 				}
 				tableRetention := tableFileRetention(snap.Metadata().Configuration)
 				retention := tableRetention
-				if *retain >= 0 {
-					retention = *retain
+				if retain.set {
+					retention = retain.d
 				}
 				if retention < tableRetention && !*force {
 					return usagef("--retain %s is shorter than the table's delta.deletedFileRetentionDuration (%s): "+
@@ -47,7 +49,7 @@ func vacuumCommand() command {
 						retention, tableRetention)
 				}
 				return vacuum(ctx, e, t, snap, vacuumPlan{
-					retention: retention, tableRetention: tableRetention, specified: *retain >= 0,
+					retention: retention, tableRetention: tableRetention, specified: retain.set,
 					dryRun: *dryRun, now: time.Now(),
 				})
 			}
