@@ -111,6 +111,29 @@ func hiddenPath(p string) bool {
 	return false
 }
 
+// keepFile adds the store keys of a logical file to keep. A file or deletion vector named
+// by absolute URI might lie under the table root or not; VACUUM cannot match it to the
+// listed objects, and guessing wrong deletes data a retained version needs, so it
+// refuses the table instead. (Snapshots already refuse live files with absolute paths;
+// removed ones and "p" deletion vectors get here.)
+func keepFile(keep map[string]bool, path string, dv *deltalog.DeletionVector) error {
+	abs := ""
+	switch {
+	case deltalog.IsAbsolutePath(path):
+		abs = path
+	case dv != nil && dv.StorageType == deltalog.DVStoragePath:
+		abs = dv.PathOrInlineDV
+	}
+	if abs != "" {
+		return fmt.Errorf("file %q of a retained version is named by absolute path: VACUUM cannot tell "+
+			"whether it lies under the table, so it deletes nothing; vacuum this table with Spark", abs)
+	}
+	for _, p := range referencedPaths(path, dv) {
+		keep[p] = true
+	}
+	return nil
+}
+
 // vacuum deletes the files under the table root that neither a live file nor an
 // unexpired tombstone of snap references and that were last modified before
 // now-retention, as Spark's VACUUM does. Files a retained version needs are safe: a
@@ -119,8 +142,8 @@ func hiddenPath(p string) bool {
 func vacuum(ctx context.Context, e *env, t *deltalog.Table, snap *deltalog.Snapshot, plan vacuumPlan) error {
 	keep := map[string]bool{}
 	for _, f := range snap.Files() {
-		for _, p := range referencedPaths(f.Path, f.DeletionVector) {
-			keep[p] = true
+		if err := keepFile(keep, f.Path, f.DeletionVector); err != nil {
+			return err
 		}
 	}
 	cutoff := plan.now.Add(-plan.retention)
@@ -128,8 +151,8 @@ func vacuum(ctx context.Context, e *env, t *deltalog.Table, snap *deltalog.Snaps
 		// The snapshot holds the removes younger than the table's retention; a forced
 		// shorter retention releases those older than the cutoff.
 		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).After(cutoff) {
-			for _, p := range referencedPaths(r.Path, r.DeletionVector) {
-				keep[p] = true
+			if err := keepFile(keep, r.Path, r.DeletionVector); err != nil {
+				return err
 			}
 		}
 	}
