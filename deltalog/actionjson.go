@@ -33,9 +33,10 @@ func (ci CommitInfo) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// UnmarshalJSON reads the modelled fields leniently: a writer that puts a number where
-// Spark puts a string (delta-rs writes numeric metrics) must not make the log unreadable,
-// so such values are kept in Extra verbatim instead.
+// UnmarshalJSON reads the modelled fields leniently: a writer that puts another JSON type
+// where Spark puts a string must not make the log unreadable, so such values are kept in
+// Extra verbatim instead. operationParameters and operationMetrics take values of any
+// JSON type (see OperationValues).
 func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
 	// Fast path for the common case (our own and plain Spark commits): only modelled keys,
 	// all of the expected types. One typed pass is several times cheaper than the
@@ -66,8 +67,9 @@ func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
 // isKnownCommitInfoKey reports whether CommitInfo models the JSON key; the rest go to Extra.
 func isKnownCommitInfoKey(k string) bool {
 	switch k {
-	case "timestamp", "inCommitTimestamp", "operation", "operationParameters", "operationMetrics",
-		"readVersion", "isolationLevel", "isBlindAppend", "engineInfo", "txnId":
+	case "timestamp", "inCommitTimestamp", "userId", "userName", "operation", "operationParameters",
+		"operationMetrics", "job", "notebook", "clusterId", "readVersion", "isolationLevel",
+		"isBlindAppend", "userMetadata", "engineInfo", "txnId":
 		return true
 	}
 	return false
@@ -81,18 +83,30 @@ func decodeCommitInfoField(ci *CommitInfo, k string, v json.RawMessage) bool {
 		return decodeInto(v, &ci.Timestamp)
 	case "inCommitTimestamp":
 		return decodeInto(v, &ci.InCommitTimestamp)
+	case "userId":
+		return decodeInto(v, &ci.UserID)
+	case "userName":
+		return decodeInto(v, &ci.UserName)
 	case "operation":
 		return decodeInto(v, &ci.Operation)
 	case "operationParameters":
 		return decodeInto(v, &ci.OperationParameters)
 	case "operationMetrics":
 		return decodeInto(v, &ci.OperationMetrics)
+	case "job":
+		return decodeInto(v, &ci.Job)
+	case "notebook":
+		return decodeInto(v, &ci.Notebook)
+	case "clusterId":
+		return decodeInto(v, &ci.ClusterID)
 	case "readVersion":
 		return decodeInto(v, &ci.ReadVersion)
 	case "isolationLevel":
 		return decodeInto(v, &ci.IsolationLevel)
 	case "isBlindAppend":
 		return decodeInto(v, &ci.IsBlindAppend)
+	case "userMetadata":
+		return decodeInto(v, &ci.UserMetadata)
 	case "engineInfo":
 		return decodeInto(v, &ci.EngineInfo)
 	case "txnId":

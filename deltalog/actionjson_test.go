@@ -18,24 +18,78 @@ func TestCommitInfoExtraRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(in), &ci))
 	require.Equal(t, "MERGE", ci.Operation)
 	require.Equal(t, int64(1697587497062), *ci.Timestamp)
-	require.Equal(t, "50", ci.OperationMetrics["numTargetRowsInserted"])
-	require.Len(t, ci.Extra, 3)
+	require.Equal(t, "50", ci.OperationMetrics.Text("numTargetRowsInserted"))
+	require.Equal(t, "hello", ci.UserMetadata)
+	require.Equal(t, "c-1", ci.ClusterID)
+	require.Len(t, ci.Extra, 1) // tags
 	out, err := json.Marshal(ci)
 	require.NoError(t, err)
 	require.JSONEq(t, in, string(out))
 }
 
 func TestCommitInfoLenient(t *testing.T) {
-	// delta-rs writes numeric metrics; the known field must not make the line unreadable.
-	in := `{"timestamp":1,"operation":"WRITE","operationMetrics":{"num_added_files":1},"clientVersion":"delta-rs.0.17"}`
-	var ci deltalog.CommitInfo
-	require.NoError(t, json.Unmarshal([]byte(in), &ci))
-	require.Equal(t, "WRITE", ci.Operation)
-	require.Nil(t, ci.OperationMetrics)
-	require.Contains(t, ci.Extra, "operationMetrics")
-	out, err := json.Marshal(ci)
-	require.NoError(t, err)
-	require.JSONEq(t, in, string(out))
+	tests := []struct {
+		name  string
+		in    string
+		check func(t *testing.T, ci deltalog.CommitInfo)
+	}{
+		{"delta-rs numeric metrics", `{"timestamp":1,"operation":"WRITE","operationMetrics":{"num_added_files":1,"execution_time_ms":3},"clientVersion":"delta-rs.0.17"}`,
+			func(t *testing.T, ci deltalog.CommitInfo) {
+				require.Equal(t, "1", ci.OperationMetrics.Text("num_added_files"))
+				require.JSONEq(t, `3`, string(ci.OperationMetrics["execution_time_ms"]))
+				require.Contains(t, ci.Extra, "clientVersion")
+			}},
+		{"Databricks boolean and null parameters", `{"operation":"WRITE","operationParameters":{"mode":"Append","statsOnLoad":false,"description":null},` +
+			`"userId":"42","userName":"ana@example.com","job":{"jobId":"987","jobName":"nightly"},"notebook":{"notebookId":"12"},"clusterId":"c-1","userMetadata":"backfill"}`,
+			func(t *testing.T, ci deltalog.CommitInfo) {
+				require.Equal(t, "Append", ci.OperationParameters.Text("mode"))
+				require.Equal(t, "false", ci.OperationParameters.Text("statsOnLoad"))
+				require.Equal(t, "null", ci.OperationParameters.Text("description"))
+				require.Equal(t, "ana@example.com", ci.UserName)
+				require.Equal(t, "42", ci.UserID)
+				require.JSONEq(t, `{"jobId":"987","jobName":"nightly"}`, string(ci.Job))
+				require.JSONEq(t, `{"notebookId":"12"}`, string(ci.Notebook))
+				require.Equal(t, "c-1", ci.ClusterID)
+				require.Equal(t, "backfill", ci.UserMetadata)
+				require.Empty(t, ci.Extra)
+			}},
+		{"RESTORE numeric version", `{"operation":"RESTORE","operationParameters":{"version":3,"timestamp":null}}`,
+			func(t *testing.T, ci deltalog.CommitInfo) {
+				require.Equal(t, "3", ci.OperationParameters.Text("version"))
+			}},
+		{"modelled key of another type goes to Extra", `{"operation":"WRITE","operationMetrics":[1],"userName":7}`,
+			func(t *testing.T, ci deltalog.CommitInfo) {
+				require.Nil(t, ci.OperationMetrics)
+				require.Empty(t, ci.UserName)
+				require.Contains(t, ci.Extra, "operationMetrics")
+				require.Contains(t, ci.Extra, "userName")
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ci deltalog.CommitInfo
+			require.NoError(t, json.Unmarshal([]byte(tc.in), &ci))
+			tc.check(t, ci)
+			out, err := json.Marshal(ci)
+			require.NoError(t, err)
+			require.JSONEq(t, tc.in, string(out), "commitInfo re-encodes as stored")
+		})
+	}
+}
+
+func TestOperationValuesText(t *testing.T) {
+	ov := deltalog.OperationValues{
+		"s": json.RawMessage(`"a \"b\""`), "n": json.RawMessage(`12.50`), "b": json.RawMessage(`true`),
+		"null": json.RawMessage(`null`), "obj": json.RawMessage(`{ "k" : [1, 2] }`),
+	}
+	tests := []struct{ key, want string }{
+		{"s", `a "b"`}, {"n", "12.50"}, {"b", "true"}, {"null", "null"}, {"obj", `{"k":[1,2]}`}, {"absent", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.key, func(t *testing.T) {
+			require.Equal(t, tc.want, ov.Text(tc.key))
+		})
+	}
 }
 
 func TestParseLogLine(t *testing.T) {

@@ -94,17 +94,25 @@ type Txn struct {
 
 // CommitInfo is free-form provenance. Known fields are typed; the rest round-trip in Extra.
 type CommitInfo struct {
-	Timestamp           *int64            `json:"timestamp,omitempty"`
-	InCommitTimestamp   *int64            `json:"inCommitTimestamp,omitempty"`
-	Operation           string            `json:"operation,omitempty"`
-	OperationParameters map[string]string `json:"operationParameters,omitempty"`
-	OperationMetrics    map[string]string `json:"operationMetrics,omitempty"`
-	ReadVersion         *int64            `json:"readVersion,omitempty"`
-	IsolationLevel      string            `json:"isolationLevel,omitempty"`
-	IsBlindAppend       *bool             `json:"isBlindAppend,omitempty"`
-	EngineInfo          string            `json:"engineInfo,omitempty"`
-	TxnID               string            `json:"txnId,omitempty"`
-	// Extra holds fields not modelled above (userMetadata, clusterId, ...), kept verbatim.
+	Timestamp           *int64          `json:"timestamp,omitempty"`
+	InCommitTimestamp   *int64          `json:"inCommitTimestamp,omitempty"`
+	UserID              string          `json:"userId,omitempty"`
+	UserName            string          `json:"userName,omitempty"`
+	Operation           string          `json:"operation,omitempty"`
+	OperationParameters OperationValues `json:"operationParameters,omitempty"`
+	OperationMetrics    OperationValues `json:"operationMetrics,omitempty"`
+	// Job and Notebook are Databricks' job and notebook objects, kept as stored.
+	Job            json.RawMessage `json:"job,omitempty"`
+	Notebook       json.RawMessage `json:"notebook,omitempty"`
+	ClusterID      string          `json:"clusterId,omitempty"`
+	ReadVersion    *int64          `json:"readVersion,omitempty"`
+	IsolationLevel string          `json:"isolationLevel,omitempty"`
+	IsBlindAppend  *bool           `json:"isBlindAppend,omitempty"`
+	UserMetadata   string          `json:"userMetadata,omitempty"`
+	EngineInfo     string          `json:"engineInfo,omitempty"`
+	TxnID          string          `json:"txnId,omitempty"`
+	// Extra holds fields not modelled above (clientVersion, tags, ...), and modelled ones
+	// whose JSON type did not fit, kept verbatim.
 	Extra map[string]json.RawMessage `json:"-"`
 }
 

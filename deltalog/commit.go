@@ -135,8 +135,8 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 	}
 	ci := CommitInfo{
 		Operation:           op.Name,
-		OperationParameters: op.Parameters,
-		OperationMetrics:    op.Metrics,
+		OperationParameters: stringValues(op.Parameters),
+		OperationMetrics:    stringValues(op.Metrics),
 		ReadVersion:         readVersion,
 		IsolationLevel:      sum.isolation,
 		IsBlindAppend:       new(sum.blindAppend),

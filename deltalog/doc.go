@@ -16,7 +16,9 @@
 // replay the newest complete checkpoint at or below the target version (classic, multi-part
 // or v2 with sidecars), then the JSON commits after it. A table that needs a reader feature
 // we do not implement is refused with an [UnsupportedFeatureError] naming the feature; a
-// missing, truncated or corrupt file gives a [CorruptFileError] naming it.
+// table with a live data file named by absolute URI (SHALLOW CLONE writes them) with an
+// [AbsolutePathError]; a missing, truncated or corrupt file, or a metaData without a
+// valid schemaString, gives a [CorruptFileError] naming it.
 //
 // # Committing
 //

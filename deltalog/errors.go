@@ -1,6 +1,10 @@
 package deltalog
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Sentinel errors callers branch on.
 var (
@@ -35,4 +39,32 @@ func errString(err error) string {
 		return "unknown cause"
 	}
 	return err.Error()
+}
+
+// AbsolutePathError reports a live data file whose add.path is absolute (see
+// IsAbsolutePath). Delta allows such paths, SHALLOW CLONE writes them, but deltalog
+// refuses the table: it reads data files only relative to the table root.
+type AbsolutePathError struct {
+	// Version is the table version being loaded; -1 when not known.
+	Version int64
+	// Path is add.path as stored.
+	Path string
+	// File is the log file (commit or checkpoint) of the add; "" when not known.
+	File string
+}
+
+// Error says which file, where it was added, and what to do.
+func (e *AbsolutePathError) Error() string {
+	var b strings.Builder
+	b.WriteString("deltalog: ")
+	if e.Version >= 0 {
+		fmt.Fprintf(&b, "version %d: ", e.Version)
+	}
+	fmt.Fprintf(&b, "data file %q has an absolute path", e.Path)
+	if e.File != "" {
+		fmt.Fprintf(&b, " (added in %s)", e.File)
+	}
+	b.WriteString("; only tables whose data files are named relative to the table root are supported. " +
+		"Absolute paths come from SHALLOW CLONE or files added by URI: a DEEP CLONE (Spark) copies the table with relative paths")
+	return b.String()
 }

@@ -1,5 +1,10 @@
 package deltalog
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // Operation names as Spark records them in commitInfo.operation; DESCRIBE HISTORY, delta-rs
 // history() and UIs display them.
 const (
@@ -49,4 +54,54 @@ type Operation struct {
 	Name       string
 	Parameters map[string]string
 	Metrics    map[string]string
+}
+
+// OperationValues are commitInfo.operationParameters or operationMetrics as stored, each
+// value raw JSON. Spark writes only strings, but other writers do not: Databricks writes
+// booleans ("statsOnLoad": false), RESTORE numbers ("version": 3), delta-rs numeric
+// metrics ("num_added_files": 1). Keeping the JSON means none of them is dropped or
+// retyped on the way to DESCRIBE HISTORY.
+type OperationValues map[string]json.RawMessage
+
+// Text returns the value of key as text: a JSON string unquoted, any other JSON value
+// (number, boolean, null, object, array) as its compact JSON text, "" when absent.
+func (ov OperationValues) Text(key string) string {
+	raw, ok := ov[key]
+	if !ok {
+		return ""
+	}
+	var s string
+	if bytes.HasPrefix(raw, []byte{'"'}) && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// Texts returns every value as Text renders it.
+func (ov OperationValues) Texts() map[string]string {
+	if ov == nil {
+		return nil
+	}
+	out := make(map[string]string, len(ov))
+	for k := range ov {
+		out[k] = ov.Text(k)
+	}
+	return out
+}
+
+// stringValues encodes Operation.Parameters or Metrics as JSON strings, as Spark does.
+func stringValues(m map[string]string) OperationValues {
+	if m == nil {
+		return nil
+	}
+	out := make(OperationValues, len(m))
+	for k, v := range m {
+		b, _ := json.Marshal(v) // a string always marshals
+		out[k] = b
+	}
+	return out
 }

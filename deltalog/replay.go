@@ -1,5 +1,10 @@
 package deltalog
 
+import (
+	"cmp"
+	"fmt"
+)
+
 // tableState is the reconciled state while replaying the log.
 type tableState struct {
 	protocol   *Protocol
@@ -10,6 +15,12 @@ type tableState struct {
 	tombstones map[FileKey]*Remove
 	// ict is the inCommitTimestamp of the last applied commit, if it had one.
 	ict *int64
+	// metadataFrom is the log file the metadata came from ("" when it came from a
+	// snapshot), for errors about it.
+	metadataFrom string
+	// absolute maps the live files with an absolute path to the log file that added
+	// them; finishSnapshot refuses them. Nil until one is seen: they are rare.
+	absolute map[FileKey]string
 }
 
 func newTableState() *tableState {
@@ -21,8 +32,9 @@ func newTableState() *tableState {
 	}
 }
 
-// apply folds one commit's (or checkpoint's) actions into the state, in log order.
-func (s *tableState) apply(actions []Action) {
+// apply folds one commit's (or checkpoint's) actions into the state, in log order; from
+// is the log file they were read from.
+func (s *tableState) apply(actions []Action, from string) {
 	s.ict = nil
 	for i := range actions {
 		a := &actions[i]
@@ -30,7 +42,7 @@ func (s *tableState) apply(actions []Action) {
 		case a.Protocol != nil:
 			s.protocol = a.Protocol
 		case a.Metadata != nil:
-			s.metadata = a.Metadata
+			s.metadata, s.metadataFrom = a.Metadata, from
 		case a.Txn != nil:
 			s.txns[a.Txn.AppID] = *a.Txn
 		case a.DomainMetadata != nil:
@@ -47,14 +59,60 @@ func (s *tableState) apply(actions []Action) {
 			k := add.Key()
 			s.files[k] = &add
 			delete(s.tombstones, k)
+			if IsAbsolutePath(add.Path) {
+				if s.absolute == nil {
+					s.absolute = map[FileKey]string{}
+				}
+				s.absolute[k] = from
+			}
 		case a.Remove != nil:
 			rm := *a.Remove
 			rm.DataChange = false
 			k := rm.Key()
 			delete(s.files, k)
+			delete(s.absolute, k)
 			s.tombstones[k] = &rm
 		case a.CommitInfo != nil:
 			s.ict = a.CommitInfo.InCommitTimestamp
 		}
 	}
+}
+
+// schema parses the table schema of the replayed state at version v; where names the
+// log file to blame when the metadata's own file is not known.
+func (s *tableState) schema(v int64, where string) (*StructType, error) {
+	from := cmp.Or(s.metadataFrom, where)
+	if s.metadata.SchemaString == "" {
+		return nil, &CorruptFileError{Path: from, Err: fmt.Errorf(
+			"metaData of version %d has no schemaString, so the table has no schema (the writer that committed it left it out)", v)}
+	}
+	schema, err := ParseSchema(s.metadata.SchemaString)
+	if err != nil {
+		return nil, &CorruptFileError{Path: from, Err: fmt.Errorf("metaData.schemaString of version %d: %w", v, err)}
+	}
+	return schema, nil
+}
+
+// checkRelativePaths refuses live files with an absolute path (files sorted, so the
+// error names the same one every time).
+//
+// Delta allows absolute add paths (SHALLOW CLONE writes them, pointing into the source
+// table). Reading those under the table's own root would be possible, as dvPathInStore
+// does for deletion vectors, but every place that turns add.path into a store key would
+// have to agree: replay's file keys (a remove may name the same file relatively),
+// VACUUM's set of files to keep, RESTORE's existence check, OPTIMIZE and MERGE
+// rewrites. One that did not would, in VACUUM, delete a live file. Refusing the table
+// when it is loaded keeps every command and the processor from acting on it; files
+// outside the root, the usual case, cannot be read through a Store rooted at the table
+// anyway.
+func (s *tableState) checkRelativePaths(v int64, files []Add) error {
+	if len(s.absolute) == 0 {
+		return nil
+	}
+	for _, f := range files {
+		if from, ok := s.absolute[f.Key()]; ok {
+			return &AbsolutePathError{Version: v, Path: f.Path, File: from}
+		}
+	}
+	return nil
 }

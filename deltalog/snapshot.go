@@ -213,14 +213,14 @@ func (t *Table) replay(ctx context.Context, ll *logListing, plan replayPlan) (*S
 		if err != nil {
 			return nil, &checkpointReadError{fmt.Errorf("reading checkpoint %d: %w", plan.checkpoint.version, err)}
 		}
-		st.apply(actions)
+		st.apply(actions, plan.checkpoint.paths[0])
 	}
 	commits, err := t.readCommits(ctx, plan.commits)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range commits {
-		st.apply(c)
+	for i, c := range commits {
+		st.apply(c, plan.commits[i].path)
 	}
 	return t.finishSnapshot(ctx, ll, plan, st)
 }
@@ -283,9 +283,9 @@ func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayP
 	if err := st.protocol.CheckRead(); err != nil {
 		return nil, fmt.Errorf("reading version %d: %w", plan.version, err)
 	}
-	schema, err := ParseSchema(st.metadata.SchemaString)
+	schema, err := st.schema(plan.version, where)
 	if err != nil {
-		return nil, fmt.Errorf("reading version %d schema: %w", plan.version, err)
+		return nil, err
 	}
 	now := t.opts.now()
 	snap := &Snapshot{
@@ -303,6 +303,9 @@ func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayP
 	slices.SortFunc(snap.files, func(a, b Add) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID()))
 	})
+	if err := st.checkRelativePaths(plan.version, snap.files); err != nil {
+		return nil, err
+	}
 	cutoff := now.Add(-st.metadata.DeletedFileRetention()).UnixMilli()
 	for _, r := range st.tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {

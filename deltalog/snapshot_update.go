@@ -56,8 +56,8 @@ func (t *Table) updateTo(ctx context.Context, s *Snapshot, target int64) (*Snaps
 		return nil, err
 	}
 	st := stateFromSnapshot(s)
-	for _, c := range commits {
-		st.apply(c)
+	for i, c := range commits {
+		st.apply(c, plan.commits[i].path)
 	}
 	return t.finishSnapshot(ctx, ll, plan, st)
 }

@@ -42,6 +42,7 @@ func describeCommand() command {
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")
+					enc.SetEscapeHTML(false) // types print as "array<string>", not "array\u003cstring\u003e"
 					return enc.Encode(d)
 				}
 				return d.print(e.stdout)
@@ -69,7 +70,8 @@ type tableDescription struct {
 	Txns             []deltalog.Txn    `json:"txns"`
 }
 
-// columnInfo is one column; nested fields have dotted names.
+// columnInfo is one column; fields of struct columns follow with dotted names. Type is
+// spelled in full (see typeString).
 type columnInfo struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
@@ -79,6 +81,9 @@ type columnInfo struct {
 
 func describeSnapshot(loc string, snap *deltalog.Snapshot) tableDescription {
 	meta := snap.Metadata()
+	if meta.PartitionColumns == nil {
+		meta.PartitionColumns = []string{} // JSON [], not null
+	}
 	d := tableDescription{
 		Location: loc, Version: snap.Version(), CommitTime: snap.CommitTimestamp().UTC(),
 		ID: meta.ID, Name: meta.Name, Description: meta.Description, Protocol: snap.Protocol(),
@@ -115,12 +120,48 @@ func columnsOf(prefix string, st *deltalog.StructType) []columnInfo {
 	var out []columnInfo
 	for _, f := range st.Fields {
 		comment, _ := f.Metadata["comment"].(string)
-		out = append(out, columnInfo{Name: prefix + f.Name, Type: f.Type.String(), Nullable: f.Nullable, Comment: comment})
+		out = append(out, columnInfo{Name: prefix + f.Name, Type: typeString(f.Type), Nullable: f.Nullable, Comment: comment})
 		if sub, ok := f.Type.(*deltalog.StructType); ok {
 			out = append(out, columnsOf(prefix+f.Name+".", sub)...)
 		}
 	}
 	return out
+}
+
+// typeString spells a type in full, nested types included: array<string>,
+// map<string,integer>, struct<a:integer,`Unit Price`:decimal(10,2)>. It is Spark's
+// catalogString layout (field names backquoted unless plain) with the primitive names
+// schemaString stores, which the top-level columns show too ("long", not "bigint").
+func typeString(t deltalog.Type) string {
+	switch t := t.(type) {
+	case *deltalog.ArrayType:
+		return "array<" + typeString(t.ElementType) + ">"
+	case *deltalog.MapType:
+		return "map<" + typeString(t.KeyType) + "," + typeString(t.ValueType) + ">"
+	case *deltalog.StructType:
+		fields := make([]string, len(t.Fields))
+		for i, f := range t.Fields {
+			fields[i] = quoteIfNeeded(f.Name) + ":" + typeString(f.Type)
+		}
+		return "struct<" + strings.Join(fields, ",") + ">"
+	}
+	return t.String()
+}
+
+// quoteIfNeeded backquotes a field name unless it is only letters, digits and "_", so
+// names with spaces, commas, colons or angle brackets read unambiguously.
+func quoteIfNeeded(name string) string {
+	plain := name != ""
+	for _, r := range name {
+		if !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return name
+	}
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
 
 func (d tableDescription) print(w io.Writer) error {
@@ -138,7 +179,11 @@ func (d tableDescription) print(w io.Writer) error {
 	p := d.Protocol
 	kv("Protocol", fmt.Sprintf("reader %d [%s], writer %d [%s]", p.MinReaderVersion,
 		strings.Join(p.ReaderFeatureSet(), " "), p.MinWriterVersion, strings.Join(p.WriterFeatureSet(), " ")))
-	kv("Partitioned by", strings.Join(d.PartitionColumns, ", "))
+	if len(d.PartitionColumns) == 0 {
+		kv("Partitioned by", "none")
+	} else {
+		kv("Partitioned by", strings.Join(d.PartitionColumns, ", "))
+	}
 	size := fmt.Sprintf("%d files, %s", d.NumFiles, humanBytes(d.SizeInBytes))
 	if d.NumRows != nil {
 		size += fmt.Sprintf(", %d rows", *d.NumRows)

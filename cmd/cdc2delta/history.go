@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -46,6 +47,7 @@ func historyCommand() command {
 				}
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
+					enc.SetEscapeHTML(false) // predicates print as stored: "a < 5", not "a \u003c 5"
 					for _, h := range entries {
 						if err := enc.Encode(h); err != nil {
 							return err
@@ -59,17 +61,24 @@ func historyCommand() command {
 	}
 }
 
-// historyEntry is one row of DESCRIBE HISTORY.
+// historyEntry is one row of DESCRIBE HISTORY, its fields in Spark's column order.
+// Parameters and metrics keep their stored JSON types (see deltalog.OperationValues).
 type historyEntry struct {
-	Version             int64             `json:"version"`
-	Timestamp           time.Time         `json:"timestamp"`
-	Operation           string            `json:"operation"`
-	OperationParameters map[string]string `json:"operationParameters,omitempty"`
-	OperationMetrics    map[string]string `json:"operationMetrics,omitempty"`
-	ReadVersion         *int64            `json:"readVersion,omitempty"`
-	IsolationLevel      string            `json:"isolationLevel,omitempty"`
-	IsBlindAppend       *bool             `json:"isBlindAppend,omitempty"`
-	EngineInfo          string            `json:"engineInfo,omitempty"`
+	Version             int64                    `json:"version"`
+	Timestamp           time.Time                `json:"timestamp"`
+	UserID              string                   `json:"userId,omitempty"`
+	UserName            string                   `json:"userName,omitempty"`
+	Operation           string                   `json:"operation"`
+	OperationParameters deltalog.OperationValues `json:"operationParameters,omitempty"`
+	Job                 json.RawMessage          `json:"job,omitempty"`
+	Notebook            json.RawMessage          `json:"notebook,omitempty"`
+	ClusterID           string                   `json:"clusterId,omitempty"`
+	ReadVersion         *int64                   `json:"readVersion,omitempty"`
+	IsolationLevel      string                   `json:"isolationLevel,omitempty"`
+	IsBlindAppend       *bool                    `json:"isBlindAppend,omitempty"`
+	OperationMetrics    deltalog.OperationValues `json:"operationMetrics,omitempty"`
+	UserMetadata        string                   `json:"userMetadata,omitempty"`
+	EngineInfo          string                   `json:"engineInfo,omitempty"`
 }
 
 // commitVersion parses "_delta_log/00000000000000000012.json".
@@ -115,8 +124,10 @@ func readHistory(ctx context.Context, s deltalog.Store, limit int) ([]historyEnt
 			case ci.Timestamp != nil:
 				h.Timestamp = time.UnixMilli(*ci.Timestamp).UTC()
 			}
-			h.Operation, h.OperationParameters, h.OperationMetrics = ci.Operation, ci.OperationParameters, ci.OperationMetrics
-			h.ReadVersion, h.IsolationLevel, h.IsBlindAppend, h.EngineInfo = ci.ReadVersion, ci.IsolationLevel, ci.IsBlindAppend, ci.EngineInfo
+			h.UserID, h.UserName, h.Operation, h.OperationParameters = ci.UserID, ci.UserName, ci.Operation, ci.OperationParameters
+			h.Job, h.Notebook, h.ClusterID = ci.Job, ci.Notebook, ci.ClusterID
+			h.ReadVersion, h.IsolationLevel, h.IsBlindAppend = ci.ReadVersion, ci.IsolationLevel, ci.IsBlindAppend
+			h.OperationMetrics, h.UserMetadata, h.EngineInfo = ci.OperationMetrics, ci.UserMetadata, ci.EngineInfo
 		}
 		out = append(out, h)
 	}
@@ -146,21 +157,66 @@ func readCommitInfo(ctx context.Context, s deltalog.Store, p string) (*deltalog.
 	return nil, sc.Err()
 }
 
+// historyColumn is one column of the text output; optional columns only appear when
+// some commit shown has a value for them (Databricks fills them, Spark and delta-rs
+// mostly do not).
+type historyColumn struct {
+	header   string
+	optional bool
+	cell     func(h historyEntry) string
+}
+
 func printHistory(e *env, entries []historyEntry) error {
-	tw := newTextTable("VERSION", "TIMESTAMP", "OPERATION", "PARAMETERS", "METRICS")
+	all := []historyColumn{
+		{header: "VERSION", cell: func(h historyEntry) string { return strconv.FormatInt(h.Version, 10) }},
+		{header: "TIMESTAMP", cell: func(h historyEntry) string { return h.Timestamp.Format("2006-01-02 15:04:05.000Z07:00") }},
+		{header: "USER", optional: true, cell: func(h historyEntry) string { return cmp.Or(h.UserName, h.UserID) }},
+		{header: "OPERATION", cell: func(h historyEntry) string { return h.Operation }},
+		{header: "PARAMETERS", cell: func(h historyEntry) string { return kvList(h.OperationParameters) }},
+		{header: "JOB", optional: true, cell: func(h historyEntry) string { return jsonText(h.Job) }},
+		{header: "NOTEBOOK", optional: true, cell: func(h historyEntry) string { return jsonText(h.Notebook) }},
+		{header: "CLUSTER", optional: true, cell: func(h historyEntry) string { return h.ClusterID }},
+		{header: "USER METADATA", optional: true, cell: func(h historyEntry) string { return h.UserMetadata }},
+		{header: "METRICS", cell: func(h historyEntry) string { return kvList(h.OperationMetrics) }},
+	}
+	var cols []historyColumn
+	for _, c := range all {
+		if !c.optional || slices.ContainsFunc(entries, func(h historyEntry) bool { return c.cell(h) != "" }) {
+			cols = append(cols, c)
+		}
+	}
+	header := make([]string, len(cols))
+	for i, c := range cols {
+		header[i] = c.header
+	}
+	tw := newTextTable(header...)
 	for _, h := range entries {
-		tw.add(strconv.FormatInt(h.Version, 10), h.Timestamp.Format("2006-01-02 15:04:05.000Z07:00"),
-			h.Operation, kvList(h.OperationParameters), kvList(h.OperationMetrics))
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			cells[i] = c.cell(h)
+		}
+		tw.add(cells...)
 	}
 	return tw.write(e.stdout)
 }
 
-// kvList renders a map as "k=v, k=v" in key order.
-func kvList(m map[string]string) string {
+// kvList renders parameters or metrics as "k=v, k=v" in key order, each value as
+// deltalog.OperationValues.Text gives it.
+func kvList(m deltalog.OperationValues) string {
 	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
+		parts[i] = k + "=" + m.Text(k)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// jsonText renders a job or notebook object like parameters ("jobId=1, jobName=x") and
+// any other JSON value as its text.
+func jsonText(raw json.RawMessage) string {
+	var obj deltalog.OperationValues
+	if json.Unmarshal(raw, &obj) == nil && obj != nil {
+		return kvList(obj)
+	}
+	return string(raw)
 }

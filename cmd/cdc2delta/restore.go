@@ -18,7 +18,7 @@ func restoreCommand() command {
 			"# the processor then replays each partition from the offsets version 12 had applied",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
-			tt := addTimeTravelFlags(fs)
+			tt := addRestoreTargetFlags(fs)
 			return func(ctx context.Context, args []string) error {
 				loc, err := oneTable(args)
 				if err != nil {

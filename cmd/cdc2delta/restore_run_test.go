@@ -53,7 +53,7 @@ func TestRestoreThenRunReplays(t *testing.T) {
 		var c historyEntry
 		require.NoError(t, json.Unmarshal([]byte(line), &c))
 		if c.Version > restored && c.Operation == "MERGE" {
-			n, err := strconv.Atoi(c.OperationMetrics["numSourceRows"])
+			n, err := strconv.Atoi(c.OperationMetrics.Text("numSourceRows"))
 			require.NoError(t, err)
 			replayed += n
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -24,7 +25,11 @@ func showCommand() command {
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
 			tt := addTimeTravelFlags(fs)
-			format := fs.String("format", "table", "output format: table, csv or jsonl")
+			format := fs.String("format", "table", "output format: table, csv or jsonl (one JSON object per row). Values print as\n"+
+				"stored: decimals with every digit (JSON numbers in jsonl, never rounded through floating\n"+
+				"point); NaN and infinities of float and double columns as NaN, Infinity and -Infinity (JSON\n"+
+				"strings in jsonl, as Spark's to_json writes them); timestamps and dates in ISO 8601; binary\n"+
+				"as 0x-prefixed hex (base64 in jsonl)")
 			limit := fs.Int("limit", 20, "print at most N rows (0: all)")
 			return func(ctx context.Context, args []string) error {
 				loc, err := oneTable(args)
@@ -110,6 +115,7 @@ func newRowWriter(format string, names []string, w io.Writer) *rowWriter {
 		_ = rw.csv.Write(names) // errors surface from Flush in end
 	case "jsonl":
 		rw.json = json.NewEncoder(w)
+		rw.json.SetEscapeHTML(false)
 	default:
 		rw.table = newTextTable(names...)
 	}
@@ -178,15 +184,27 @@ func (r orderedRow) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		k, err := json.Marshal(nv.name)
+		k, err := marshalJSON(nv.name)
 		if err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(nv.value)
+		v, err := marshalJSON(nv.value)
 		if err != nil {
 			return nil, err
 		}
 		b = append(append(append(b, k...), ':'), v...)
 	}
 	return append(b, '}'), nil
+}
+
+// marshalJSON is json.Marshal without HTML escaping: values print as stored, "a<b" and
+// not "a\u003cb".
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

@@ -11,18 +11,31 @@ import (
 
 // timeTravelFlags select a table version: --version N or --timestamp T (or the latest).
 type timeTravelFlags struct {
-	version   int64
+	version   versionFlag
 	timestamp string
 }
 
+// addTimeTravelFlags declares --version and --timestamp for commands that read a version.
 func addTimeTravelFlags(fs *flag.FlagSet) *timeTravelFlags {
+	return declareTimeTravel(fs, "read the table as of version `N` (default: the latest)",
+		"read the table as of this `time` (RFC 3339, e.g. 2026-01-02T15:04:05Z, or a date 2026-01-02)")
+}
+
+// addRestoreTargetFlags declares --version and --timestamp for restore, which goes to
+// that version rather than reading it.
+func addRestoreTargetFlags(fs *flag.FlagSet) *timeTravelFlags {
+	return declareTimeTravel(fs, "restore the table to version `N`",
+		"restore the table to the latest version committed at or before this `time` (RFC 3339, e.g. 2026-01-02T15:04:05Z, or a date 2026-01-02)")
+}
+
+func declareTimeTravel(fs *flag.FlagSet, versionUsage, timestampUsage string) *timeTravelFlags {
 	tt := &timeTravelFlags{}
-	fs.Int64Var(&tt.version, "version", -1, "read the table as of this version (default: latest)")
-	fs.StringVar(&tt.timestamp, "timestamp", "", "read the table as of this time (RFC 3339, e.g. 2026-01-02T15:04:05Z, or a date 2026-01-02)")
+	fs.Var(&tt.version, "version", versionUsage)
+	fs.StringVar(&tt.timestamp, "timestamp", "", timestampUsage)
 	return tt
 }
 
-func (tt *timeTravelFlags) set() bool { return tt.version >= 0 || tt.timestamp != "" }
+func (tt *timeTravelFlags) set() bool { return tt.version.set || tt.timestamp != "" }
 
 // parseTime accepts RFC 3339 with or without fractional seconds, "2006-01-02 15:04:05"
 // (taken as UTC) and a bare date.
@@ -38,12 +51,12 @@ func parseTime(s string) (time.Time, error) {
 // snapshot loads the selected version.
 func (tt *timeTravelFlags) snapshot(ctx context.Context, t *deltalog.Table, loc string) (*deltalog.Snapshot, error) {
 	switch {
-	case tt.version >= 0 && tt.timestamp != "":
+	case tt.version.set && tt.timestamp != "":
 		return nil, usagef("give --version or --timestamp, not both")
-	case tt.version >= 0:
-		s, err := t.SnapshotAt(ctx, tt.version)
+	case tt.version.set:
+		s, err := t.SnapshotAt(ctx, tt.version.v)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s at version %d: %w", loc, tt.version, err)
+			return nil, fmt.Errorf("reading %s at version %d: %w", loc, tt.version.v, err)
 		}
 		return s, nil
 	case tt.timestamp != "":

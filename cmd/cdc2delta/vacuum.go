@@ -17,7 +17,9 @@ func vacuumCommand() command {
 		example: "cdc2delta vacuum --dry-run ./tables/sales/dbo/orders\ncdc2delta vacuum --retain 336h s3://lake/sales/dbo/orders",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
-			retain := fs.Duration("retain", -1, "keep files removed or written within this duration (default: the table's delta.deletedFileRetentionDuration, 7 days if unset)")
+			var retain durationFlag
+			fs.Var(&retain, "retain", "keep files removed or written within this `duration`, e.g. 336h (default: the table's\n"+
+				"delta.deletedFileRetentionDuration, 7 days (168h) when the table does not set it)")
 			dryRun := fs.Bool("dry-run", false, "list the files that would be deleted, delete nothing")
 			force := fs.Bool("force", false, "allow a retention shorter than the table's (breaks time travel and concurrent readers)")
 			return func(ctx context.Context, args []string) error {
@@ -30,8 +32,8 @@ func vacuumCommand() command {
 					return err
 				}
 				opts := tableops.VacuumOptions{SkipRetentionCheck: *force, DryRun: *dryRun}
-				if *retain >= 0 {
-					opts.Retention = retain
+				if retain.set {
+					opts.Retention = &retain.d
 				}
 				res, err := tableops.Vacuum(ctx, t, snap, opts)
 				var re *tableops.RetentionError

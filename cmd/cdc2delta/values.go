@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -13,9 +14,11 @@ import (
 )
 
 // displayValue turns a datafile value of type t into a JSON-friendly Go value: decimals
-// as exact strings, timestamps and dates in ISO 8601, binary as []byte (base64 in JSON,
-// hex in text), structs as objects and maps as lists of key/value objects (map keys need
-// not be strings).
+// as exact number literals (json.Number, never float64), NaN and infinities of float and
+// double as the strings "NaN", "Infinity" and "-Infinity" (JSON has no such numbers;
+// Spark's to_json writes them so), timestamps and dates in ISO 8601, binary as []byte
+// (base64 in JSON, hex in text), structs as objects in field order and maps as lists of
+// key/value objects (map keys need not be strings).
 func displayValue(t deltalog.Type, v any) any {
 	if v == nil {
 		return nil
@@ -27,6 +30,10 @@ func displayValue(t deltalog.Type, v any) any {
 		}
 	case deltalog.PrimitiveType:
 		switch t {
+		case deltalog.TypeFloat, deltalog.TypeDouble:
+			if s, ok := nonFinite(v); ok {
+				return s
+			}
 		case deltalog.TypeTimestamp:
 			if us, ok := v.(int64); ok {
 				return time.UnixMicro(us).UTC().Format("2006-01-02T15:04:05.999999Z")
@@ -42,11 +49,11 @@ func displayValue(t deltalog.Type, v any) any {
 		}
 	case *deltalog.StructType:
 		if vals, ok := v.([]any); ok && len(vals) == len(t.Fields) {
-			m := make(map[string]any, len(vals))
+			obj := make(orderedRow, len(vals))
 			for i, f := range t.Fields {
-				m[f.Name] = displayValue(f.Type, vals[i])
+				obj[i] = namedValue{f.Name, displayValue(f.Type, vals[i])}
 			}
-			return m
+			return obj
 		}
 	case *deltalog.ArrayType:
 		if vals, ok := v.([]any); ok {
@@ -66,6 +73,28 @@ func displayValue(t deltalog.Type, v any) any {
 		}
 	}
 	return v
+}
+
+// nonFinite spells a NaN or infinite float32/float64 as Spark does.
+func nonFinite(v any) (string, bool) {
+	var f float64
+	switch v := v.(type) {
+	case float32:
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		return "", false
+	}
+	switch {
+	case math.IsNaN(f):
+		return "NaN", true
+	case math.IsInf(f, 1):
+		return "Infinity", true
+	case math.IsInf(f, -1):
+		return "-Infinity", true
+	}
+	return "", false
 }
 
 // textValue renders a display value as one text cell; null is "" (the caller decides
@@ -89,7 +118,7 @@ func textValue(v any) string {
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	b, err := json.Marshal(v)
+	b, err := marshalJSON(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}

@@ -110,10 +110,11 @@ func fieldIndex(schema *deltalog.StructType, name string) int {
 	return -1
 }
 
-// objectKey percent-decodes add.path into a store key; absolute URIs are not supported.
+// objectKey percent-decodes add.path into a store key; absolute paths are refused, as
+// snapshots refuse them (see deltalog.AbsolutePathError).
 func objectKey(p string) (string, error) {
-	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "file:") {
-		return "", fmt.Errorf("%w: absolute data file path %q", ErrSchema, p)
+	if deltalog.IsAbsolutePath(p) {
+		return "", &deltalog.AbsolutePathError{Version: -1, Path: p}
 	}
 	k, err := url.PathUnescape(p)
 	if err != nil {

@@ -45,14 +45,14 @@ func TestOptimize(t *testing.T) {
 
 	ci := f.commitInfo(t, 3)
 	require.Equal(t, deltalog.OpOptimize, ci.Operation)
-	require.Equal(t, map[string]string{"predicate": "[]", "zOrderBy": `["ID"]`}, ci.OperationParameters)
+	require.Equal(t, map[string]string{"predicate": "[]", "zOrderBy": `["ID"]`}, ci.OperationParameters.Texts())
 	size := strconv.FormatInt(added.Size, 10)
 	require.Equal(t, map[string]string{
 		"numAddedFiles": "1", "numRemovedFiles": "2",
 		"numAddedBytes": size, "numRemovedBytes": strconv.FormatInt(a.Size+b.Size, 10),
 		"minFileSize": size, "p25FileSize": size, "p50FileSize": size, "p75FileSize": size, "maxFileSize": size,
 		"numDeletionVectorsRemoved": "1",
-	}, ci.OperationMetrics, "Spark's names and values")
+	}, ci.OperationMetrics.Texts(), "Spark's names and values")
 	for _, act := range f.commit(t, 3) {
 		switch {
 		case act.Add != nil:
@@ -73,7 +73,7 @@ func TestOptimizeWithoutOrder(t *testing.T) {
 	f := newFixture(t)
 	_, err := tableops.Optimize(t.Context(), f.table, f.snapshot(t, -1), tableops.OptimizeOptions{TargetSize: 1 << 20})
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"predicate": "[]", "zOrderBy": "[]"}, f.commitInfo(t, 3).OperationParameters)
+	require.Equal(t, map[string]string{"predicate": "[]", "zOrderBy": "[]"}, f.commitInfo(t, 3).OperationParameters.Texts())
 }
 
 func TestOptimizeRefuses(t *testing.T) {

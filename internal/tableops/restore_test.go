@@ -38,12 +38,12 @@ func TestRestore(t *testing.T) {
 
 	ci := f.commitInfo(t, 3)
 	require.Equal(t, deltalog.OpRestore, ci.Operation)
-	require.Equal(t, map[string]string{"version": "0"}, ci.OperationParameters)
+	require.Equal(t, map[string]string{"version": "0"}, ci.OperationParameters.Texts())
 	require.Equal(t, map[string]string{
 		"tableSizeAfterRestore": strconv.FormatInt(sizeAt0, 10), "numOfFilesAfterRestore": "1",
 		"numRemovedFiles": "3", "numRestoredFiles": "1",
 		"removedFilesSize": strconv.FormatInt(sizeAt2, 10), "restoredFilesSize": strconv.FormatInt(sizeAt0, 10),
-	}, ci.OperationMetrics, "Spark's names and values")
+	}, ci.OperationMetrics.Texts(), "Spark's names and values")
 	for _, a := range f.commit(t, 3) {
 		require.Nil(t, a.Metadata, "the metadata did not change")
 		switch {
@@ -61,7 +61,7 @@ func TestRestore(t *testing.T) {
 	require.Equal(t, []int64{1, 3, 4, 5, 6}, f.ids(t, -1))
 	v, _ = f.snapshot(t, -1).TxnVersion("app-1")
 	require.EqualValues(t, 5, v)
-	require.Equal(t, map[string]string{"timestamp": `"2026-01-02T03:04:05Z"`}, f.commitInfo(t, 4).OperationParameters)
+	require.Equal(t, map[string]string{"timestamp": `"2026-01-02T03:04:05Z"`}, f.commitInfo(t, 4).OperationParameters.Texts())
 }
 
 func TestRestoreMetadata(t *testing.T) {

@@ -26,6 +26,29 @@ type VacuumOptions struct {
 	Now time.Time
 }
 
+// keepFile adds the store keys of a logical file to keep. A file or deletion vector
+// named by absolute URI might lie under the table root or not; VACUUM cannot match it
+// to the listed objects, and guessing wrong deletes data a retained version needs, so
+// it refuses the table instead. (Snapshots already refuse live files with absolute
+// paths; removed ones and "p" deletion vectors get here.)
+func keepFile(keep map[string]bool, key deltalog.FileKey, path string, dv *deltalog.DeletionVector) error {
+	abs := ""
+	switch {
+	case deltalog.IsAbsolutePath(path):
+		abs = path
+	case dv != nil && dv.StorageType == deltalog.DVStoragePath:
+		abs = dv.PathOrInlineDV
+	}
+	if abs != "" {
+		return fmt.Errorf("file %q of a retained version is named by absolute path: VACUUM cannot tell "+
+			"whether it lies under the table, so it deletes nothing; vacuum this table with Spark", abs)
+	}
+	for _, p := range referencedPaths(key, dv) {
+		keep[p] = true
+	}
+	return nil
+}
+
 // VacuumResult is what a VACUUM deleted or, in a dry run, would delete.
 type VacuumResult struct {
 	// Retention is the retention applied.
@@ -70,16 +93,16 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 	cutoff := now.Add(-res.Retention)
 	keep := map[string]bool{}
 	for _, f := range snap.Files() {
-		for _, p := range referencedPaths(f.Key(), f.DeletionVector) {
-			keep[p] = true
+		if err := keepFile(keep, f.Key(), f.Path, f.DeletionVector); err != nil {
+			return VacuumResult{}, err
 		}
 	}
 	for _, r := range snap.Tombstones() {
 		// The snapshot holds the removes younger than the table's retention; a shorter
 		// retention releases those older than the cutoff.
 		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).After(cutoff) {
-			for _, p := range referencedPaths(r.Key(), r.DeletionVector) {
-				keep[p] = true
+			if err := keepFile(keep, r.Key(), r.Path, r.DeletionVector); err != nil {
+				return VacuumResult{}, err
 			}
 		}
 	}

@@ -113,15 +113,15 @@ func TestVacuum(t *testing.T) {
 
 			startCI, endCI := f.commitInfo(t, 4), f.commitInfo(t, 5)
 			require.Equal(t, deltalog.OpVacuumStart, startCI.Operation)
-			require.Equal(t, tc.params, startCI.OperationParameters)
+			require.Equal(t, tc.params, startCI.OperationParameters.Texts())
 			require.Equal(t, map[string]string{
 				"numFilesToDelete": strconv.Itoa(len(want)), "sizeOfDataToDelete": strconv.FormatInt(res.SizeOfDataToDelete, 10),
-			}, startCI.OperationMetrics)
+			}, startCI.OperationMetrics.Texts())
 			require.Equal(t, deltalog.OpVacuumEnd, endCI.Operation)
-			require.Equal(t, map[string]string{"status": "COMPLETED"}, endCI.OperationParameters)
+			require.Equal(t, map[string]string{"status": "COMPLETED"}, endCI.OperationParameters.Texts())
 			require.Equal(t, map[string]string{
 				"numDeletedFiles": strconv.Itoa(len(want)), "numVacuumedDirectories": strconv.Itoa(len(dirs)),
-			}, endCI.OperationMetrics)
+			}, endCI.OperationMetrics.Texts())
 		})
 	}
 }
@@ -157,8 +157,8 @@ func TestVacuumDeleteFails(t *testing.T) {
 	require.Equal(t, doomed, res.Files)
 	require.Equal(t, 1, res.NumDeletedFiles)
 	end := f.commitInfo(t, res.Version)
-	require.Equal(t, map[string]string{"status": "FAILED"}, end.OperationParameters)
-	require.Equal(t, "1", end.OperationMetrics["numDeletedFiles"])
+	require.Equal(t, map[string]string{"status": "FAILED"}, end.OperationParameters.Texts())
+	require.Equal(t, "1", end.OperationMetrics.Text("numDeletedFiles"))
 	_, err = f.store.Get(ctx, doomed[1])
 	require.NoError(t, err, "the file whose delete failed is still there")
 }

@@ -139,7 +139,7 @@ func TestChangeDataFeed(t *testing.T) {
 							require.True(t, a.Add.DataChange, "adds of a change data commit keep dataChange")
 						}
 						if a.CommitInfo != nil {
-							require.Equal(t, strconv.Itoa(files), a.CommitInfo.OperationMetrics["numTargetChangeFilesAdded"])
+							require.Equal(t, strconv.Itoa(files), a.CommitInfo.OperationMetrics.Text("numTargetChangeFilesAdded"))
 						}
 					}
 				})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -27,14 +25,6 @@ type indexDelta struct {
 	removed []string
 	// added are the live rows of the files new to the table.
 	added map[string][]keyEntry
-}
-
-// sameMetadata reports whether the index built for a can serve b: same
-// table, schema, partitioning and properties (which hold the key columns and
-// column mapping).
-func sameMetadata(a, b deltalog.Metadata) bool {
-	return a.ID == b.ID && a.SchemaString == b.SchemaString &&
-		slices.Equal(a.PartitionColumns, b.PartitionColumns) && maps.Equal(a.Configuration, b.Configuration)
 }
 
 // sameDV reports whether two files carry the same deletion vector.

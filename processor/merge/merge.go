@@ -480,16 +480,11 @@ func (p *mergePlan) addFiles(adds []deltalog.Add, order []int, ident func(i int)
 }
 
 func (p *mergePlan) remove(add *deltalog.Add) {
-	size := add.Size
-	p.metrics.bytesRemoved += size
+	p.metrics.bytesRemoved += add.Size
 	if add.DeletionVector != nil {
 		p.metrics.dvRemoved++
 	}
-	p.removes = append(p.removes, deltalog.Action{Remove: &deltalog.Remove{
-		Path: add.Path, DataChange: true, ExtendedFileMetadata: true, PartitionValues: add.PartitionValues,
-		Size: &size, Stats: add.Stats, Tags: add.Tags, DeletionVector: add.DeletionVector,
-		BaseRowID: add.BaseRowID, DefaultRowCommitVersion: add.DefaultRowCommitVersion,
-	}})
+	p.removes = append(p.removes, deltalog.Action{Remove: add.Remove(true)})
 }
 
 // writeDVs marks old rows in deletion vectors (merge-on-read): each touched

@@ -119,7 +119,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
-	if !sameMetadata(old.snap.Metadata(), snap.Metadata()) || !old.snap.Protocol().Equal(snap.Protocol()) {
+	if !old.snap.Metadata().Equal(snap.Metadata()) || !old.snap.Protocol().Equal(snap.Protocol()) {
 		return fmt.Errorf("%w: metadata or protocol changed", errCatchUpUnsupported)
 	}
 	st, err := newTableState(snap.Metadata())
