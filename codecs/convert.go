@@ -148,7 +148,7 @@ func decimalShape(props map[string]any) (p, s int, err error) {
 	s, okS := intProp(props["scale"])
 	if !okS {
 		if v, ok := params["scale"].(string); ok {
-			s, okS = atoi(v)
+			s, _ = atoi(v) // a scale that does not parse stays 0, as AvroData reads it
 		}
 	}
 	p, okP := intProp(props["precision"])

@@ -11,6 +11,7 @@ type Config struct {
 	Memory         Memory         `yaml:"memory"`
 	Storage        Storage        `yaml:"storage"`
 	Decoding       Decoding       `yaml:"decoding"`
+	Retry          Retry          `yaml:"retry"`
 	Metrics        Metrics        `yaml:"metrics"`
 	Log            Log            `yaml:"log"`
 }
@@ -33,6 +34,12 @@ type Kafka struct {
 	Reset string `yaml:"reset"`
 	// DLQTopic receives records of tables whose bad_input policy is dead-letter.
 	DLQTopic string `yaml:"dlq_topic"`
+	// DLQCreate creates a missing dead-letter topic instead of stopping the tables
+	// that need it.
+	DLQCreate bool `yaml:"dlq_create"`
+	// GroupProtocol is classic (cooperative-sticky, any broker) or consumer (KIP-848,
+	// Kafka 4.0+).
+	GroupProtocol string `yaml:"group_protocol"`
 }
 
 // TLS configures a TLS client. It is enabled when Enabled is set or any file is given.
@@ -62,6 +69,8 @@ const (
 	SASLScram256    = "SCRAM-SHA-256"
 	SASLScram512    = "SCRAM-SHA-512"
 	SASLAWSMSKIAM   = "AWS_MSK_IAM"
+	GroupClassic    = "classic"
+	GroupConsumer   = "consumer"
 	ResetEarliest   = "earliest"
 	ResetLatest     = "latest"
 	defaultMetrics  = ":9464"
@@ -170,6 +179,13 @@ type Decoding struct {
 	BinaryHandlingMode  string `yaml:"binary_handling_mode"`
 }
 
+// Retry bounds the retrying of transient failures (storage, registry or Kafka outages).
+type Retry struct {
+	// Budget is how long a table retries one failure before it is reported stalled
+	// (in /readyz and cdc2delta_table_state); it keeps retrying.
+	Budget Duration `yaml:"budget"`
+}
+
 // Metrics is the HTTP listener of /metrics, /healthz and /readyz; empty Listen disables it.
 type Metrics struct {
 	Listen string `yaml:"listen"`
@@ -184,7 +200,7 @@ type Log struct {
 // Default returns the configuration every file starts from.
 func Default() Config {
 	return Config{
-		Kafka:          Kafka{Reset: ResetEarliest},
+		Kafka:          Kafka{Reset: ResetEarliest, GroupProtocol: GroupClassic},
 		SchemaRegistry: SchemaRegistry{},
 		Tables: Tables{
 			Path: defaultTablePath,
@@ -199,6 +215,7 @@ func Default() Config {
 		Batch:    Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second)},
 		Memory:   Memory{MaxBufferedBytes: 256 << 20},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
+		Retry:    Retry{Budget: Duration(2 * time.Minute)},
 		Metrics:  Metrics{Listen: defaultMetrics},
 		Log:      Log{Level: defaultLogLevel, Format: "text"},
 	}

@@ -113,6 +113,7 @@ func (c *Config) validateKafka(p *problems) {
 		p.add("kafka.sasl.mechanism", "must be set when a username or password is given; one of %s", strings.Join(sasls, ", "))
 	}
 	p.oneOf("kafka.reset", k.Reset, resets...)
+	p.oneOf("kafka.group_protocol", k.GroupProtocol, GroupClassic, GroupConsumer)
 }
 
 func validateTLS(p *problems, path string, t TLS) {
@@ -225,6 +226,9 @@ func (c *Config) validateLimits(p *problems) {
 	}
 	if c.Batch.MaxAge <= 0 {
 		p.add("batch.max_age", "must be positive, got %s", c.Batch.MaxAge)
+	}
+	if c.Retry.Budget <= 0 {
+		p.add("retry.budget", "must be positive, got %s", c.Retry.Budget)
 	}
 	if c.Memory.MaxBufferedBytes < c.Batch.MaxBytes {
 		p.add("memory.max_buffered_bytes", "%s is below batch.max_bytes (%s); a single batch could never fill",

@@ -64,14 +64,6 @@ func (l leafRef) str(rc rowCols) (string, bool) {
 	return string(v.ByteArray()), true
 }
 
-func (l leafRef) strPtr(rc rowCols) *string {
-	s, ok := l.str(rc)
-	if !ok {
-		return nil
-	}
-	return &s
-}
-
 func (l leafRef) int64(rc rowCols) (int64, bool) {
 	v, ok := l.value(rc)
 	if !ok {

@@ -184,14 +184,6 @@ func decodeDVRecord(file []byte, dv *DeletionVector) (*roaring64.Bitmap, error) 
 	return bm, nil
 }
 
-// noEOF turns a clean EOF into ErrUnexpectedEOF: the descriptor promised more bytes.
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
 // WriteDeletionVectors stores bitmaps in one new deletion vector file and returns their
 // descriptors ("u" storage), in the order given. prefix is an optional directory under
 // the table root (Spark uses a random two-character one to spread files over S3 key

@@ -88,11 +88,19 @@ log "$(go version)"
 
 # fast tier --------------------------------------------------------------------
 
+# staticcheck's release for this Go (honnef.co/go/tools); `go run` fetches it
+# from the module proxy once and caches the build.
+STATICCHECK_VERSION=v0.8.2
+
 if [[ -z ${SKIP_FAST:-} ]]; then
 	step "go mod download" go mod download
 	step "fast: go vet" go vet ./...
 	# shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
 	step "fast: go test" go test -count=1 ${GO_TEST_FLAGS:-} ./...
+	# The pipeline and the MERGE engine are where goroutines meet.
+	# shellcheck disable=SC2086
+	step "fast: go test -race (processor, merge)" go test -race -count=1 ${GO_TEST_FLAGS:-} ./processor/ ./processor/merge/
+	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi
 
 [[ -n ${SKIP_FULL:-} ]] && exit 0

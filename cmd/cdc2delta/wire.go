@@ -76,7 +76,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
 	}
 	return processor.Options{
-		Brokers: k.Brokers, Group: k.GroupID, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
+		Brokers: k.Brokers, Group: k.GroupID, GroupProtocol: k.GroupProtocol, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
 		ClientOptions: clientOpts, ResetOffset: k.Reset,
 		TablePath: c.Tables.Path,
 		OpenStore: storeOpener(c.Storage.S3),
@@ -86,9 +86,11 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		Batch: processor.BatchLimits{
 			Records: c.Batch.MaxRecords, Bytes: int64(c.Batch.MaxBytes), Age: time.Duration(c.Batch.MaxAge),
 		},
-		MaxBufferedBytes: int64(c.Memory.MaxBufferedBytes),
-		BadInput:         processor.Policy(tables.Defaults.BadInput),
-		DeadLetterTopic:  k.DLQTopic,
+		MaxBufferedBytes:       int64(c.Memory.MaxBufferedBytes),
+		RetryBudget:            time.Duration(c.Retry.Budget),
+		BadInput:               processor.Policy(tables.Defaults.BadInput),
+		DeadLetterTopic:        k.DLQTopic,
+		CreateDeadLetterTopics: k.DLQCreate,
 	}, nil
 }
 

@@ -64,10 +64,11 @@ type Writer struct {
 	partIdx   []int // schema field index of each partition column
 	partNames []string
 	partTypes []deltalog.Type
-	pw        *parquet.Writer
-	buf       bytes.Buffer
-	rows      []parquet.Row
-	dataRow   []any
+	//lint:ignore SA1019 the untyped row writer is what a schema known only at run time needs; GenericWriter is for Go struct rows
+	pw      *parquet.Writer
+	buf     bytes.Buffer
+	rows    []parquet.Row
+	dataRow []any
 }
 
 // NewWriter validates the options and prepares the Parquet schema and statistics plan.
