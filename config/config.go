@@ -24,6 +24,8 @@ type Kafka struct {
 	GroupID string `yaml:"group_id"`
 	// InstanceID enables static membership (rolling restarts without rebalances).
 	InstanceID string `yaml:"instance_id"`
+	// ClientID is the client id Kafka's tools show for each member.
+	ClientID string `yaml:"client_id"`
 	// Topics lists the topics to consume; exclusive with TopicRegex.
 	Topics []string `yaml:"topics"`
 	// TopicRegex consumes every topic matching the regular expression.
@@ -200,7 +202,7 @@ type Log struct {
 // Default returns the configuration every file starts from.
 func Default() Config {
 	return Config{
-		Kafka:          Kafka{Reset: ResetEarliest, GroupProtocol: GroupClassic},
+		Kafka:          Kafka{Reset: ResetEarliest, GroupProtocol: GroupClassic, ClientID: "cdc2delta"},
 		SchemaRegistry: SchemaRegistry{},
 		Tables: Tables{
 			Path: defaultTablePath,

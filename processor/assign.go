@@ -21,6 +21,7 @@ func (p *Processor) clientOptions() []kgo.Opt {
 	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(o.Brokers...),
+		kgo.ClientID(o.ClientID),
 		kgo.WithLogger(kafkaLogger{p.log}),
 		kgo.WithHooks(p.kafka),
 		kgo.ConsumerGroup(o.Group),

@@ -51,6 +51,9 @@ type Options struct {
 	// InstanceID enables static membership, so a rolling restart within the
 	// session timeout does not rebalance.
 	InstanceID string
+	// ClientID is the client id Kafka's tools show for each member
+	// (default "cdc2delta").
+	ClientID string
 	// ClientOptions are extra franz-go options (TLS, SASL, timeouts).
 	ClientOptions []kgo.Opt
 	// ResetOffset is where a partition with neither a Delta txn nor a group
@@ -298,6 +301,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.GroupProtocol == "" {
 		o.GroupProtocol = GroupClassic
+	}
+	if o.ClientID == "" {
+		o.ClientID = "cdc2delta"
 	}
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = 256 << 20

@@ -76,7 +76,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
 	}
 	return processor.Options{
-		Brokers: k.Brokers, Group: k.GroupID, GroupProtocol: k.GroupProtocol, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
+		Brokers: k.Brokers, Group: k.GroupID, GroupProtocol: k.GroupProtocol, ClientID: k.ClientID, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
 		ClientOptions: clientOpts, ResetOffset: k.Reset,
 		TablePath: c.Tables.Path,
 		OpenStore: storeOpener(c.Storage.S3),
