@@ -12,12 +12,18 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
 // RegistryOptions configures a [Registry] client.
 type RegistryOptions struct {
 	// URLs of the registry; the next one is tried on transport errors.
-	// Default http://localhost:8081.
+	// Default http://localhost:8081. A URL may carry basic-auth credentials
+	// (http://user:password@host): they are taken out of it and used as
+	// User and Password, so the URL the client sends, logs and puts in its
+	// errors carries none. They are refused when User or Password is set
+	// too, when URLs carry different ones, and with BearerToken.
 	URLs []string
 	// BasicAuth user and password (both empty: none).
 	User, Password string
@@ -61,6 +67,9 @@ func NewRegistry(opts RegistryOptions) (*Registry, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := opts.splitCredentials(); err != nil {
+		return nil, err
+	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = opts.TLS
 	copts := []sr.ClientOpt{
@@ -81,6 +90,38 @@ func NewRegistry(opts RegistryOptions) (*Registry, error) {
 		return nil, fmt.Errorf("creating registry client: %w", err)
 	}
 	return &Registry{cl: cl, opts: opts}, nil
+}
+
+// splitCredentials moves credentials carried by the URLs into User and
+// Password. Errors name the URLs redacted.
+func (o *RegistryOptions) splitCredentials() error {
+	urls := make([]string, len(o.URLs))
+	var from string // the URL whose credentials are used
+	user, password := "", ""
+	for i, raw := range o.URLs {
+		clean, u, p, err := urlcred.Split(raw)
+		if err != nil {
+			return fmt.Errorf("codecs: registry URL: %w", err)
+		}
+		urls[i] = clean
+		if u == "" && p == "" {
+			continue
+		}
+		switch {
+		case o.User != "" || o.Password != "":
+			return fmt.Errorf("codecs: registry URL %s carries credentials and a user and password are given too: give them once", urlcred.Redact(raw))
+		case o.BearerToken != "":
+			return fmt.Errorf("codecs: registry URL %s carries basic-auth credentials and a bearer token is given too: use one", urlcred.Redact(raw))
+		case from != "" && (u != user || p != password):
+			return fmt.Errorf("codecs: registry URLs %s and %s carry different credentials; the client has one", urlcred.Redact(from), urlcred.Redact(raw))
+		}
+		from, user, password = raw, u, p
+	}
+	o.URLs = urls
+	if from != "" {
+		o.User, o.Password = user, password
+	}
+	return nil
 }
 
 // SchemaByID fetches the Avro schema text of id, retrying transient

@@ -6,9 +6,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -233,4 +235,96 @@ func TestDecoderOverRegistryCollapsesLookups(t *testing.T) {
 		require.Equal(t, OpCreate, op)
 	}
 	require.Equal(t, int64(3), fr.hits.Load(), "one failed + one successful value lookup, one key lookup")
+}
+
+// TestRegistryURLCredentials gives the registry's credentials in its URL
+// (http://user:password@host): basic auth works, and the password appears in
+// no log line and no error, whether the registry answers, refuses or cannot
+// be reached.
+func TestRegistryURLCredentials(t *testing.T) {
+	const password = "pa55-w0rd-in-url"
+	authed := func(w http.ResponseWriter, r *http.Request) bool {
+		if u, p, ok := r.BasicAuth(); !ok || u != "svc" || p != password {
+			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error_code":401,"message":"Unauthorized"}`) // best effort body
+			return false
+		}
+		return true
+	}
+	fr := &fakeRegistry{schemas: map[string]string{"1": tinySchema}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if authed(w, r) {
+			fr.ServeHTTP(w, r)
+		}
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	withCreds := func(base, pw string) string {
+		return strings.Replace(base, "http://", "http://svc:"+pw+"@", 1)
+	}
+
+	tests := []struct {
+		name    string
+		url     string
+		wantErr error // nil: the schema is fetched
+	}{
+		{"basic auth from the URL", withCreds(srv.URL, password), nil},
+		{"wrong password refused", withCreds(srv.URL, password+"-not"), ErrRegistryRefused},
+		{"unreachable", withCreds("http://"+closed, password), ErrRegistry},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs lockedBuffer
+			r, err := NewRegistry(RegistryOptions{URLs: []string{tc.url}, MaxAttempts: 3, MinBackoff: time.Millisecond,
+				MaxBackoff: 2 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			require.NoError(t, err)
+			dec, err := NewDecoder(r, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			require.NoError(t, err)
+			_, err = dec.Decode(t.Context(), nil, append(AppendHeader(nil, 1), 2))
+			s, serr := r.SchemaByID(t.Context(), 1)
+			if tc.wantErr == nil {
+				require.NoError(t, serr)
+				require.Equal(t, tinySchema, s)
+			} else {
+				require.ErrorIs(t, serr, tc.wantErr)
+				require.ErrorIs(t, err, tc.wantErr)
+			}
+			all := logs.String() + "\n" + fmt.Sprint(err) + "\n" + fmt.Sprint(serr)
+			require.NotContains(t, all, password)
+			if tc.name == "unreachable" {
+				require.Contains(t, logs.String(), "level=WARN")
+				require.Contains(t, all, closed, "the errors still name the registry")
+			}
+		})
+	}
+}
+
+// TestRegistryURLCredentialsRefused checks the combinations NewRegistry
+// refuses, and that its errors mask the password.
+func TestRegistryURLCredentialsRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		opts RegistryOptions
+		want string
+	}{
+		{"and a user", RegistryOptions{URLs: []string{"http://svc:hidden@r:8081"}, User: "svc", Password: "x"}, "a user and password are given too"},
+		{"and a bearer token", RegistryOptions{URLs: []string{"http://svc:hidden@r:8081"}, BearerToken: "t"}, "a bearer token is given too"},
+		{"different per URL", RegistryOptions{URLs: []string{"http://svc:hidden@r1", "http://svc:other@r2"}}, "carry different credentials"},
+		{"unparsable", RegistryOptions{URLs: []string{"http://svc:hidden@r:port"}}, "not a URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewRegistry(tc.opts)
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "svc:***@r")
+			require.NotContains(t, err.Error(), "hidden")
+		})
+	}
+	// The same credentials on every URL are fine.
+	_, err := NewRegistry(RegistryOptions{URLs: []string{"http://svc:hidden@r1", "http://svc:hidden@r2"}})
+	require.NoError(t, err)
 }

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
 // ErrInvalid matches every *FieldError.
@@ -135,7 +137,18 @@ func (c *Config) validateRegistry(p *problems) {
 	if r.URL == "" {
 		p.add("schema_registry.url", "must be set (http:// or https:// URL)")
 	} else if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		p.add("schema_registry.url", "%q is not an http:// or https:// URL", r.URL)
+		p.add("schema_registry.url", "%q is not an http:// or https:// URL", urlcred.Redact(r.URL))
+	} else if u.User != nil {
+		// The registry client takes credentials out of the URL; they must
+		// not also come from elsewhere.
+		switch {
+		case r.Username != "" || r.Password != "":
+			p.add("schema_registry.url", "%q carries credentials, and schema_registry.username and password are set too: give them in one place",
+				urlcred.Redact(r.URL))
+		case r.BearerToken != "":
+			p.add("schema_registry.url", "%q carries basic-auth credentials, and schema_registry.bearer_token is set too: use one",
+				urlcred.Redact(r.URL))
+		}
 	}
 	if (r.Username == "") != (r.Password == "") {
 		p.add("schema_registry", "username and password must be given together")
@@ -157,7 +170,11 @@ func (c *Config) validateTables(p *problems) {
 		}
 	}
 	if t.Path != "" && !strings.Contains(t.Path, "{table}") && !strings.Contains(t.Path, "{topic}") {
-		p.add("tables.path", "%q must contain {table} or {topic}, or every topic would write one table", t.Path)
+		p.add("tables.path", "%q must contain {table} or {topic}, or every topic would write one table", urlcred.Redact(t.Path))
+	}
+	if strings.Contains(t.Path, "://") && urlcred.HasUserinfo(t.Path) {
+		// Table paths name the table in every log line and metric.
+		p.add("tables.path", "%q carries credentials; S3 credentials come from the AWS credential chain", urlcred.Redact(t.Path))
 	}
 	dlqNeeded := false
 	checkSettings := func(path string, s TableSettings) {
@@ -239,7 +256,9 @@ func (c *Config) validateLimits(p *problems) {
 func (c *Config) validateRest(p *problems) {
 	if e := c.Storage.S3.Endpoint; e != "" {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add("storage.s3.endpoint", "%q is not an http:// or https:// URL", e)
+			p.add("storage.s3.endpoint", "%q is not an http:// or https:// URL", urlcred.Redact(e))
+		} else if u.User != nil {
+			p.add("storage.s3.endpoint", "%q carries credentials; S3 credentials come from the AWS credential chain", urlcred.Redact(e))
 		}
 	}
 	p.oneOf("decoding.time_precision_mode", c.Decoding.TimePrecisionMode, timePrecisions...)

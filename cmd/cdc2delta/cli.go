@@ -63,6 +63,7 @@ func commands() []command {
 		quickstartCommand(),
 		offsetsCommand(),
 		replayCommand(),
+		skipCommand(),
 	}
 }
 

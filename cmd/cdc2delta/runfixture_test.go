@@ -121,8 +121,9 @@ func (f *runFixture) table() *deltalog.Table {
 }
 
 // runUntilCaughtUp runs `cdc2delta run` until every partition's txn reaches the
-// partition's last offset, then stops it with a cancel (SIGTERM) and checks exit 0.
-func (f *runFixture) runUntilCaughtUp() {
+// partition's last offset, then stops it with a cancel (SIGTERM), checks exit 0 and
+// returns what it wrote.
+func (f *runFixture) runUntilCaughtUp() string {
 	t := f.t
 	ends := map[int32]int64{}
 	for p, off := range f.highWatermarks() {
@@ -157,6 +158,7 @@ func (f *runFixture) runUntilCaughtUp() {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("run did not stop; log:\n%s", log.String())
 	}
+	return log.String()
 }
 
 func (f *runFixture) highWatermarks() map[int32]int64 {

@@ -11,6 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
+	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
 var version = deltalog.Version
@@ -40,7 +41,7 @@ func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...de
 	if strings.Contains(location, "://") {
 		o, err := s3store.ParseURL(location)
 		if err != nil {
-			return nil, usagef("table %q: %v", location, err)
+			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
 		}
 		o.Endpoint, o.Region, o.UsePathStyle = sf.endpoint, sf.region, sf.pathStyle
 		s, err := s3store.New(ctx, o)

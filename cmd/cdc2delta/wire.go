@@ -42,26 +42,9 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	if err != nil {
 		return processor.Options{}, err
 	}
-	regOpts := codecs.RegistryOptions{
-		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username, MaxAttempts: 1,
-		Password: c.SchemaRegistry.Password.Reveal(), BearerToken: c.SchemaRegistry.BearerToken.Reveal(), Logger: logger,
-	}
-	if c.SchemaRegistry.TLS.On() {
-		tc, err := tlsConfig(c.SchemaRegistry.TLS)
-		if err != nil {
-			return processor.Options{}, fmt.Errorf("schema_registry.tls: %w", err)
-		}
-		regOpts.TLS = tc
-	}
-	reg, err := codecs.NewRegistry(regOpts)
+	dec, err := newDecoder(c, logger)
 	if err != nil {
-		return processor.Options{}, fmt.Errorf("schema registry: %w", err)
-	}
-	dec, err := codecs.NewDecoder(reg, codecs.Options{
-		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
-	})
-	if err != nil {
-		return processor.Options{}, fmt.Errorf("decoder: %w", err)
+		return processor.Options{}, err
 	}
 	topics, regex := k.Topics, false
 	if k.TopicRegex != "" {
@@ -92,6 +75,32 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		DeadLetterTopic:        k.DLQTopic,
 		CreateDeadLetterTopics: k.DLQCreate,
 	}, nil
+}
+
+// newDecoder builds the decoder with the configured schema registry, as `run` decodes.
+func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
+	regOpts := codecs.RegistryOptions{
+		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username, MaxAttempts: 1,
+		Password: c.SchemaRegistry.Password.Reveal(), BearerToken: c.SchemaRegistry.BearerToken.Reveal(), Logger: logger,
+	}
+	if c.SchemaRegistry.TLS.On() {
+		tc, err := tlsConfig(c.SchemaRegistry.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("schema_registry.tls: %w", err)
+		}
+		regOpts.TLS = tc
+	}
+	reg, err := codecs.NewRegistry(regOpts)
+	if err != nil {
+		return nil, fmt.Errorf("schema registry: %w", err)
+	}
+	dec, err := codecs.NewDecoder(reg, codecs.Options{
+		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("decoder: %w", err)
+	}
+	return dec, nil
 }
 
 // sinkOptions are the sink settings of one table.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
 // DefaultMaxRetries is the retry bound used when Options.MaxRetries is zero.
@@ -43,6 +45,11 @@ func (o *Options) validate() error {
 	if o.Bucket == "" {
 		return errors.New("s3store: Options.Bucket is empty")
 	}
+	if urlcred.HasUserinfo(o.Endpoint) {
+		// The SDK would ignore them (SigV4 signs with the credential chain's
+		// keys), and the endpoint shows up in errors.
+		return fmt.Errorf("s3store: endpoint %q carries credentials; they come from the AWS credential chain", urlcred.Redact(o.Endpoint))
+	}
 	o.Prefix = strings.Trim(o.Prefix, "/")
 	switch {
 	case o.MaxRetries == 0:
@@ -56,18 +63,23 @@ func (o *Options) validate() error {
 // ParseURL splits a table URL "s3://bucket/prefix" (or "s3a://...", as Spark writes it)
 // into Options with Bucket and Prefix set; the caller fills in the rest.
 func ParseURL(raw string) (Options, error) {
+	// Errors quote the URL with any password masked.
+	shown := urlcred.Redact(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Options{}, fmt.Errorf("s3store: parsing %q: %w", raw, err)
+		return Options{}, fmt.Errorf("s3store: parsing %q: %v", shown, errors.Unwrap(err)) // *url.Error repeats raw
 	}
 	if u.Scheme != "s3" && u.Scheme != "s3a" {
-		return Options{}, fmt.Errorf("s3store: %q: scheme must be s3 or s3a", raw)
+		return Options{}, fmt.Errorf("s3store: %q: scheme must be s3 or s3a", shown)
 	}
 	if u.Host == "" {
-		return Options{}, fmt.Errorf("s3store: %q: no bucket", raw)
+		return Options{}, fmt.Errorf("s3store: %q: no bucket", shown)
 	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return Options{}, fmt.Errorf("s3store: %q: unexpected user, query or fragment", raw)
+	if u.User != nil {
+		return Options{}, fmt.Errorf("s3store: %q: a table URL carries no credentials; they come from the AWS credential chain", shown)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return Options{}, fmt.Errorf("s3store: %q: unexpected query or fragment", shown)
 	}
 	return Options{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/")}, nil
 }

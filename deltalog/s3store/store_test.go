@@ -177,12 +177,15 @@ func TestParseURL(t *testing.T) {
 		{in: "s3:///x", wantErrMsg: "no bucket"},
 		{in: "s3://lake/x?versionId=1", wantErrMsg: "query"},
 		{in: "/local/path", wantErrMsg: "scheme"},
+		{in: "s3://AKIA:hidden@lake/x", wantErrMsg: `"s3://AKIA:***@lake/x": a table URL carries no credentials`},
+		{in: "s3://AKIA:hidden@lake:port/x", wantErrMsg: `parsing "s3://AKIA:***@lake:port/x"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
 			o, err := ParseURL(tc.in)
 			if tc.wantErrMsg != "" {
 				require.ErrorContains(t, err, tc.wantErrMsg)
+				require.NotContains(t, err.Error(), "hidden")
 				return
 			}
 			require.NoError(t, err)
@@ -195,6 +198,9 @@ func TestParseURL(t *testing.T) {
 func TestNewValidates(t *testing.T) {
 	_, err := New(t.Context(), Options{})
 	require.ErrorContains(t, err, "Bucket")
+	_, err = New(t.Context(), Options{Bucket: "b", Endpoint: "http://AKIA:hidden@minio:9000"})
+	require.ErrorContains(t, err, `"http://AKIA:***@minio:9000" carries credentials`)
+	require.NotContains(t, err.Error(), "hidden")
 	s, err := New(t.Context(), Options{Bucket: "b", Prefix: "/a/b/", Endpoint: "http://127.0.0.1:1", MaxRetries: -1})
 	require.NoError(t, err)
 	require.Equal(t, "a/b/", s.root)

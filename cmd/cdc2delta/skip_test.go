@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// TestSkipCommand stops `cdc2delta run` at a poison record, moves past it with
+// `cdc2delta skip` and checks that the next run applies everything after it.
+func TestSkipCommand(t *testing.T) {
+	f := newRunFixture(t, fixtureOptions{partitions: 1})
+	f.produce(60)
+	res := f.prod.ProduceSync(t.Context(), &kgo.Record{Topic: f.orders.Topic(), Value: []byte("not avro")})
+	require.NoError(t, res.FirstErr())
+	poison := res[0].Record.Offset
+	f.produce(60)
+
+	// run stops the table at the poison record, naming the command.
+	ctx, cancel := context.WithCancel(t.Context())
+	var log syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log,
+			lookup: func(string) (string, bool) { return "", false }})
+	}()
+	hint := fmt.Sprintf("cdc2delta skip --config FILE --topic %s --partition 0 --offset %d", f.orders.Topic(), poison)
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), hint) }, 60*time.Second, 50*time.Millisecond, "no hint")
+	cancel()
+	require.Equal(t, exitOK, <-done, log.String())
+	require.Eventually(t, func() bool { return f.caughtUp(map[int32]int64{0: poison - 1}) }, 10*time.Second, 50*time.Millisecond)
+
+	skip := func(args ...string) result {
+		return cli(t, append([]string{"skip", "--config", f.cfg, "--topic", f.orders.Topic(), "--partition", "0"}, args...)...)
+	}
+	refusals := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"already applied", []string{"--offset", fmt.Sprint(poison - 1)}, []string{
+			fmt.Sprintf("offset %d of %s/0 is behind the next unapplied offset %d (the table's txn is %d)", poison-1, f.orders.Topic(), poison, poison-1),
+			fmt.Sprintf("next unapplied offset, here %d", poison)}},
+		{"beyond", []string{"--offset", fmt.Sprint(poison + 1)}, []string{"would drop the records before it"}},
+		{"no offset", nil, []string{"give --topic, --partition and --offset"}},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			r := skip(tc.args...)
+			require.Equal(t, exitUsage, r.code, r.stderr)
+			for _, w := range tc.want {
+				require.Contains(t, r.stderr, w)
+			}
+		})
+	}
+	r := cli(t, "skip", "--config", f.cfg, "--topic", "other.sales.dbo.x", "--partition", "0", "--offset", "0")
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, `--topic "other.sales.dbo.x" is not one of the configured topics`)
+
+	r = skip("--offset", fmt.Sprint(poison), "--reason", "producer bug")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, fmt.Sprintf("skipped %s[0] offset %d: table %s version ", f.orders.Topic(), poison, f.dir))
+	require.Contains(t, r.stdout, "error:  decoding "+f.orders.Topic())
+	require.Contains(t, r.stdout, "bad confluent wire header")
+	require.Contains(t, r.stdout, "reason: producer bug")
+	require.Contains(t, r.stdout, fmt.Sprintf("resumes %s[0] at offset %d from its txn", f.orders.Topic(), poison+1))
+	snap, err := f.table().Snapshot(t.Context())
+	require.NoError(t, err)
+	v, _ := snap.TxnVersion(merge.TopicPartition{Topic: f.orders.Topic()}.AppID())
+	require.Equal(t, poison, v)
+
+	h := cli(t, "history", "--limit", "1", f.dir)
+	require.Equal(t, exitOK, h.code, h.stderr)
+	require.Contains(t, h.stdout, "SKIP RECORD")
+	require.Contains(t, h.stdout, "producer bug")
+
+	f.runUntilCaughtUp()
+	r = skip("--offset", fmt.Sprint(poison))
+	require.Equal(t, exitUsage, r.code, "skipping twice is refused")
+	rows := f.rows()
+	require.Len(t, rows, len(f.work.Rows(f.orders))+1, "the header and every source row: %v", rows)
+}

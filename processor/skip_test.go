@@ -1,0 +1,288 @@
+package processor
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// skipOptions are SkipOptions for a record of tb, decoded like opts does.
+func (pl *pipeline) skipOptions(opts Options, tb *dbzgen.Table, part int32, off int64) SkipOptions {
+	return SkipOptions{Store: pl.store(tb), Table: tablePath(tb), Brokers: pl.brokers, Group: opts.Group,
+		Decoder: opts.Decoder, TopicPartition: merge.TopicPartition{Topic: tb.Topic(), Partition: part}, Offset: off,
+		FetchTimeout: 10 * time.Second}
+}
+
+// commitInfo reads the commitInfo of version v of a table.
+func commitInfo(t *testing.T, s deltalog.Store, v int64) *deltalog.CommitInfo {
+	t.Helper()
+	rc, err := s.Get(t.Context(), fmt.Sprintf("_delta_log/%020d.json", v))
+	require.NoError(t, err)
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	var ci *deltalog.CommitInfo
+	n := 0
+	for sc.Scan() {
+		a, ok, err := deltalog.ParseLogLine(sc.Bytes())
+		require.NoError(t, err)
+		if !ok {
+			continue
+		}
+		n++
+		if a.CommitInfo != nil {
+			ci = a.CommitInfo
+		} else {
+			require.NotNil(t, a.Txn, "a skip commits only its txn: %+v", a)
+		}
+	}
+	require.Equal(t, 2, n, "commitInfo and one txn")
+	require.NotNil(t, ci)
+	return ci
+}
+
+// TestSkipRecord stops a table under bad_input: fail at a poison record,
+// checks what SkipRecord refuses, skips the record and checks that a fresh
+// run resumes after it with everything else applied exactly once.
+func TestSkipRecord(t *testing.T) {
+	ctx := t.Context()
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 30, Snapshot: true, SkipTombstones: true})
+	customers, orders := pl.tables[0], pl.tables[1]
+	pl.produce(200)
+	pl.produceRaw(orders.Topic(), 0, nil, []byte("not avro"))
+	poison := pl.endOffsets(orders.Topic())[merge.TopicPartition{Topic: orders.Topic(), Partition: 0}] - 1
+	pl.produce(200)
+	p0 := merge.TopicPartition{Topic: orders.Topic(), Partition: 0}
+
+	opts := pl.options("skip")
+	r := pl.start(opts)
+	require.Eventually(t, func() bool { return len(r.p.Status().Failed) == 1 }, 20*time.Second, 20*time.Millisecond)
+	require.Equal(t, poison, r.p.Status().Failed[0].Offset)
+	require.Eventually(t, func() bool { return pl.txns(orders)[p0] == poison-1 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool {
+		for tp, end := range pl.endOffsets(customers.Topic()) {
+			if end > 0 && pl.txns(customers)[tp] != end-1 {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond)
+	r.close(t)
+
+	// A caught-up partition's next record is not written yet.
+	for tp, txn := range pl.txns(customers) {
+		_, err := SkipRecord(ctx, pl.skipOptions(opts, customers, tp.Partition, txn+1))
+		require.ErrorIs(t, err, ErrRecordMissing)
+		require.ErrorContains(t, err, "not written yet")
+		break
+	}
+	// After more records, a customers partition's next record decodes.
+	pl.produce(60)
+	var pending merge.TopicPartition
+	pendingNext := int64(-1)
+	for tp, end := range pl.endOffsets(customers.Topic()) {
+		if txn, ok := pl.txns(customers)[tp]; ok && end-1 > txn {
+			pending, pendingNext = tp, txn+1
+		}
+	}
+	require.GreaterOrEqual(t, pendingNext, int64(0), "no customers partition got new records")
+
+	nosuch := pl.skipOptions(opts, orders, 0, 0)
+	nosuch.Topic, nosuch.Table = "shop.sales.dbo.nosuch", "sales/dbo/nosuch"
+	st, err := localstore.New(localstore.Options{Dir: filepath.Join(pl.root, "sales", "dbo", "nosuch")})
+	require.NoError(t, err)
+	nosuch.Store = st
+	// The dead-letter topic routes nowhere: customers' store stands in for
+	// a table without a txn for it.
+	noTxn := func(reset string, off int64) SkipOptions {
+		o := pl.skipOptions(opts, customers, 0, off)
+		o.Topic, o.ResetOffset = pl.dlq, reset
+		return o
+	}
+
+	refusals := []struct {
+		name     string
+		opts     SkipOptions
+		wantErr  error
+		wantNext int64 // ErrNotNextOffset's expected offset
+		want     string
+	}{
+		{"already applied", pl.skipOptions(opts, orders, 0, poison-1), ErrNotNextOffset, poison, "is behind the next unapplied offset"},
+		{"beyond the next", pl.skipOptions(opts, orders, 0, poison+1), ErrNotNextOffset, poison, "would drop the records before it"},
+		{"far beyond", pl.skipOptions(opts, orders, 0, poison+100), ErrNotNextOffset, poison, fmt.Sprintf("txn is %d", poison-1)},
+		{"record decodes", pl.skipOptions(opts, customers, pending.Partition, pendingNext), ErrRecordDecodes, 0, "would drop a valid change"},
+		{"unknown topic's table", nosuch, ErrNoTable, 0, "has no Delta log"},
+		{"no txn, latest", noTxn("latest", 0), ErrLatestReset, 0, "starts at the partition's end"},
+		{"no txn, earliest", noTxn("earliest", 3), ErrNotNextOffset, 0, "log start"},
+	}
+	for _, tc := range refusals {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := SkipRecord(ctx, tc.opts)
+			require.ErrorIs(t, err, tc.wantErr)
+			require.ErrorContains(t, err, tc.want)
+			if tc.wantErr == ErrNotNextOffset {
+				ne, ok := errors.AsType[*NotNextOffsetError](err)
+				require.True(t, ok)
+				require.Equal(t, tc.wantNext, ne.Next)
+			}
+		})
+	}
+	require.Equal(t, poison-1, pl.txns(orders)[p0], "a refusal commits nothing")
+
+	so := pl.skipOptions(opts, orders, 0, poison)
+	so.Reason = "producer bug, ticket 42"
+	res, err := SkipRecord(ctx, so)
+	require.NoError(t, err)
+	require.Equal(t, poison, res.Offset)
+	require.False(t, res.Forced)
+	require.Contains(t, res.DecodeError, "bad confluent wire header")
+	require.Equal(t, poison, pl.txns(orders)[p0])
+	ci := commitInfo(t, pl.store(orders), res.Version)
+	require.Equal(t, SkipOperation, ci.Operation)
+	require.Equal(t, map[string]string{
+		"topic": orders.Topic(), "partition": "0", "offset": fmt.Sprint(poison),
+		"error": res.DecodeError, "reason": "producer bug, ticket 42", "forced": "false",
+	}, ci.OperationParameters.Texts())
+
+	_, err = SkipRecord(ctx, so)
+	require.ErrorIs(t, err, ErrNotNextOffset, "a second skip of the same record is refused")
+
+	r = pl.start(opts)
+	pl.waitCaughtUp()
+	pl.requireModel()
+	require.Empty(t, r.p.Status().Failed)
+	for tp, end := range pl.endOffsets(orders.Topic()) {
+		require.Equal(t, end-1, pl.txns(orders)[tp], "%v", tp)
+	}
+	pl.requireGroupOffsets("skip")
+}
+
+// TestSkipRecordRace commits a concurrent txn between SkipRecord's check and
+// its commit: one of the same partition makes it re-check and refuse, one
+// of another partition lets it through.
+func TestSkipRecordRace(t *testing.T) {
+	ctx := t.Context()
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 22, Keys: 10, Snapshot: true, SkipTombstones: true})
+	orders := pl.tables[1]
+	pl.produce(40)
+	pl.produceRaw(orders.Topic(), 1, nil, []byte("not avro"))
+	p1 := merge.TopicPartition{Topic: orders.Topic(), Partition: 1}
+	poison := pl.endOffsets(orders.Topic())[p1] - 1
+	opts := pl.options("race")
+	r := pl.start(opts)
+	require.Eventually(t, func() bool { return len(r.p.Status().Failed) == 1 }, 20*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return pl.txns(orders)[p1] == poison-1 }, 10*time.Second, 20*time.Millisecond)
+	r.close(t)
+
+	// concurrent commits one txn as another writer would.
+	concurrent := func(tp merge.TopicPartition, v int64) {
+		tbl, err := deltalog.Open(ctx, pl.store(orders))
+		require.NoError(t, err)
+		snap, err := tbl.Snapshot(ctx)
+		require.NoError(t, err)
+		_, err = tbl.Commit(ctx, snap, []deltalog.Action{{Txn: &deltalog.Txn{AppID: tp.AppID(), Version: v}}},
+			deltalog.Operation{Name: deltalog.OpStreamingUpdate}, deltalog.ReadAppIDs(tp.AppID()), deltalog.ReadFiles())
+		require.NoError(t, err)
+	}
+
+	other := merge.TopicPartition{Topic: "elsewhere", Partition: 7}
+	so := pl.skipOptions(opts, orders, 1, poison)
+	so.beforeCommit = func(attempt int) {
+		if attempt == 0 {
+			concurrent(other, 5)
+		}
+	}
+	res, err := SkipRecord(ctx, so)
+	require.NoError(t, err, "another partition's txn does not conflict")
+	require.Zero(t, res.Retries)
+	require.Equal(t, poison, pl.txns(orders)[p1])
+
+	// Undo, as RESTORE would, then race a skip of the same record.
+	concurrent(p1, poison-1)
+	so.beforeCommit = func(attempt int) {
+		if attempt == 0 {
+			concurrent(p1, poison) // another skip won
+		}
+	}
+	_, err = SkipRecord(ctx, so)
+	require.ErrorIs(t, err, ErrNotNextOffset, "the re-check sees the winner's txn")
+	require.Equal(t, poison, pl.txns(orders)[p1])
+}
+
+// TestSkipRecordForce skips a record that decodes only with Force, and
+// records that it was forced.
+func TestSkipRecordForce(t *testing.T) {
+	ctx := t.Context()
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 10, Snapshot: true, SkipTombstones: true})
+	orders := pl.tables[1]
+	pl.produce(40)
+	opts := pl.options("force")
+	r := pl.start(opts)
+	pl.waitCaughtUp()
+	r.close(t)
+	pl.produce(40)
+	var tp merge.TopicPartition
+	next := int64(-1)
+	for p, end := range pl.endOffsets(orders.Topic()) {
+		if txn := pl.txns(orders)[p]; end-1 > txn {
+			tp, next = p, txn+1
+		}
+	}
+	require.GreaterOrEqual(t, next, int64(0))
+	so := pl.skipOptions(opts, orders, tp.Partition, next)
+	_, err := SkipRecord(ctx, so)
+	require.ErrorIs(t, err, ErrRecordDecodes)
+	so.Force, so.Reason = true, "known duplicate"
+	res, err := SkipRecord(ctx, so)
+	require.NoError(t, err)
+	require.True(t, res.Forced)
+	require.Empty(t, res.DecodeError)
+	ci := commitInfo(t, pl.store(orders), res.Version)
+	require.Equal(t, "true", ci.OperationParameters.Text(SkipParamForced))
+	require.Equal(t, "known duplicate", ci.OperationParameters.Text(SkipParamReason))
+	require.Equal(t, next, pl.txns(orders)[tp])
+}
+
+// TestSkipOptionsValidate checks the options SkipRecord refuses outright.
+func TestSkipOptionsValidate(t *testing.T) {
+	dec, err := codecs.NewDecoder(mapSource{}, codecs.Options{})
+	require.NoError(t, err)
+	st, err := localstore.New(localstore.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	good := SkipOptions{Store: st, Brokers: []string{"b:9092"}, Decoder: dec, TopicPartition: merge.TopicPartition{Topic: "t"}}
+	tests := []struct {
+		name   string
+		change func(o *SkipOptions)
+		want   string
+	}{
+		{"no store", func(o *SkipOptions) { o.Store = nil }, "no store"},
+		{"no decoder", func(o *SkipOptions) { o.Decoder = nil }, "no decoder"},
+		{"no brokers", func(o *SkipOptions) { o.Brokers = nil }, "no brokers"},
+		{"negative offset", func(o *SkipOptions) { o.Offset = -1 }, "offset -1"},
+		{"no topic", func(o *SkipOptions) { o.Topic = "" }, `topic ""`},
+		{"bad reset", func(o *SkipOptions) { o.ResetOffset = "middle" }, "reset offset"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good
+			tc.change(&o)
+			_, err := SkipRecord(t.Context(), o)
+			require.ErrorIs(t, err, ErrOptions)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
