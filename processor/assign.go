@@ -108,7 +108,7 @@ func (p *Processor) onAssigned(_ context.Context, offsets map[string]map[int32]k
 		t := p.tableLocked(src)
 		for part := range parts {
 			tp := merge.TopicPartition{Topic: topic, Partition: part}
-			pt := &partition{tp: tp, table: t, start: -1, applied: -1, version: -1}
+			pt := &partition{tp: tp, table: t, start: -1, applied: -1, version: -1, txn: -1}
 			if c, ok := p.mu.fetched[tp]; ok {
 				pt.committed = &c
 			}

@@ -266,7 +266,9 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	e := entry{tp: tp, offset: r.Offset, size: int64(len(r.Key) + len(r.Value))}
 	reason := ""
 	switch {
-	case d.err == nil && d.change.Op == codecs.OpTombstone:
+	case d.err == nil && d.change.Op == codecs.OpTombstone, d.err != nil && r.Offset <= pt.txn:
+		// A bad record at or below the txn is re-read by a replay: the
+		// table got past it once (dead-lettered or skipped).
 		e.kind = entrySkip
 	case d.err == nil:
 		e.kind, e.change = entryChange, d.change

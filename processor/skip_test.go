@@ -169,6 +169,19 @@ func TestSkipRecord(t *testing.T) {
 		require.Equal(t, end-1, pl.txns(orders)[tp], "%v", tp)
 	}
 	pl.requireGroupOffsets("skip")
+
+	// An operator's replay from the start re-reads the skipped record: the
+	// table got past it once and does not stop again.
+	r.close(t)
+	_, err = ReplayFrom(ctx, pl.adm, "skip", time.UnixMilli(0), pl.topics()...)
+	require.NoError(t, err)
+	r = pl.start(opts)
+	require.Eventually(t, func() bool {
+		return metricSum(t, r.reg, "cdc2delta_events_consumed_total") >= float64(poison+1)
+	}, 20*time.Second, 20*time.Millisecond, "the replay re-reads the skipped record")
+	pl.waitCaughtUp()
+	require.Empty(t, r.p.Status().Failed, "a replayed record below the txn does not stop the table")
+	pl.requireModel()
 }
 
 // TestSkipRecordRace commits a concurrent txn between SkipRecord's check and

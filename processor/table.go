@@ -76,6 +76,9 @@ type partition struct {
 	start int64
 	// applied is the last offset known applied to the table (-1: none yet).
 	applied int64
+	// txn is the table's txn when the partition started (-1: none): an
+	// operator's replay re-reads records up to it, which the table holds.
+	txn int64
 	version int64 // the table version holding applied
 }
 

@@ -161,6 +161,9 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 		txn, hasTxn := pos[pt.tp]
 		next, why := startOffset(txn, hasTxn, pt.committed)
 		pt.start, pt.version = next, version
+		if hasTxn {
+			pt.txn = txn
+		}
 		if next >= 0 {
 			pt.applied = next - 1
 		}
