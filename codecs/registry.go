@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
@@ -127,7 +127,6 @@ func (o *RegistryOptions) splitCredentials() error {
 // SchemaByID fetches the Avro schema text of id, retrying transient
 // failures until success, a permanent failure, MaxAttempts, or ctx's end.
 func (r *Registry) SchemaByID(ctx context.Context, id int) (string, error) {
-	delay := r.opts.MinBackoff
 	for attempt := 1; ; attempt++ {
 		s, err := r.cl.SchemaByID(ctx, id)
 		if err == nil {
@@ -155,17 +154,12 @@ func (r *Registry) SchemaByID(ctx context.Context, id int) (string, error) {
 		if r.opts.MaxAttempts > 0 && attempt >= r.opts.MaxAttempts {
 			return "", fmt.Errorf("%w: schema %d after %d attempts: %w", ErrRegistry, id, attempt, err)
 		}
+		delay := backoff.Policy{Min: r.opts.MinBackoff, Max: r.opts.MaxBackoff}.Delay(attempt - 1)
 		r.opts.Logger.Warn("schema registry lookup failed; decoding stalls until it succeeds",
 			"schema_id", id, "attempt", attempt, "retry_in", delay, "err", err)
-		// Full jitter keeps many decoders from retrying in lockstep.
-		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", fmt.Errorf("%w: schema %d: %w (last error: %v)", ErrRegistry, id, context.Cause(ctx), err)
-		case <-t.C:
+		if werr := backoff.Sleep(ctx, delay); werr != nil {
+			return "", fmt.Errorf("%w: schema %d: %w (last error: %v)", ErrRegistry, id, werr, err)
 		}
-		delay = min(delay*2, r.opts.MaxBackoff)
 	}
 }
 

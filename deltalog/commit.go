@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
-	"time"
 
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/google/uuid"
 )
 
@@ -238,24 +237,9 @@ func (t *Table) checkWinners(ctx context.Context, version int64, sum *txnSummary
 	}
 }
 
-// backoff waits before retry attempt+1: exponential with full jitter, ctx-aware.
+// backoff waits before retry attempt+1.
 func (t *Table) backoff(ctx context.Context, attempt int) error {
-	d := t.opts.backoffBase << min(attempt, 20)
-	if d > t.opts.backoffMax || d <= 0 {
-		d = t.opts.backoffMax
-	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	d = d/2 + rand.N(d/2+1)
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return backoff.Policy{Min: t.opts.backoffBase, Max: t.opts.backoffMax}.Wait(ctx, attempt)
 }
 
 // afterCommit writes a checkpoint when the version is a multiple of the checkpoint

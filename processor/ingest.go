@@ -201,7 +201,7 @@ func (p *Processor) hold(now time.Time, byPart map[merge.TopicPartition][]*kgo.R
 		if errors.Is(h.err, codecs.ErrUnknownSchema) {
 			h.unknown++
 		}
-		d := p.retry.delay(h.attempts)
+		d := p.retry.Delay(h.attempts)
 		h.attempts++
 		h.retryAt = now.Add(d)
 		p.mu.held[tp] = h

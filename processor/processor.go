@@ -15,6 +15,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -218,7 +219,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	if p.m, err = newMetrics(p.reg); err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
-	p.retry = retryPolicy{min: opts.RetryMin, max: opts.RetryMax, budget: opts.RetryBudget}
+	p.retry = retryPolicy{Policy: backoff.Policy{Min: opts.RetryMin, Max: opts.RetryMax}, budget: opts.RetryBudget}
 	p.mu.tables = make(map[string]*table)
 	p.mu.parts = make(map[merge.TopicPartition]*partition)
 	p.mu.routeErr = make(map[merge.TopicPartition]error)

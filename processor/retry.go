@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"syscall"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 )
 
 // Retrying (ADR 0026): an error is transient only if it is on the allowlist
@@ -47,21 +47,11 @@ func transient(err error) bool {
 	return false
 }
 
-// retryPolicy is the one backoff of the processor.
+// retryPolicy is the processor's backoff and the budget before a table
+// retrying one failure is reported stalled.
 type retryPolicy struct {
-	min, max time.Duration
-	// budget is how long one failure may be retried before its table is
-	// reported stalled.
+	backoff.Policy
 	budget time.Duration
-}
-
-// delay is the jittered exponential wait before retry attempt n (0-based).
-func (r retryPolicy) delay(n int) time.Duration {
-	d := r.max
-	if n < 30 {
-		d = min(r.min<<n, r.max)
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // retryState is one table's current run of transient failures.
@@ -73,15 +63,3 @@ type retryState struct {
 }
 
 func (s *retryState) failing() bool { return !s.since.IsZero() }
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
-}

@@ -78,7 +78,7 @@ type partition struct {
 	applied int64
 	// txn is the table's txn when the partition started (-1: none): an
 	// operator's replay re-reads records up to it, which the table holds.
-	txn int64
+	txn     int64
 	version int64 // the table version holding applied
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -328,9 +329,9 @@ func (p *Processor) withRetry(ctx context.Context, t *table, what string, fn fun
 			}
 			return err
 		}
-		d := p.retry.delay(attempt)
+		d := p.retry.Delay(attempt)
 		p.retryFailed(t, what, err, attempt, d)
-		if err := sleep(ctx, d); err != nil {
+		if err := backoff.Sleep(ctx, d); err != nil {
 			p.retryEnded(t, attempt)
 			return err
 		}

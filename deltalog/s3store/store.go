@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 )
 
 // Store is a deltalog.Store on one S3 bucket and key prefix. It is safe for concurrent use.
@@ -142,7 +142,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 			}
 			return fmt.Errorf("s3store: put-if-absent %q: %w", p, deltalog.ErrExist)
 		case isStatus(err, http.StatusConflict, "ConditionalRequestConflict") && attempt < s.maxRetries:
-			if err := backoff(ctx, attempt); err != nil {
+			if err := conflictBackoff.Wait(ctx, attempt); err != nil {
 				return fmt.Errorf("s3store: put-if-absent %q: %w", p, err)
 			}
 		default:
@@ -169,19 +169,9 @@ func (s *Store) holds(ctx context.Context, p string, data []byte) (bool, error) 
 	return bytes.Equal(got, data), nil
 }
 
-// backoff waits before retry attempt+1: exponential from 50ms, capped at 2s, with full
-// jitter so that racing writers spread out.
-func backoff(ctx context.Context, attempt int) error {
-	d := min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)
-	t := time.NewTimer(rand.N(d) + time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// conflictBackoff spaces the retries of a conditional write that raced
+// another: short, so that racing writers spread out.
+var conflictBackoff = backoff.Policy{Min: 50 * time.Millisecond, Max: 2 * time.Second}
 
 // Delete removes an object; a missing object is not an error.
 func (s *Store) Delete(ctx context.Context, p string) error {
