@@ -3,21 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/config"
-	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 func offsetsCommand() command {
@@ -39,7 +34,7 @@ func offsetsCommand() command {
 				}
 				if *asJSON {
 					if rows == nil {
-						rows = []offsetRow{}
+						rows = []processor.PartitionLag{}
 					}
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")
@@ -62,20 +57,8 @@ func offsetsCommand() command {
 	}
 }
 
-// offsetRow is one partition's position. Lag counts the records not yet in Delta: the
-// high watermark minus the next offset the table needs, which is txn+1, else the group
-// offset, else 0 (the whole partition; log start offsets are not looked up).
-type offsetRow struct {
-	Table         string `json:"table"`
-	Topic         string `json:"topic"`
-	Partition     int32  `json:"partition"`
-	DeltaTxn      *int64 `json:"deltaTxn"`
-	GroupOffset   *int64 `json:"groupOffset"`
-	HighWatermark int64  `json:"highWatermark"`
-	Lag           int64  `json:"lag"`
-}
-
-func partitionOffsets(ctx context.Context, c config.Config) ([]offsetRow, error) {
+// partitionOffsets is the lag of every partition the configuration consumes.
+func partitionOffsets(ctx context.Context, c config.Config) ([]processor.PartitionLag, error) {
 	cl, adm, err := newAdmin(c.Kafka)
 	if err != nil {
 		return nil, err
@@ -85,68 +68,11 @@ func partitionOffsets(ctx context.Context, c config.Config) ([]offsetRow, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(topics) == 0 {
-		return nil, nil
-	}
-	ends, err := adm.ListEndOffsets(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("listing end offsets: %w", err)
-	}
-	if err := ends.Error(); err != nil {
-		return nil, fmt.Errorf("listing end offsets: %w", err)
-	}
-	committed, err := adm.FetchOffsets(ctx, c.Kafka.GroupID)
-	// A group that never committed has no offsets; some brokers say so with an error.
-	if errors.Is(err, kerr.GroupIDNotFound) {
-		committed, err = kadm.OffsetResponses{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetching the offsets of group %s: %w", c.Kafka.GroupID, err)
-	}
 	router, err := processor.NewRouter(c.Tables.Path)
 	if err != nil {
 		return nil, usagef("tables.path: %v", err)
 	}
-	open := storeOpener(c.Storage.S3)
-	snaps := map[string]*deltalog.Snapshot{}
-	var rows []offsetRow
-	for _, topic := range slices.Sorted(slices.Values(topics)) {
-		path, err := router.Route(topic)
-		if err != nil {
-			continue // the processor does not consume unroutable topics either
-		}
-		snap, seen := snaps[path]
-		if !seen {
-			st, err := open(ctx, path)
-			if err != nil {
-				return nil, fmt.Errorf("opening %s: %w", path, err)
-			}
-			t, err := deltalog.Open(ctx, st)
-			if err != nil {
-				return nil, err
-			}
-			if snap, err = t.Snapshot(ctx); err != nil && !isNotExist(err) {
-				return nil, fmt.Errorf("reading %s: %w", path, err)
-			}
-			snaps[path] = snap
-		}
-		for _, o := range sortedPartitions(ends[topic]) {
-			r := offsetRow{Table: path, Topic: topic, Partition: o.Partition, HighWatermark: o.Offset}
-			next := int64(0)
-			if cr, ok := committed.Lookup(topic, o.Partition); ok && cr.Err == nil && cr.At >= 0 {
-				at := cr.At
-				r.GroupOffset, next = &at, at
-			}
-			if snap != nil {
-				if v, ok := snap.TxnVersion(merge.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
-					r.DeltaTxn, next = &v, v+1
-				}
-			}
-			r.Lag = max(0, o.Offset-next)
-			rows = append(rows, r)
-		}
-	}
-	return rows, nil
+	return processor.Lag(ctx, adm, c.Kafka.GroupID, topics, router, storeOpener(c.Storage.S3))
 }
 
 // resolveTopics returns the configured topics, or those matching topic_regex.
@@ -182,13 +108,4 @@ func newAdmin(k config.Kafka) (*kgo.Client, *kadm.Client, error) {
 		return nil, nil, err
 	}
 	return cl, kadm.NewClient(cl), nil
-}
-
-func sortedPartitions(m map[int32]kadm.ListedOffset) []kadm.ListedOffset {
-	out := make([]kadm.ListedOffset, 0, len(m))
-	for _, o := range m {
-		out = append(out, o)
-	}
-	slices.SortFunc(out, func(a, b kadm.ListedOffset) int { return int(a.Partition - b.Partition) })
-	return out
 }

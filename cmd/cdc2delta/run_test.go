@@ -165,7 +165,7 @@ log: {level: warn}
 	code := runEnv(ctx, []string{"cdc2delta", "offsets", "--config", cfgPath, "--json"}, &env{stdout: &out, stderr: &stderr,
 		lookup: func(k string) (string, bool) { return brokers[0], k == "TEST_BROKER" }})
 	require.Equal(t, exitOK, code, stderr.String())
-	var rows []offsetRow
+	var rows []processor.PartitionLag
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rows))
 	require.Len(t, rows, 4, "2 topics x 2 partitions")
 	for _, r := range rows {

@@ -166,7 +166,7 @@ func (f *runFixture) highWatermarks() map[int32]int64 {
 	out := map[int32]int64{}
 	r := cli(f.t, "offsets", "--config", f.cfg, "--json")
 	require.Equal(f.t, exitOK, r.code, r.stderr)
-	var rows []offsetRow
+	var rows []processor.PartitionLag
 	require.NoError(f.t, json.Unmarshal([]byte(r.stdout), &rows))
 	for _, row := range rows {
 		out[row.Partition] = row.HighWatermark
