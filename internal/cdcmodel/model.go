@@ -88,7 +88,8 @@ type Commit struct {
 	// Changes is the version's change data feed, in no particular order.
 	Changes []Change
 	// Unresolved counts the unavailable columns of applied events that had
-	// no earlier image of their key; they hold NULL.
+	// no earlier image of their key; they hold NULL. Events that a truncate
+	// of the same commit removes do not count: no version holds their rows.
 	Unresolved int
 }
 
@@ -106,8 +107,8 @@ type Model struct {
 	deletes   map[string]codecs.Position // hard deletes by key
 	floor     codecs.Position            // the latest truncate
 	columns   []string                   // source columns, in order of appearance
+	created   int                        // how many of columns the table was created with
 	keys      []string                   // key columns
-	created   bool
 	committed map[TopicPartition]int64
 	pending   []Record
 	fed       map[TopicPartition]map[int64]bool // offsets pending
@@ -155,21 +156,22 @@ func (m *Model) Commit(upTo map[TopicPartition]int64) (c Commit, ok bool) {
 			ok = true
 		}
 	}
-	if !m.created {
-		for _, r := range take {
-			m.created = m.created || r.Change.Layout != nil && r.Change.KeyLayout != nil
-		}
-	}
 	before := map[string]Row{} // the rows, before this commit, of the keys it touches
 	var truncate *codecs.Position
-	for _, r := range take {
-		m.apply(&r, before, &c)
+	unresolved := make([]int, len(take))
+	for i, r := range take {
+		unresolved[i] = m.apply(&r, before)
 		if r.Change.Op == codecs.OpTruncate && (truncate == nil || r.Change.Pos.Compare(*truncate) > 0) {
 			truncate = &r.Change.Pos
 		}
 	}
-	if !m.created || !ok {
+	if m.created == 0 || !ok {
 		return Commit{}, false
+	}
+	for i, n := range unresolved {
+		if truncate == nil || take[i].Change.Pos.Compare(*truncate) > 0 {
+			c.Unresolved += n
+		}
 	}
 	for tp, off := range upTo {
 		m.committed[tp] = max(m.committed[tp], off)
@@ -194,20 +196,22 @@ func (m *Model) Commit(upTo map[TopicPartition]int64) (c Commit, ok bool) {
 	return c, true
 }
 
-// apply applies one record; before collects the first prior row (nil for
-// none) of every key it changes.
-func (m *Model) apply(r *Record, before map[string]Row, c *Commit) {
+// apply applies one record and returns its unresolved columns; before
+// collects the first prior row (nil for none) of every key it changes.
+func (m *Model) apply(r *Record, before map[string]Row) (unresolved int) {
 	ch := &r.Change
-	if ch.Layout != nil {
+	if ch.Layout != nil && ch.KeyLayout != nil {
 		for _, col := range ch.Layout.Columns {
 			if !slices.Contains(m.columns, col.Name) {
 				m.columns = append(m.columns, col.Name)
 			}
 		}
-	}
-	if m.keys == nil && ch.KeyLayout != nil {
-		for _, col := range ch.KeyLayout.Columns {
-			m.keys = append(m.keys, col.Name)
+		if m.created == 0 {
+			// The first schema creates the table; later columns are added.
+			m.created = len(m.columns)
+			for _, col := range ch.KeyLayout.Columns {
+				m.keys = append(m.keys, col.Name)
+			}
 		}
 	}
 	remember := func(k string) {
@@ -217,7 +221,7 @@ func (m *Model) apply(r *Record, before map[string]Row, c *Commit) {
 	}
 	switch ch.Op {
 	case codecs.OpTombstone:
-		return
+		return 0
 	case codecs.OpTruncate:
 		for k, row := range m.rows {
 			if position(row).Compare(ch.Pos) <= 0 {
@@ -228,23 +232,23 @@ func (m *Model) apply(r *Record, before map[string]Row, c *Commit) {
 		if ch.Pos.Compare(m.floor) > 0 {
 			m.floor = ch.Pos
 		}
-		return
+		return 0
 	}
 	k := renderKey(keyValues(ch, m.keys))
 	if ch.Pos.Compare(m.floor) <= 0 {
-		return
+		return 0
 	}
 	if old, ok := m.rows[k]; ok && ch.Pos.Compare(position(old)) <= 0 {
-		return
+		return 0
 	}
 	if del, ok := m.deletes[k]; ok && ch.Pos.Compare(del) <= 0 {
-		return
+		return 0
 	}
 	remember(k)
 	if ch.Op == codecs.OpDelete && !m.opts.SoftDelete {
 		delete(m.rows, k)
 		m.deletes[k] = ch.Pos
-		return
+		return 0
 	}
 	prev := m.rows[k]
 	if prev != nil && prev[ColDeleted] == true {
@@ -262,10 +266,11 @@ func (m *Model) apply(r *Record, before map[string]Row, c *Commit) {
 			row[col.Name] = prev[col.Name]
 		default:
 			row[col.Name] = nil
-			c.Unresolved++
+			unresolved++
 		}
 	}
 	m.rows[k] = row
+	return unresolved
 }
 
 // change renders a row of the change data feed with every column.
@@ -286,14 +291,14 @@ func (m *Model) Rows() map[string]Row {
 	return out
 }
 
-// Columns returns the table's columns: the source columns in order of
-// appearance, then the metadata columns.
+// Columns returns the table's columns: the source columns of the schema it
+// was created with, the metadata columns, then source columns added later.
 func (m *Model) Columns() []string {
-	cols := append(slices.Clone(m.columns), ColPosition, ColOp, ColCommitTime)
+	cols := append(slices.Clone(m.columns[:m.created]), ColPosition, ColOp, ColCommitTime)
 	if m.opts.SoftDelete {
 		cols = append(cols, ColDeleted)
 	}
-	return cols
+	return append(cols, m.columns[m.created:]...)
 }
 
 // KeyColumns returns the key columns, nil before the first keyed record.

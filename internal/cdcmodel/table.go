@@ -41,6 +41,12 @@ func ReadVersion(ctx context.Context, store deltalog.Store, v int64, keyColumns 
 	if err != nil {
 		return nil, err
 	}
+	return ReadSnapshot(ctx, store, snap, keyColumns)
+}
+
+// ReadSnapshot reads the version snap of the table in store.
+func ReadSnapshot(ctx context.Context, store deltalog.Store, snap *deltalog.Snapshot, keyColumns []string) (*Version, error) {
+	v := snap.Version()
 	schema, meta := snap.Schema(), snap.Metadata()
 	out := &Version{Rows: map[string]Row{}, Txns: map[string]int64{}}
 	for _, f := range schema.Fields {
