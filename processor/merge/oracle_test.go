@@ -51,12 +51,13 @@ func TestOracleRegressions(t *testing.T) {
 // seed each run, logged). The full tier (-tags integration) runs more.
 func TestOracle(t *testing.T) {
 	n, base := oracleIterations, uint64(1)
+	if oracleLongTier {
+		base = uint64(time.Now().UnixNano())
+	}
 	if v := os.Getenv("CDC2DELTA_ORACLE_ITERATIONS"); v != "" {
 		var err error
 		n, err = strconv.Atoi(v)
 		require.NoError(t, err, "CDC2DELTA_ORACLE_ITERATIONS")
-	}
-	if n != oracleIterations || oracleLongTier {
 		base = uint64(time.Now().UnixNano())
 	}
 	if v := os.Getenv("CDC2DELTA_ORACLE_SEED"); v != "" {
