@@ -1,7 +1,9 @@
 // Package cdcmodel is the reference model of a table kept by cdc2delta: it
 // applies Debezium change events one at a time, in arrival order, and says
 // what every committed table version must hold (ADR 0025). Tests compare
-// the MERGE engine and the processor against it.
+// the MERGE engine and the processor against it: Feed records in arrival
+// order, Commit up to each commit's txn versions, and compare the version
+// ReadVersion reads back with Rows, Columns and the Commit's change feed.
 //
 // # Source order
 //

@@ -39,7 +39,7 @@ type unresolvedColumns struct {
 	fields []int
 }
 
-// fold applies the events of ch that stale does not reject. stored says
+// fold applies the events of a chain that stale does not reject. stored says
 // whether the key has a stored row to start from. Columns nothing could
 // fill are added to p.unresolved.
 func (s *Sink) fold(p *mergePlan, evs []*Record, stale func(codecs.Position) bool, stored bool) (folded, error) {

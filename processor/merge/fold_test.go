@@ -79,15 +79,27 @@ func TestFoldChains(t *testing.T) {
 			changes:    []string{"update_preimage 1 a first", "update_postimage 1 ghost "},
 		},
 		{
-			name: "a key change: the new key's insert is its first image",
+			name:   "an update, then a key change: the new key's insert is its first image",
+			stored: []ev{{op: opC, id: 1, pos: 1, name: "a", notes: "lob", offset: 0}},
 			chain: []ev{
-				{op: opC, id: 1, pos: 1, name: "a", notes: "lob", offset: 0},
-				{op: opD, id: 1, pos: 2, name: "a", notes: "lob", offset: 1},
-				{op: opC, id: 2, pos: 2, name: "a", notes: "lob", offset: 2},
-				{op: opU, id: 2, pos: 3, name: "a2", unavailable: true, offset: 3},
+				{op: opU, id: 1, pos: 2, name: "a1", unavailable: true, offset: 1},
+				{op: opD, id: 1, pos: 3, name: "a1", notes: "lob", offset: 2},
+				{op: opC, id: 2, pos: 3, name: "a1", notes: "lob", offset: 3}, // the same change, serial 2 in Debezium
+				{op: opU, id: 2, pos: 4, name: "a2", unavailable: true, offset: 4},
 			},
 			want:    map[int32]want{2: {"a2", "lob", false}},
-			changes: []string{"insert 2 a2 lob"},
+			changes: []string{"delete 1 a lob", "insert 2 a2 lob"},
+		},
+		{
+			name:   "a snapshot after streaming events is the latest image",
+			stored: []ev{{op: opC, id: 1, pos: 1, name: "a", notes: "old", offset: 0}},
+			chain: []ev{
+				{op: opU, id: 1, pos: 2, name: "a2", notes: "mid", offset: 1},
+				{op: opR, id: 1, pos: 3, name: "a2", notes: "snap", offset: 2},
+				{op: opU, id: 1, pos: 4, name: "a3", unavailable: true, offset: 3},
+			},
+			want:    map[int32]want{1: {"a3", "snap", false}},
+			changes: []string{"update_preimage 1 a old", "update_postimage 1 a3 snap"},
 		},
 		{
 			name:   "a truncate mid-batch: the chain starts after it",

@@ -64,7 +64,7 @@ func newOracleConfig(rng *rand.Rand) oracleConfig {
 	pick := func(p float64) bool { return rng.Float64() < p }
 	c := oracleConfig{
 		keys:            3 + rng.IntN(18),
-		transactions:    10 + rng.IntN(70),
+		transactions:    10 + rng.IntN(50),
 		partitions:      1 + rng.IntN(3),
 		snapshot:        pick(0.75),
 		evolveAt:        -1,
@@ -75,7 +75,8 @@ func newOracleConfig(rng *rand.Rand) oracleConfig {
 		duplicate:       rng.Float64() * 0.1,
 		restart:         rng.Float64() * 0.02,
 		tombstones:      pick(0.7),
-		maxBatch:        []int{1, 3, 8, 20, 60, 1000}[rng.IntN(6)],
+		maxBatch:        []int{2, 4, 8, 20, 60, 1000}[rng.IntN(6)],
+		perPoll:         pick(0.2),
 		soft:            pick(0.4),
 		cow:             pick(0.4),
 		partitioned:     pick(0.25),
