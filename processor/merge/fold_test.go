@@ -194,11 +194,7 @@ func TestFoldChains(t *testing.T) {
 					require.Equal(t, tc.unresolved, unresolved, "split %t: unresolved", split)
 					if !split {
 						rows, _ := tableChanges(t, store, s.Version())
-						var changes []string
-						for _, r := range rows {
-							changes = append(changes, r.kind+" "+strconv.Itoa(int(r.id))+" "+r.name+" "+r.notes)
-						}
-						require.ElementsMatch(t, tc.changes, changes)
+						require.ElementsMatch(t, tc.changes, changeLines(rows))
 					}
 				}
 			})
@@ -247,7 +243,7 @@ func TestTruncateKeepsLaterRows(t *testing.T) {
 			require.Equal(t, "after2", got[2].name)
 			require.Equal(t, "n", got[2].notes, "the stored row is still the earlier image")
 			rows, _ := tableChanges(t, store, s.Version())
-			require.ElementsMatch(t, []string{"delete 1", "update_preimage 2", "update_postimage 2"}, kindsAndIDs(rows))
+			require.ElementsMatch(t, []string{"delete 1 before n", "update_preimage 2 after n", "update_postimage 2 after2 n"}, changeLines(rows))
 
 			// A fresh sink (index rebuilt, floor read back) agrees.
 			s2 := newCDFSink(t, store, mode, DeleteHard)
@@ -274,10 +270,11 @@ func TestTruncateBeforeTheTable(t *testing.T) {
 	require.Equal(t, "new", got[2].name)
 }
 
-func kindsAndIDs(rows []changeRow) []string {
+// changeLines renders change rows as "kind id name notes".
+func changeLines(rows []changeRow) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
-		out[i] = r.kind + " " + strconv.Itoa(int(r.id))
+		out[i] = r.kind + " " + strconv.Itoa(int(r.id)) + " " + r.name + " " + r.notes
 	}
 	return out
 }
