@@ -47,6 +47,25 @@ func Customers() TableDef {
 	}
 }
 
+// Tickets is dbo.tickets of database sales, with LOB columns (an
+// nvarchar(max) body and a varbinary(max) attachment) that updates may leave
+// unchanged, which Debezium then sends as the unavailable-value placeholder
+// (WorkloadOptions.Placeholders).
+func Tickets() TableDef {
+	return TableDef{
+		Database: "sales", Schema: "dbo", Name: "tickets",
+		Columns: []Column{
+			{Name: "ticket_id", Type: "int"},
+			{Name: "status", Type: "varchar(20)", Nullable: true},
+			{Name: "priority", Type: "tinyint", Nullable: true},
+			{Name: "body", Type: "nvarchar(max)", Nullable: true},
+			{Name: "attachment", Type: "varbinary(max)", Nullable: true},
+			{Name: "updated_at", Type: "datetime2(3)", Nullable: true},
+		},
+		Key: []string{"ticket_id"},
+	}
+}
+
 // SampleDatabase is the quickstart's source database: customers and orders.
 func SampleDatabase() []TableDef { return []TableDef{Customers(), Orders()} }
 

@@ -133,6 +133,16 @@ func parseType(s string) (sqlType, error) {
 	return t, nil
 }
 
+// isLOB reports whether Debezium (3.6+) sends the unavailable-value
+// placeholder for the column when an update leaves it unchanged.
+func (t sqlType) isLOB() bool {
+	switch t.name {
+	case "varchar", "nvarchar", "varbinary":
+		return t.length == maxLength
+	}
+	return false
+}
+
 // String renders the type as Debezium's __debezium.source.column.type does:
 // the upper-case type name without arguments.
 func (t sqlType) String() string { return strings.ToUpper(t.name) }

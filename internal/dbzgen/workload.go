@@ -41,6 +41,13 @@ type WorkloadOptions struct {
 	Redeliver float64
 	// RedeliverWindow bounds how far back a re-delivery reaches (default 50).
 	RedeliverWindow int
+	// Placeholders is the probability that an update leaves an unchanged
+	// LOB column ((n)varchar(max), varbinary(max)) as Debezium's
+	// unavailable-value [Placeholder], in both row images, as Debezium
+	// 3.6+ does for LOBs the update did not modify. Rows still track the
+	// real values. Zero (the default) never does, and draws nothing from
+	// the random sequence.
+	Placeholders float64
 	// Start is the source time of the first event (default 2024-03-15 UTC).
 	Start time.Time
 	// StartLSN is the LSN the workload starts after (default
@@ -80,11 +87,16 @@ type queued struct {
 	ev    Event
 	table *tableState
 	key   int
+	// row is the source row after the event when ev.After does not show it
+	// (it carries placeholders).
+	row Row
 }
 
 // WorkloadCounts says what a workload emitted so far.
 type WorkloadCounts struct {
 	Reads, Creates, Updates, Deletes, Tombstones, Redeliveries int
+	// Unavailable counts the updates with at least one placeholder.
+	Unavailable int
 }
 
 // NewWorkload returns a workload over the tables (at least one). Each table
@@ -179,6 +191,8 @@ func (w *Workload) Next() Event {
 	case ev.Tombstone:
 	case ev.Op == OpDelete:
 		delete(q.table.emitted, q.key)
+	case q.row != nil:
+		q.table.emitted[q.key] = q.row
 	default:
 		q.table.emitted[q.key] = ev.After
 	}
@@ -195,6 +209,9 @@ func (w *Workload) Next() Event {
 		w.counts.Creates++
 	case ev.Op == OpUpdate:
 		w.counts.Updates++
+		if q.row != nil {
+			w.counts.Unavailable++
+		}
 	case ev.Op == OpDelete:
 		w.counts.Deletes++
 	}
@@ -280,12 +297,33 @@ func (w *Workload) change() []queued {
 		ev.Op, ev.Before = OpDelete, old
 	default:
 		row := maps.Clone(old)
-		w.mutate(ts, row)
+		changed := w.mutate(ts, row)
 		ts.rows[i] = row
 		// An update is two CDC rows (3 and 4) at one position: serial 2.
 		ev.Op, ev.Before, ev.After, ev.Source.SerialNo = OpUpdate, old, maps.Clone(row), 2
+		if w.opts.Placeholders > 0 && w.unchangedLOBs(ts, &ev, changed) {
+			return []queued{{ev: ev, table: ts, key: i, row: maps.Clone(row)}}
+		}
 	}
 	return []queued{{ev: ev, table: ts, key: i}}
+}
+
+// unchangedLOBs replaces, in both images of an update, each LOB column the
+// update did not change with the placeholder, with probability
+// Placeholders, and reports whether it replaced any.
+func (w *Workload) unchangedLOBs(ts *tableState, ev *Event, changed map[string]bool) bool {
+	replaced := false
+	for _, c := range ts.table.columns {
+		if !c.sql.isLOB() || changed[c.Name] || w.rng.Float64() >= w.opts.Placeholders {
+			continue
+		}
+		if !replaced {
+			ev.Before = maps.Clone(ev.Before) // the source's old row stays as it was
+		}
+		ev.Before[c.Name], ev.After[c.Name] = Placeholder{}, Placeholder{}
+		replaced = true
+	}
+	return replaced
 }
 
 // freeKey picks a key index with no row, if there is one.
@@ -326,21 +364,24 @@ func (w *Workload) newRow(ts *tableState, i int) Row {
 	return row
 }
 
-// mutate changes one or two non-key columns.
-func (w *Workload) mutate(ts *tableState, row Row) {
+// mutate changes one or two non-key columns and returns their names.
+func (w *Workload) mutate(ts *tableState, row Row) map[string]bool {
 	var cols []tableColumn
 	for _, c := range ts.table.columns {
 		if _, isKey := ts.keys[0][c.Name]; !isKey {
 			cols = append(cols, c)
 		}
 	}
+	changed := map[string]bool{}
 	if len(cols) == 0 {
-		return
+		return changed
 	}
 	for range 1 + w.rng.IntN(2) {
 		c := cols[w.rng.IntN(len(cols))]
 		row[c.Name] = w.value(c)
+		changed[c.Name] = true
 	}
+	return changed
 }
 
 func (w *Workload) value(c tableColumn) any {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
@@ -103,9 +105,8 @@ func needsChangeData(p *mergePlan) bool {
 }
 
 // writeChangeData writes the batch's change data files and adds their cdc
-// actions to the plan. truncated adds a delete for every row live before
-// the batch.
-func (s *Sink) writeChangeData(ctx context.Context, p *mergePlan, truncated bool) error {
+// actions to the plan, with a delete for every row a truncate removes.
+func (s *Sink) writeChangeData(ctx context.Context, p *mergePlan) error {
 	if !cdfEnabled(p.st.meta.Configuration) || !needsChangeData(p) {
 		return nil
 	}
@@ -113,22 +114,29 @@ func (s *Sink) writeChangeData(ctx context.Context, p *mergePlan, truncated bool
 	if err != nil {
 		return err
 	}
-	if truncated {
-		// One file at a time: a truncate may cover the whole table.
-		for _, path := range sortedPaths(p.files) {
-			rows, err := datafile.Read(ctx, s.opts.Store, p.files[path], p.st.schema, datafile.ReadOptions{
-				Properties: p.st.meta.Configuration, PartitionColumns: p.st.meta.PartitionColumns,
+	// One file at a time: a truncate may cover the whole table.
+	for _, path := range slices.Sorted(maps.Keys(p.truncated)) {
+		rows, ok := p.readRows[path]
+		if !ok {
+			var err error
+			rows, err = datafile.Read(ctx, s.opts.Store, p.files[path], p.st.schema, datafile.ReadOptions{
+				Properties: p.st.meta.Configuration, PartitionColumns: p.st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 			})
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", path, err)
 			}
-			out := make([][]any, len(rows))
-			for i, r := range rows {
-				out[i] = append(r, ChangeDelete)
+		}
+		var out [][]any
+		it := p.truncated[path].Iterator()
+		for it.HasNext() {
+			r := it.Next()
+			if r >= uint64(len(rows)) {
+				return fmt.Errorf("table %s: row %d beyond the %d rows of %s", s.opts.TableName, r, len(rows), path)
 			}
-			if err := s.writeChangeRows(ctx, p, schema, out); err != nil {
-				return err
-			}
+			out = append(out, append(slices.Clone(rows[r]), ChangeDelete))
+		}
+		if err := s.writeChangeRows(ctx, p, schema, out); err != nil {
+			return err
 		}
 	}
 	out := make([][]any, 0, len(p.changes))
@@ -174,11 +182,4 @@ func (s *Sink) writeChangeRows(ctx context.Context, p *mergePlan, schema *deltal
 		}})
 	}
 	return nil
-}
-
-// sortedPaths returns the paths of files in order, so runs write alike.
-func sortedPaths(files map[string]*deltalog.Add) []string {
-	paths := slices.Collect(maps.Keys(files))
-	slices.Sort(paths)
-	return paths
 }

@@ -1,6 +1,10 @@
 package merge
 
-import "github.com/cdc2delta/cdc2delta/codecs"
+import (
+	"slices"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+)
 
 // compareEvents orders the events of one table: source position, then
 // Kafka partition and offset (ADR 0021).
@@ -23,27 +27,30 @@ func compareEvents(a, b *Record) int {
 	return 0
 }
 
-// keyedEvent is a record with its encoded key.
-type keyedEvent struct {
-	rec *Record
-	key string
+// chain is one key's events of a micro-batch, in source order (ADR 0025).
+type chain struct {
+	key    string
+	events []*Record
 }
 
-// dedupResult is a micro-batch reduced to the latest event per key.
+// dedupResult is a micro-batch grouped into one chain per key.
 type dedupResult struct {
 	// truncate is the latest truncate event, nil when none; every event
 	// ordered before it was dropped.
 	truncate *Record
-	// events holds one event per key, in order of the key's first
+	// chains holds one chain per key, in order of the key's first
 	// appearance.
-	events []keyedEvent
-	// duplicates counts events with the same key and position as a kept
-	// one; superseded counts older events of a key (or before a truncate).
+	chains []chain
+	// duplicates counts events at the position of the event before them in
+	// their chain; superseded counts the other events that are not the last
+	// of their chain, and those before a truncate.
 	duplicates, superseded int64
 }
 
-// dedup keeps only the latest event per primary key. keys[i] is the encoded
-// key of recs[i] (unused for truncates and tombstones).
+// dedup groups the events of a batch by primary key, each key's in source
+// order; only the last event of a key decides its position and operation.
+// keys[i] is the encoded key of recs[i] (unused for truncates and
+// tombstones).
 func dedup(recs []Record, keys []string) dedupResult {
 	var r dedupResult
 	for i := range recs {
@@ -51,9 +58,14 @@ func dedup(recs []Record, keys []string) dedupResult {
 			r.truncate = &recs[i]
 		}
 	}
+	// Two passes: count each key's events, then place them, so the chains
+	// share one backing array.
 	at := make(map[string]int, len(recs))
-	r.events = make([]keyedEvent, 0, len(recs))
+	chainOf := make([]int32, len(recs))
+	counts := make([]int, 0, len(recs))
+	r.chains = make([]chain, 0, len(recs))
 	for i := range recs {
+		chainOf[i] = -1
 		rec := &recs[i]
 		switch rec.Change.Op {
 		case codecs.OpTruncate, codecs.OpTombstone:
@@ -63,22 +75,50 @@ func dedup(recs []Record, keys []string) dedupResult {
 			r.superseded++
 			continue
 		}
-		k := keys[i]
-		j, ok := at[k]
+		j, ok := at[keys[i]]
 		if !ok {
-			at[k] = len(r.events)
-			r.events = append(r.events, keyedEvent{rec: rec, key: k})
-			continue
+			j = len(counts)
+			at[keys[i]] = j
+			counts = append(counts, 0)
+			r.chains = append(r.chains, chain{key: keys[i]})
 		}
-		kept := r.events[j].rec
-		if kept.Change.Pos.Compare(rec.Change.Pos) == 0 {
-			r.duplicates++
-		} else {
-			r.superseded++
+		chainOf[i] = int32(j)
+		counts[j]++
+	}
+	flat := make([]*Record, len(recs))
+	off := 0
+	for j, n := range counts {
+		r.chains[j].events = flat[off : off : off+n]
+		off += n
+	}
+	for i, j := range chainOf {
+		if j >= 0 {
+			r.chains[j].events = append(r.chains[j].events, &recs[i])
 		}
-		if compareEvents(rec, kept) > 0 {
-			r.events[j].rec = rec
+	}
+	for _, ch := range r.chains {
+		if len(ch.events) > 1 {
+			slices.SortFunc(ch.events, compareEvents)
+		}
+		for j := 1; j < len(ch.events); j++ {
+			if ch.events[j].Change.Pos.Compare(ch.events[j-1].Change.Pos) == 0 {
+				r.duplicates++
+			} else {
+				r.superseded++
+			}
 		}
 	}
 	return r
+}
+
+// latestTruncate returns the position of the latest truncate of recs, nil
+// when there is none.
+func latestTruncate(recs []Record) *codecs.Position {
+	var out *codecs.Position
+	for i := range recs {
+		if c := &recs[i].Change; c.Op == codecs.OpTruncate && (out == nil || c.Pos.Compare(*out) > 0) {
+			out = &c.Pos
+		}
+	}
+	return out
 }

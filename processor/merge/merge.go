@@ -62,6 +62,10 @@ type mergePlan struct {
 	readRows map[string][][]any // full physical rows read, by path
 	changes  []change           // the change data feed's rows, when it is on
 	cdcs     []deltalog.Action
+	// truncated are the stored rows a truncate removes, by path.
+	truncated map[string]*roaring64.Bitmap
+	// unresolved are the columns stored as NULL for lack of an earlier image.
+	unresolved []unresolvedColumns
 	// dvs reads the deletion vectors the batch updates, each file once.
 	dvs *deltalog.DVReader
 }
@@ -72,6 +76,9 @@ type fill struct {
 	path   string
 	oldRow int
 	fields []int
+	// origin and originRec are folded.origin and folded.originRec.
+	origin    []int
+	originRec *Record
 }
 
 type mergeMetrics struct {
@@ -122,8 +129,10 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		i := slices.IndexFunc(recs, func(r Record) bool { return r.Change.Layout != nil && r.Change.KeyLayout != nil })
 		if i < 0 {
 			// No schema to create the table from; the offsets stay unapplied
-			// and are consumed again, harmlessly, after a restart.
-			return res, nil
+			// and are consumed again, harmlessly, after a restart. A
+			// truncate still holds back the older events other partitions
+			// may deliver next: its floor is kept for the table's creation.
+			return res, writeTombstones(ctx, s.opts.Store, 0, nil, latestTruncate(recs))
 		}
 		meta, proto, err := s.newTableMetadata(&recs[i].Change)
 		if err != nil {
@@ -174,7 +183,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	d := dedup(recs, keys)
 	res.Duplicates, res.Superseded = d.duplicates, d.superseded
 
-	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, dvs: deltalog.NewDVReader(s.opts.Store)}
+	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, truncated: map[string]*roaring64.Bitmap{}, dvs: deltalog.NewDVReader(s.opts.Store)}
 	if st.snap != nil {
 		files := st.snap.Files()
 		for i := range files {
@@ -184,10 +193,10 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	if err := s.plan(ctx, p, d, &res); err != nil {
 		return res, err
 	}
-	if err := s.writeChanges(ctx, p, d.truncate != nil); err != nil {
+	if err := s.writeChanges(ctx, p); err != nil {
 		return res, err
 	}
-	if err := s.writeChangeData(ctx, p, d.truncate != nil); err != nil {
+	if err := s.writeChangeData(ctx, p); err != nil {
 		return res, err
 	}
 
@@ -217,6 +226,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		s.log.Warn("checkpoint failed", "version", cr.Version, "err", cr.CheckpointErr)
 	}
 	s.afterCommit(ctx, st, p, d.truncate, cr)
+	s.logUnresolved(st, p.unresolved)
 	return res, nil
 }
 
@@ -282,85 +292,72 @@ func mergeMetaActions(pre, evo []deltalog.Action) []deltalog.Action {
 	return out
 }
 
-// plan decides, per deduped event, what happens to the stored row.
+// plan decides each key's effect on the table: it folds the key's chain of
+// events (fold.go) and compares the outcome with the stored row.
 func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Result) error {
 	st := p.st
 	soft := s.opts.DeleteMode == DeleteSoft
 	cdf := cdfEnabled(st.meta.Configuration)
 	now := s.opts.Now().UnixMilli()
+	var tpos codecs.Position
 	truncated := d.truncate != nil
 	if truncated {
 		res.Truncates = 1
+		tpos = d.truncate.Change.Pos
+		if err := p.truncate(tpos, s.opts.TableName); err != nil {
+			return err
+		}
 	}
-	for _, ev := range d.events {
-		c := &ev.rec.Change
-		var loc rowLoc
-		found := false
-		if !truncated {
-			loc, found = st.index.keys.get(ev.key)
+	for _, ch := range d.chains {
+		loc, found := st.index.keys.get(ch.key)
+		if found && truncated && loc.pos.Compare(tpos) <= 0 {
+			found = false // the truncate removes the stored row
 		}
-		if found && c.Pos.Compare(loc.pos) <= 0 || !found && st.tombs.obsolete(ev.key, c.Pos) {
+		stale := func(pos codecs.Position) bool {
+			if found {
+				return pos.Compare(loc.pos) <= 0
+			}
+			return st.tombs.obsolete(ch.key, pos) || truncated && pos.Compare(tpos) <= 0
+		}
+		if stale(ch.events[len(ch.events)-1].Change.Pos) {
 			res.SkippedStale++
 			continue
 		}
-		if truncated && c.Pos.Compare(d.truncate.Change.Pos) <= 0 {
-			res.SkippedStale++
-			continue
+		f, err := s.fold(p, ch.events, stale, found)
+		if err != nil {
+			return err
 		}
 		path := ""
 		if found {
 			path = st.index.files[loc.file]
-			if p.files[path] == nil {
-				return fmt.Errorf("table %s: key index names %s, which is not live", s.opts.TableName, path)
+			if err := p.del(path, loc.row, s.opts.TableName); err != nil {
+				return err
 			}
-			bm := p.dels[path]
-			if bm == nil {
-				bm = roaring64.New()
-				p.dels[path] = bm
-			}
-			bm.Add(uint64(loc.row))
 		}
-		if c.Op == codecs.OpDelete {
+		c := &f.last.Change
+		if f.row == nil { // a hard delete
+			if found {
+				res.Deleted++
+				if cdf {
+					p.changes = append(p.changes, storedChange(ChangeDelete, path, int(loc.row)))
+				}
+			}
+			p.ops = append(p.ops, indexOp{key: ch.key})
+			p.tombs[ch.key] = tombstone{pos: c.Pos, at: now}
+			continue
+		}
+		switch {
+		case c.Op == codecs.OpDelete:
 			if found {
 				res.Deleted++
 			}
-			if !soft {
-				if cdf && found {
-					p.changes = append(p.changes, storedChange(ChangeDelete, path, int(loc.row)))
-				}
-				p.ops = append(p.ops, indexOp{key: ev.key})
-				p.tombs[ev.key] = tombstone{pos: c.Pos, at: now}
-				continue
-			}
-		} else if found {
+		case found:
 			res.Updated++
-		} else {
+		default:
 			res.Inserted++
 		}
-		if c.Row == nil || c.Layout == nil {
-			return fmt.Errorf("table %s: %s event without a row image: %w", s.opts.TableName, c.Op, codecs.ErrBadEnvelope)
-		}
-		m := st.mappers[c.Layout]
-		row := make([]any, len(st.schema.Fields))
-		var unavailable []int
-		for i, j := range m.src {
-			if j < 0 {
-				continue
-			}
-			if c.IsUnavailable(j) {
-				unavailable = append(unavailable, i)
-				continue
-			}
-			row[i] = tableValue(c.Row[j])
-		}
-		row[st.posField] = c.Pos.Hex()
-		row[st.opField] = string(c.Op)
-		row[st.timeField] = c.CommitMillis * 1000
-		if st.deletedField >= 0 {
-			row[st.deletedField] = c.Op == codecs.OpDelete
-		}
-		if len(unavailable) > 0 && found {
-			p.fills = append(p.fills, fill{row: len(p.rows), path: path, oldRow: int(loc.row), fields: unavailable})
+		if found && (len(f.fromStored) > 0 || soft && len(f.origin) > 0) {
+			p.fills = append(p.fills, fill{row: len(p.rows), path: path, oldRow: int(loc.row), fields: f.fromStored, origin: f.origin, originRec: f.originRec})
 		}
 		if cdf && found {
 			// Soft-delete mode keeps the row: its delete is an update.
@@ -368,10 +365,11 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 		} else if cdf {
 			p.changes = append(p.changes, newChange(ChangeInsert, len(p.rows)))
 		}
-		p.rows = append(p.rows, row)
-		p.rowKeys = append(p.rowKeys, ev.key)
+		p.rows = append(p.rows, f.row)
+		p.rowKeys = append(p.rowKeys, ch.key)
 	}
-	// Keep stored values of columns the events did not carry.
+	// Keep stored values of columns the events did not carry; a deleted
+	// row is no earlier image.
 	for _, f := range p.fills {
 		old, err := p.fullRows(ctx, s.opts.Store, f.path)
 		if err != nil {
@@ -380,9 +378,55 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 		if f.oldRow >= len(old) {
 			return fmt.Errorf("table %s: row %d beyond the %d rows of %s", s.opts.TableName, f.oldRow, len(old), f.path)
 		}
+		if st.deletedField >= 0 && old[f.oldRow][st.deletedField] == true {
+			if len(f.origin) > 0 {
+				p.unresolved = append(p.unresolved, unresolvedColumns{rec: f.originRec, fields: f.origin})
+			}
+			continue
+		}
 		for _, i := range f.fields {
 			p.rows[f.row][i] = old[f.oldRow][i]
 		}
+	}
+	for _, u := range p.unresolved {
+		res.UnavailableUnresolved += int64(len(u.fields))
+	}
+	return nil
+}
+
+// del marks row of the live file path as replaced.
+func (p *mergePlan) del(path string, row uint32, table string) error {
+	if p.files[path] == nil {
+		return fmt.Errorf("table %s: key index names %s, which is not live", table, path)
+	}
+	bm := p.dels[path]
+	if bm == nil {
+		bm = roaring64.New()
+		p.dels[path] = bm
+	}
+	bm.Add(uint64(row))
+	return nil
+}
+
+// truncate removes every stored row at or below pos, and only those: a row
+// written by a later change stays even though its event arrived first, from
+// another partition (ADR 0025).
+func (p *mergePlan) truncate(pos codecs.Position, table string) error {
+	for key, loc := range p.st.index.keys.all() {
+		if loc.pos.Compare(pos) > 0 {
+			continue
+		}
+		path := p.st.index.files[loc.file]
+		if err := p.del(path, loc.row, table); err != nil {
+			return err
+		}
+		bm := p.truncated[path]
+		if bm == nil {
+			bm = roaring64.New()
+			p.truncated[path] = bm
+		}
+		bm.Add(uint64(loc.row))
+		p.ops = append(p.ops, indexOp{key: key})
 	}
 	return nil
 }
@@ -420,7 +464,7 @@ func (s *Sink) useDV(st *tableState) bool {
 
 // writeChanges writes the new rows, the deletion vectors or rewritten files,
 // and fills the plan's add and remove actions and index operations.
-func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) error {
+func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 	st := p.st
 	t := time.Now()
 	defer func() { p.metrics.rewrite += time.Since(t) }()
@@ -435,12 +479,6 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan, truncated bool) e
 		}); err != nil {
 			return err
 		}
-	}
-	if truncated {
-		for _, add := range p.files {
-			p.remove(add)
-		}
-		return nil
 	}
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
@@ -503,9 +541,8 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 			merged.Or(old)
 		}
 		p.remove(add)
-		stats, ok, err := deltalog.ParseStats(add.Stats)
-		if err == nil && ok && merged.GetCardinality() >= uint64(stats.NumRecords) {
-			continue // every row is gone: the remove suffices
+		if allGone(add, merged) {
+			continue // the remove suffices
 		}
 		bitmaps = append(bitmaps, merged)
 		targets = append(targets, add)
@@ -538,16 +575,18 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 	return nil
 }
 
+// allGone reports whether gone holds every row of add, by its statistics.
+func allGone(add *deltalog.Add, gone *roaring64.Bitmap) bool {
+	stats, ok, err := deltalog.ParseStats(add.Stats)
+	return err == nil && ok && gone.GetCardinality() >= uint64(stats.NumRecords)
+}
+
 // rewriteFiles rewrites each touched file without its old rows (copy-on-write).
 func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) error {
 	st := p.st
 	var buf []byte
 	for _, path := range paths {
 		add := p.files[path]
-		rows, err := p.fullRows(ctx, s.opts.Store, path)
-		if err != nil {
-			return err
-		}
 		gone := p.dels[path]
 		if add.DeletionVector != nil {
 			old, err := p.dvs.Read(ctx, add.DeletionVector)
@@ -557,6 +596,13 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 			gone.Or(old)
 		}
 		p.remove(add)
+		if allGone(add, gone) {
+			continue // a truncate, say: nothing to copy
+		}
+		rows, err := p.fullRows(ctx, s.opts.Store, path)
+		if err != nil {
+			return err
+		}
 		var keep [][]any
 		for i, r := range rows {
 			if !gone.Contains(uint64(i)) {
@@ -645,11 +691,8 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 		return
 	}
 	st.snap, st.meta, st.proto = snap, snap.Metadata(), snap.Protocol()
-	if truncate != nil {
-		st.index = newKeyIndex()
-		if truncate.Change.Pos.Compare(st.tombs.floor) > 0 {
-			st.tombs.floor = truncate.Change.Pos
-		}
+	if truncate != nil && truncate.Change.Pos.Compare(st.tombs.floor) > 0 {
+		st.tombs.floor = truncate.Change.Pos
 	}
 	st.index.apply(p.ops)
 	for k, ts := range p.tombs {

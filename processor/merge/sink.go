@@ -125,9 +125,14 @@ type Result struct {
 	Duplicates int64
 	Superseded int64
 	// Truncates counts applied truncate events.
-	Truncates    int64
-	FilesAdded   int
-	FilesRemoved int
+	Truncates int64
+	// UnavailableUnresolved counts columns that applied events did not
+	// carry (Debezium's unavailable-value placeholder) while no earlier
+	// image of their key existed, in the batch or in the table: they are
+	// stored as NULL, and each is logged (ADR 0025).
+	UnavailableUnresolved int64
+	FilesAdded            int
+	FilesRemoved          int
 	// DeletionVectors counts deletion vectors written.
 	DeletionVectors int
 	// Retries counts re-applications after conflicting concurrent commits.

@@ -93,15 +93,23 @@ func TestDedup(t *testing.T) {
 	d := dedup(recs, keys)
 	require.NotNil(t, d.truncate)
 	require.Equal(t, int64(3), d.truncate.Offset)
-	require.Len(t, d.events, 1)
-	require.Equal(t, int64(6), d.events[0].rec.Offset)
+	require.Len(t, d.chains, 1)
+	require.Equal(t, []int64{4, 6}, offsets(d.chains[0].events))
 	require.Equal(t, int64(5), d.superseded, "four events before the truncate, one older event of key 3")
 	require.Equal(t, int64(0), d.duplicates)
 
 	d = dedup(recs[:3], keys[:3])
 	require.Nil(t, d.truncate)
-	require.Len(t, d.events, 1)
-	require.Equal(t, int32(1), d.events[0].rec.Partition, "equal positions tie-break by partition, then offset")
+	require.Len(t, d.chains, 1)
+	require.Equal(t, []int64{0, 1, 5}, offsets(d.chains[0].events), "equal positions tie-break by partition, then offset")
 	require.Equal(t, int64(1), d.duplicates)
 	require.Equal(t, int64(1), d.superseded)
+}
+
+func offsets(recs []*Record) []int64 {
+	out := make([]int64, len(recs))
+	for i, r := range recs {
+		out[i] = r.Offset
+	}
+	return out
 }

@@ -22,6 +22,12 @@ import (
 // partitions by key hash as Kafka's default partitioner does.
 func workloadRecords(t testing.TB, wopts dbzgen.WorkloadOptions, n int) ([]Record, *dbzgen.Workload, *dbzgen.Table) {
 	t.Helper()
+	return workloadRecordsOf(t, dbzgen.Orders(), wopts, n)
+}
+
+// workloadRecordsOf is workloadRecords over the table def.
+func workloadRecordsOf(t testing.TB, def dbzgen.TableDef, wopts dbzgen.WorkloadOptions, n int) ([]Record, *dbzgen.Workload, *dbzgen.Table) {
+	t.Helper()
 	reg, err := registry.New()
 	require.NoError(t, err)
 	srv := httptest.NewServer(reg.Handler())
@@ -33,7 +39,7 @@ func workloadRecords(t testing.TB, wopts dbzgen.WorkloadOptions, n int) ([]Recor
 	dec, err := codecs.NewDecoder(src, codecs.Options{})
 	require.NoError(t, err)
 	gen := dbzgen.New(cl, dbzgen.DefaultOptions())
-	orders, err := gen.Table(dbzgen.Orders())
+	orders, err := gen.Table(def)
 	require.NoError(t, err)
 	w, err := dbzgen.NewWorkload(wopts, orders)
 	require.NoError(t, err)

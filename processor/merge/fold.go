@@ -1,0 +1,140 @@
+package merge
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+)
+
+// Chain folding (ADR 0025): a key's events of one batch are applied in
+// source order, each above the one before and above the stored row (or the
+// key's tombstone), as if one at a time. Only the outcome reaches the table,
+// but a column an event did not carry (Debezium's unavailable-value
+// placeholder) takes its value from the latest earlier image of the key:
+// the event before it in the batch, else the stored row. A delete ends the
+// chain of images: after it, and when there is no image at all, the column
+// is NULL and reported.
+
+// folded is a key's chain folded into the image the table gets.
+type folded struct {
+	// last is the last event applied: it gives the row its position and op.
+	last *Record
+	// row is the final image (table fields), nil after a hard delete.
+	row []any
+	// fromStored are the fields of row whose value is the stored row's.
+	fromStored []int
+	// origin are the fields the chain's first image took from the stored
+	// row, and originRec its event: when the stored row turns out to be a
+	// soft-deleted one, which is no earlier image, they are unresolved.
+	origin    []int
+	originRec *Record
+}
+
+// unresolvedColumns are columns an applied event did not carry and no
+// earlier image could give; they are stored as NULL.
+type unresolvedColumns struct {
+	rec    *Record
+	fields []int
+}
+
+// fold applies the events of a chain that stale does not reject. stored says
+// whether the key has a stored row to start from. Columns nothing could
+// fill are added to p.unresolved.
+func (s *Sink) fold(p *mergePlan, evs []*Record, stale func(codecs.Position) bool, stored bool) (folded, error) {
+	soft := s.opts.DeleteMode == DeleteSoft
+	var f folded
+	var prev []any       // the latest earlier image in the batch
+	var prevStored []int // its fields taken from the stored row
+	for _, rec := range evs {
+		c := &rec.Change
+		if stale(c.Pos) || f.last != nil && c.Pos.Compare(f.last.Change.Pos) <= 0 {
+			continue
+		}
+		f.last = rec
+		if c.Op == codecs.OpDelete && !soft {
+			f.row, f.fromStored, prev, prevStored, stored = nil, nil, nil, nil, false
+			continue
+		}
+		row, unavailable, err := s.imageRow(p.st, c)
+		if err != nil {
+			return f, err
+		}
+		var owed, missing []int
+		for _, i := range unavailable {
+			switch {
+			case prev != nil:
+				row[i] = prev[i]
+				if slices.Contains(prevStored, i) {
+					owed = append(owed, i)
+				}
+			case stored:
+				owed = append(owed, i)
+			default:
+				missing = append(missing, i)
+			}
+		}
+		if stored {
+			f.origin, f.originRec = owed, rec
+		}
+		if len(missing) > 0 {
+			p.unresolved = append(p.unresolved, unresolvedColumns{rec: rec, fields: missing})
+		}
+		// Later images reach the stored row through this one, and a
+		// (soft) deleted image is no earlier image.
+		f.row, f.fromStored, stored = row, owed, false
+		prev, prevStored = row, owed
+		if c.Op == codecs.OpDelete {
+			prev, prevStored = nil, nil
+		}
+	}
+	return f, nil
+}
+
+// imageRow maps a change's row image onto the table's fields, with the
+// metadata columns, and returns the fields the change did not carry.
+func (s *Sink) imageRow(st *tableState, c *codecs.Change) ([]any, []int, error) {
+	if c.Row == nil || c.Layout == nil {
+		return nil, nil, fmt.Errorf("table %s: %s event without a row image: %w", s.opts.TableName, c.Op, codecs.ErrBadEnvelope)
+	}
+	m := st.mappers[c.Layout]
+	row := make([]any, len(st.schema.Fields))
+	var unavailable []int
+	for i, j := range m.src {
+		if j < 0 {
+			continue
+		}
+		if c.IsUnavailable(j) {
+			unavailable = append(unavailable, i)
+			continue
+		}
+		row[i] = tableValue(c.Row[j])
+	}
+	row[st.posField] = c.Pos.Hex()
+	row[st.opField] = string(c.Op)
+	row[st.timeField] = c.CommitMillis * 1000
+	if st.deletedField >= 0 {
+		row[st.deletedField] = c.Op == codecs.OpDelete
+	}
+	return row, unavailable, nil
+}
+
+// logUnresolved reports, once the batch is committed, every event whose
+// unavailable columns were stored as NULL.
+func (s *Sink) logUnresolved(st *tableState, us []unresolvedColumns) {
+	for _, u := range us {
+		c := &u.rec.Change
+		names := make([]string, len(u.fields))
+		for i, f := range u.fields {
+			names[i] = st.schema.Fields[f].Name
+		}
+		key := make([]string, len(c.Key))
+		for i, v := range c.Key {
+			key[i] = fmt.Sprintf("%s=%v", c.KeyLayout.Columns[i].Name, v)
+		}
+		s.log.Warn("unavailable columns stored as NULL: no earlier image of the row in the batch or the table",
+			"key", strings.Join(key, ","), "topic", u.rec.Topic, "partition", u.rec.Partition, "offset", u.rec.Offset,
+			"position", c.Pos.String(), "columns", names)
+	}
+}
