@@ -42,7 +42,6 @@ import (
 	"slices"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
 
 // Metadata columns of a cdc2delta table (ADR 0021, 0022).
@@ -75,7 +74,7 @@ type Record struct {
 }
 
 // Row is a table row by column name, metadata columns included, with values
-// as datafile reads them (datafile.Decimal for decimals). A missing column
+// as datafile reads them (decimal128.Num for decimals, as the decoder gives them). A missing column
 // is NULL.
 type Row map[string]any
 
@@ -263,7 +262,7 @@ func (m *Model) apply(r *Record, before map[string]Row) (unresolved int) {
 	for i, col := range ch.Layout.Columns {
 		switch {
 		case !slices.Contains(ch.Unavailable, i):
-			row[col.Name] = tableValue(ch.Row[i])
+			row[col.Name] = ch.Row[i]
 		case prev != nil:
 			row[col.Name] = prev[col.Name]
 		default:
@@ -324,7 +323,7 @@ func keyValues(ch *codecs.Change, names []string) []any {
 	for i, n := range names {
 		for j, col := range ch.KeyLayout.Columns {
 			if col.Name == n {
-				vals[i] = tableValue(ch.Key[j])
+				vals[i] = ch.Key[j]
 			}
 		}
 	}
@@ -337,12 +336,4 @@ func position(r Row) codecs.Position {
 		panic(err) // the model wrote it
 	}
 	return p
-}
-
-// tableValue renders a codecs value as datafile reads it.
-func tableValue(v any) any {
-	if d, ok := v.(codecs.Decimal); ok {
-		return datafile.Decimal{Hi: d.Hi, Lo: d.Lo}
-	}
-	return v
 }

@@ -109,7 +109,7 @@ func (s *Sink) imageRow(st *tableState, c *codecs.Change) ([]any, []int, error) 
 			unavailable = append(unavailable, i)
 			continue
 		}
-		row[i] = tableValue(c.Row[j])
+		row[i] = c.Row[j]
 	}
 	row[st.posField] = c.Pos.Hex()
 	row[st.opField] = string(c.Op)

@@ -170,7 +170,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 			if j < 0 {
 				return res, fmt.Errorf("table %s: key column %q missing from the event key: %w", s.opts.TableName, name, ErrNoKey)
 			}
-			vals[k] = tableValue(c.Key[j])
+			vals[k] = c.Key[j]
 			if emptyNull != nil && emptyNull[k] && vals[k] == "" {
 				vals[k] = nil
 			}

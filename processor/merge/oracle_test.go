@@ -12,9 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -243,9 +241,6 @@ func (r *oracleRun) checkSource(src *source) {
 	for id, row := range src.rows {
 		out := cdcmodel.Row{}
 		for k, v := range row {
-			if d, ok := v.(codecs.Decimal); ok {
-				v = datafile.Decimal{Hi: d.Hi, Lo: d.Lo}
-			}
 			out[k] = v
 		}
 		want[cdcmodel.RowKey(cdcmodel.Row{"id": id}, []string{"id"})] = out

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -241,7 +242,7 @@ func (s *source) value(col string) any {
 	case "qty":
 		return s.rng.Int64N(1<<40) - 1<<39
 	case "price":
-		return codecs.DecimalFromInt64(s.rng.Int64N(2_000_000)-1_000_000, 2)
+		return decimal128.FromInt64(s.rng.Int64N(2_000_000) - 1_000_000)
 	case "grp":
 		return int16(s.rng.IntN(3))
 	case "notes", "memo":

@@ -82,7 +82,7 @@ func expectedRows(t *testing.T, recs []Record) map[string][]any {
 		}
 		row := make([]any, len(r.Change.Row))
 		for i, v := range r.Change.Row {
-			row[i] = tableValue(v)
+			row[i] = v
 		}
 		out[k] = row
 	}

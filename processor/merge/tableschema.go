@@ -309,9 +309,3 @@ func newRowMapper(st *deltalog.StructType, l *codecs.Layout) *rowMapper {
 	}
 	return m
 }
-
-// tableValue converts a codecs value to the datafile convention, which is the
-// same for every type since both hold decimals as decimal128.Num.
-func tableValue(v any) any {
-	return v
-}
