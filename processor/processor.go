@@ -329,6 +329,11 @@ func (o Options) withDefaults() Options {
 // committed and Run returns nil; call Close afterwards to leave the group.
 // Run may be called once.
 func (p *Processor) Run(ctx context.Context) (err error) {
+	// The loop's liveness is measured from the start, set before running
+	// so Status never sees one without the other: before its first turn
+	// (preflight can take seconds) a zero lastLoop read as a loop stuck
+	// for 292 years, failing /healthz and /readyz.
+	p.lastLoop.Store(p.now().UnixNano())
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
