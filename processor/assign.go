@@ -139,6 +139,10 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}
 		p.m.tableFailed.WithLabelValues(t.path).Set(1)
 		p.log.Error("table stopped", "table", t.path, "err", t.failed)
+	} else {
+		// Exported from the start, so every table has a series (0 until
+		// it stops), not only the stopped ones.
+		p.m.tableFailed.WithLabelValues(t.path).Set(0)
 	}
 	p.mu.tables[src.Path] = t
 	p.m.setTableState(t.path, t.state(p.retry.budget, p.now()))
