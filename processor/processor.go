@@ -177,6 +177,10 @@ type Processor struct {
 	}
 	// wakeLoop ends the loop's poll early (capacity 1).
 	wakeLoop chan struct{}
+	// built closes when New has set client, dlq and commit. franz-go joins
+	// the group inside kgo.NewClient, so an assignment (onAssigned) can
+	// come before New has stored the client it pauses partitions with.
+	built chan struct{}
 
 	// tablesCtx ends when Run shuts down: workers stop taking new work.
 	// applyCtx ends ShutdownTimeout later (or on a failed Run): applies in
@@ -200,7 +204,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	p := &Processor{opts: opts, now: time.Now, idleClose: time.Minute, wakeLoop: make(chan struct{}, 1)}
+	p := &Processor{opts: opts, now: time.Now, idleClose: time.Minute, wakeLoop: make(chan struct{}, 1), built: make(chan struct{})}
 	for _, o := range options {
 		o(p)
 	}
@@ -229,6 +233,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	}
 	p.dlq = newDeadLetters(p)
 	p.commit = newCommitter(p)
+	close(p.built)
 	return p, nil
 }
 
