@@ -84,5 +84,5 @@ func hint(err error, phase string) string {
 	case "dead-lettering":
 		return "the record could not be dead-lettered: fix the cause in the error (the dead-letter topic, Kafka's permissions); then restart"
 	}
-	return "the table's storage failed with an error that retrying does not cure: fix the cause in the error; then restart (nothing past the table's txn was applied)"
+	return "applying failed with an error that retrying does not cure, most often the table's storage: fix the cause in the error; then restart (nothing past the table's txn was applied)"
 }

@@ -23,7 +23,7 @@ func TestHint(t *testing.T) {
 		{"corrupt file", &deltalog.CorruptFileError{Path: "_delta_log/3.json", Err: errors.New("unexpected end of JSON input")}, "opening", "a file of the table is unreadable"},
 		// Every stop says what to do, whatever its cause.
 		{"unknown while opening", errors.New("boom"), "opening", "the table could not be opened"},
-		{"unknown while applying", errors.New("boom"), "applying", "the table's storage failed"},
+		{"unknown while applying", errors.New("boom"), "applying", "an error that retrying does not cure"},
 		{"unknown while dead-lettering", errors.New("boom"), "dead-lettering", "the record could not be dead-lettered"},
 		// Bad input: the caller names the record and the policy choices.
 		{"unknown while decoding", errors.New("boom"), "decoding", ""},
