@@ -89,7 +89,12 @@ func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kms
 // has read the table's txn and the loop has set the start offset. The
 // offsets returned are franz-go's own (the group's, or the reset policy),
 // used only where the table has no say.
-func (p *Processor) onAssigned(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+func (p *Processor) onAssigned(ctx context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	select {
+	case <-p.built: // see Processor.built: p.client may not be set yet
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	pause := make(map[string][]int32)
 	var kick []*table
 	p.mu.Lock()
@@ -140,6 +145,10 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}
 		p.m.tableFailed.WithLabelValues(t.path).Set(1)
 		p.log.Error("table stopped", "table", t.path, "err", t.failed)
+	} else {
+		// Exported from the start, so every table has a series (0 until
+		// it stops), not only the stopped ones.
+		p.m.tableFailed.WithLabelValues(t.path).Set(0)
 	}
 	p.mu.tables[src.Path] = t
 	p.m.setTableState(t.path, t.state(p.retry.budget, p.now()))
@@ -156,6 +165,7 @@ func (p *Processor) onRevoked(revoked map[string][]int32, wait bool) {
 	if len(revoked) == 0 {
 		return
 	}
+	<-p.built // see Processor.built: p.commit may not be set yet
 	gone := make(map[merge.TopicPartition]bool)
 	for topic, parts := range revoked {
 		for _, part := range parts {

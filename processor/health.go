@@ -90,6 +90,9 @@ func (s Status) problems() []string {
 		switch {
 		case t.State == TableStopped:
 			out = append(out, t.Err.Error())
+		case t.State == TableStalled && t.Registry:
+			// Say what it waits for: "decoding has failed" hid the registry.
+			out = append(out, fmt.Sprintf("table %s stalled: waits for the schema registry (%s): %v", t.Table, t.FailingFor.Round(time.Second), t.LastErr))
 		case t.State == TableStalled:
 			out = append(out, fmt.Sprintf("table %s stalled: %s has failed for %s: %v", t.Table, t.Retrying, t.FailingFor.Round(time.Second), t.LastErr))
 		case t.Registry:

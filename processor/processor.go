@@ -181,6 +181,10 @@ type Processor struct {
 	}
 	// wakeLoop ends the loop's poll early (capacity 1).
 	wakeLoop chan struct{}
+	// built closes when New has set client, dlq and commit. franz-go joins
+	// the group inside kgo.NewClient, so an assignment (onAssigned) can
+	// come before New has stored the client it pauses partitions with.
+	built chan struct{}
 
 	// tablesCtx ends when Run shuts down: workers stop taking new work.
 	// applyCtx ends ShutdownTimeout later (or on a failed Run): applies in
@@ -204,7 +208,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	p := &Processor{opts: opts, now: time.Now, idleClose: time.Minute, wakeLoop: make(chan struct{}, 1)}
+	p := &Processor{opts: opts, now: time.Now, idleClose: time.Minute, wakeLoop: make(chan struct{}, 1), built: make(chan struct{})}
 	for _, o := range options {
 		o(p)
 	}
@@ -233,6 +237,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	}
 	p.dlq = newDeadLetters(p)
 	p.commit = newCommitter(p)
+	close(p.built)
 	return p, nil
 }
 
@@ -336,6 +341,11 @@ func (o Options) withDefaults() Options {
 // committed and Run returns nil; call Close afterwards to leave the group.
 // Run may be called once.
 func (p *Processor) Run(ctx context.Context) (err error) {
+	// The loop's liveness is measured from the start, set before running
+	// so Status never sees one without the other: before its first turn
+	// (preflight can take seconds) a zero lastLoop read as a loop stuck
+	// for 292 years, failing /healthz and /readyz.
+	p.lastLoop.Store(p.now().UnixNano())
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}

@@ -24,7 +24,6 @@ import (
 // transient reports whether waiting may cure err.
 func transient(err error) bool {
 	var ce *deltalog.ConflictError
-	var ne net.Error
 	switch {
 	case err == nil:
 		return false
@@ -36,7 +35,7 @@ func transient(err error) bool {
 		return false
 	case kerr.IsRetriable(err), errors.Is(err, kgo.ErrRecordTimeout), errors.Is(err, kgo.ErrRecordRetries):
 		return true
-	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded),
+	case netError(err), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ETIMEDOUT),
 		errors.Is(err, io.ErrUnexpectedEOF):
@@ -45,6 +44,23 @@ func transient(err error) bool {
 		return true
 	}
 	return false
+}
+
+// netError reports a network error of a client or store that did not
+// classify it. A syscall.Errno is a net.Error too, but a bare one (under a
+// *fs.PathError, say) is a local file system's answer: EROFS, ENOSPC,
+// EACCES, EIO. Waiting does not cure those, so they stop the table with
+// their hint instead of stalling it; only an errno that says it is
+// temporary (EINTR, EAGAIN) is retried.
+func netError(err error) bool {
+	var ne net.Error
+	if !errors.As(err, &ne) {
+		return false
+	}
+	if errno, ok := ne.(syscall.Errno); ok {
+		return errno.Temporary()
+	}
+	return true
 }
 
 // retryPolicy is the processor's backoff and the budget before a table

@@ -63,14 +63,26 @@ func hint(err error, phase string) string {
 		return "the table's storage refused the write: check that this process may write to the table path (permissions, read-only mount, bucket policy); then restart"
 	case errors.Is(err, syscall.ENOSPC):
 		return "the disk holding the table is full: free space; then restart"
+	case errors.Is(err, deltalog.ErrNotExist) && phase == "opening":
+		// Before the corrupt-file case: a data file that cannot be opened
+		// because it is gone comes wrapped in a CorruptFileError.
+		return "a file the table's log references is missing: restore it from a backup, or `cdc2delta restore` the table to a version that does not reference it; then restart (see README, Failures)"
 	case errors.As(err, &corrupt):
 		return "a file of the table is unreadable: restore it from a backup, or `cdc2delta restore` the table to a version before it; then restart (see README, Failures)"
-	case errors.Is(err, deltalog.ErrNotExist) && phase == "opening":
-		return "a file the table's log references is missing: restore it from a backup, or `cdc2delta restore` the table to a version that does not reference it; then restart (see README, Failures)"
 	case errors.Is(err, codecs.ErrSchemaChange), errors.Is(err, merge.ErrSchema):
 		return "the new source schema cannot be applied to the table safely; see the error for the column, evolve or re-create the table, then restart"
 	case errors.Is(err, codecs.ErrUnsupportedSchema):
 		return "every record of this schema would fail: fix the connector's schema (a key column must stay in the value), then restart"
 	}
-	return ""
+	// A cause not named above still gets a hint: every stop must say what
+	// to do (a permanent storage error used to stop its table with none).
+	switch phase {
+	case "decoding":
+		return "" // the caller names the record and the bad-input choices
+	case "opening":
+		return "the table could not be opened: fix the cause in the error (its storage, credentials or files); then restart"
+	case "dead-lettering":
+		return "the record could not be dead-lettered: fix the cause in the error (the dead-letter topic, Kafka's permissions); then restart"
+	}
+	return "applying failed with an error that retrying does not cure, most often the table's storage: fix the cause in the error; then restart (nothing past the table's txn was applied)"
 }

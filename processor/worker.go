@@ -230,7 +230,13 @@ func (p *Processor) commitNext(t *table) {
 		return
 	default:
 		te := &TableError{Table: t.path, Offset: -1, Phase: what, Err: err, Hint: hint(err, what)}
-		if len(w.entries) > 0 {
+		var se *merge.SchemaError
+		switch {
+		case errors.As(err, &se) && se.Record != nil:
+			// The whole batch stays unapplied, but name the record whose
+			// schema stopped it, not the batch's first (of any partition).
+			te.TopicPartition, te.Offset = se.Record.TopicPartition, se.Record.Offset
+		case len(w.entries) > 0:
 			// The whole batch stays unapplied; name its first record.
 			te.TopicPartition, te.Offset = w.entries[0].tp, w.entries[0].offset
 		}

@@ -243,6 +243,13 @@ func (s *Sink) evolveAll(st *tableState, recs []Record) (*tableState, []deltalog
 		seen[c.Layout] = true
 		meta, proto, err := s.evolve(st, c)
 		if err != nil {
+			// Name the record that brought the schema: it is rarely the
+			// batch's first, and an operator moving past it needs it.
+			var se *SchemaError
+			if errors.As(err, &se) && se.Record == nil {
+				rec := recs[i]
+				se.Record = &rec
+			}
 			return nil, nil, err
 		}
 		if meta == nil {

@@ -307,13 +307,20 @@ func TestSinkSchemaEvolution(t *testing.T) {
 	// A changed type is refused: the table stops, nothing is committed.
 	bad := &codecs.Layout{SchemaID: 4, Name: itemsLayout.Name, Columns: append([]codecs.Column(nil), wide.Columns...)}
 	bad.Columns[1] = codecs.Column{Name: "name", Type: kInt, Nullable: true}
-	r = ev{op: opC, id: 3, pos: 3, offset: 2}.record()
+	// It comes after a good record of the batch; the error names it.
+	good := ev{op: opC, id: 4, pos: 3, name: "c", offset: 2}.record()
+	good.Change.Layout = wide
+	good.Change.Row = append(good.Change.Row, "blue")
+	r = ev{op: opC, id: 3, pos: 4, offset: 3}.record()
 	r.Change.Layout = bad
 	r.Change.Row = []any{int32(3), int32(7), nil, nil, nil}
 	before := snap.Version()
-	_, err = s.Apply(t.Context(), Batch{Records: []Record{r}, LastOffsets: map[TopicPartition]int64{r.TopicPartition: 2}})
+	_, err = s.Apply(t.Context(), Batch{Records: []Record{good, r}, LastOffsets: map[TopicPartition]int64{r.TopicPartition: 3}})
 	var se *SchemaError
 	require.ErrorAs(t, err, &se)
+	require.NotNil(t, se.Record, "the error names the record with the new schema")
+	require.Equal(t, r.TopicPartition, se.Record.TopicPartition)
+	require.Equal(t, int64(3), se.Record.Offset)
 	require.True(t, errors.Is(err, ErrSchema))
 	require.True(t, errors.Is(err, codecs.ErrSchemaChange))
 	require.Equal(t, "items", se.Table)

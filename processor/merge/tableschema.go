@@ -46,6 +46,9 @@ type SchemaError struct {
 	// Remedy says what the operator can do.
 	Remedy string
 	Err    error
+	// Record is the first record of the batch with the schema the table
+	// cannot take (nil when the error is not about a record's schema).
+	Record *Record
 }
 
 func (e *SchemaError) Error() string {
