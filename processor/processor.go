@@ -368,7 +368,6 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 		close(done)
 	}()
 
-	p.lastLoop.Store(p.now().UnixNano()) // the loop's liveness counts from here
 	if err := p.kafka.preflight(ctx); err != nil {
 		p.shutdown()
 		return err
