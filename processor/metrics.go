@@ -15,6 +15,7 @@ type metrics struct {
 	skippedStale      *prometheus.CounterVec   // table
 	skippedReplay     *prometheus.CounterVec   // table
 	duplicates        *prometheus.CounterVec   // table
+	unresolved        *prometheus.CounterVec   // table
 	tombstones        *prometheus.CounterVec   // table
 	deadLettered      *prometheus.CounterVec   // table, reason
 	badInput          *prometheus.CounterVec   // table, reason, policy
@@ -53,6 +54,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		skippedStale:      counter("events_skipped_stale_total", "Changes at or below the position stored for their key.", "table"),
 		skippedReplay:     counter("events_skipped_replayed_total", "Records at or below their partition's Delta txn version (replays).", "table"),
 		duplicates:        counter("events_duplicates_total", "In-batch duplicates and superseded changes of one key.", "table"),
+		unresolved:        counter("unavailable_unresolved_total", "Columns an event did not carry (Debezium's unavailable-value placeholder) with no earlier image of the row to take the value from: stored as NULL.", "table"),
 		tombstones:        counter("tombstones_total", "Kafka tombstones (null values) skipped.", "table"),
 		deadLettered:      counter("events_dead_lettered_total", "Records produced to the dead-letter topic.", "table", "reason"),
 		badInput:          counter("bad_input_total", "Records that could not be decoded or applied, by reason and policy.", "table", "reason", "policy"),
@@ -77,7 +79,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{
-		m.consumed, m.applied, m.skippedStale, m.skippedReplay, m.duplicates, m.tombstones,
+		m.consumed, m.applied, m.skippedStale, m.skippedReplay, m.duplicates, m.unresolved, m.tombstones,
 		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts,
 		m.retries, m.retrySeconds, m.tableFailed, m.tableState, m.deadLetterDropped, m.kafkaUp, m.pausedPartitions,
 		m.deltaOffset, m.groupOffset, m.highWatermark, m.groupCommits, m.bufferedBytes,
@@ -98,6 +100,7 @@ func (m *metrics) observeApply(table string, records int, r merge.Result) {
 	m.skippedStale.WithLabelValues(table).Add(float64(r.SkippedStale))
 	m.skippedReplay.WithLabelValues(table).Add(float64(r.SkippedReplayed))
 	m.duplicates.WithLabelValues(table).Add(float64(r.Duplicates + r.Superseded))
+	m.unresolved.WithLabelValues(table).Add(float64(r.UnavailableUnresolved))
 	m.conflicts.WithLabelValues(table).Add(float64(r.Retries))
 	m.batchRecords.WithLabelValues(table).Observe(float64(records))
 	m.commitSeconds.WithLabelValues(table).Observe(r.Duration.Seconds())
