@@ -63,6 +63,12 @@ func newPipeline(t testing.TB, wo dbzgen.WorkloadOptions) *pipeline {
 // creating the topics, named with prefix, if they do not exist.
 func newPipelineOn(t testing.TB, wo dbzgen.WorkloadOptions, brokers []string, prefix string) *pipeline {
 	t.Helper()
+	return newPipelineOf(t, wo, brokers, prefix, dbzgen.Customers(), dbzgen.Orders())
+}
+
+// newPipelineOf is newPipelineOn for the given source tables.
+func newPipelineOf(t testing.TB, wo dbzgen.WorkloadOptions, brokers []string, prefix string, defs ...dbzgen.TableDef) *pipeline {
+	t.Helper()
 	reg, err := registry.New()
 	require.NoError(t, err)
 	down := new(atomic.Bool)
@@ -82,7 +88,7 @@ func newPipelineOn(t testing.TB, wo dbzgen.WorkloadOptions, brokers []string, pr
 	gen := dbzgen.New(src, gopts)
 	var tables []*dbzgen.Table
 	var topics []string
-	for _, def := range []dbzgen.TableDef{dbzgen.Customers(), dbzgen.Orders()} {
+	for _, def := range defs {
 		tb, err := gen.Table(def)
 		require.NoError(t, err)
 		tables = append(tables, tb)

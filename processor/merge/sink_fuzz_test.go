@@ -38,7 +38,7 @@ func FuzzTombstoneFile(f *testing.F) {
 	})
 }
 
-// FuzzParseAppID checks that parseAppID inverts TopicPartition.AppID and
+// FuzzParseAppID checks that ParseAppID inverts TopicPartition.AppID and
 // never panics.
 func FuzzParseAppID(f *testing.F) {
 	f.Add("cdc2delta/sales.dbo.orders/3")
@@ -46,7 +46,7 @@ func FuzzParseAppID(f *testing.F) {
 	f.Add("cdc2delta/a/b/-7")
 	f.Add("other/x/1")
 	f.Fuzz(func(t *testing.T, id string) {
-		tp, ok := parseAppID(id)
+		tp, ok := ParseAppID(id)
 		if !ok {
 			return
 		}
@@ -55,7 +55,7 @@ func FuzzParseAppID(f *testing.F) {
 }
 
 func mustParse(t *testing.T, id string) TopicPartition {
-	tp, ok := parseAppID(id)
+	tp, ok := ParseAppID(id)
 	require.True(t, ok, id)
 	return tp
 }

@@ -173,7 +173,7 @@ func (st *tableState) withMetadata(meta deltalog.Metadata, proto deltalog.Protoc
 func txnPositions(snap *deltalog.Snapshot) map[TopicPartition]int64 {
 	out := map[TopicPartition]int64{}
 	for id, txn := range snap.Txns() {
-		tp, ok := parseAppID(id)
+		tp, ok := ParseAppID(id)
 		if ok {
 			out[tp] = txn.Version
 		}
@@ -181,9 +181,9 @@ func txnPositions(snap *deltalog.Snapshot) map[TopicPartition]int64 {
 	return out
 }
 
-// parseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
+// ParseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
 // '/', so the last one separates the partition.
-func parseAppID(id string) (TopicPartition, bool) {
+func ParseAppID(id string) (TopicPartition, bool) {
 	rest, ok := strings.CutPrefix(id, "cdc2delta/")
 	if !ok {
 		return TopicPartition{}, false
