@@ -131,4 +131,3 @@ func compareVersions(t *testing.T, store deltalog.Store, recs []cdcmodel.Record)
 	}
 	t.Logf("%d versions equal the model", last.Version()+1)
 }
-
