@@ -81,8 +81,6 @@ func latest(ctx context.Context, t *deltalog.Table, location string) (*deltalog.
 	return snap, nil
 }
 
-func isNotExist(err error) bool { return errors.Is(err, deltalog.ErrNotExist) }
-
 // oneTable checks that exactly one table argument was given.
 func oneTable(args []string) (string, error) {
 	if len(args) != 1 {

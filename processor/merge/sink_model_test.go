@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,11 +81,7 @@ func expectedRows(t *testing.T, recs []Record) map[string][]any {
 		if r.Change.Op == codecs.OpDelete {
 			continue
 		}
-		row := make([]any, len(r.Change.Row))
-		for i, v := range r.Change.Row {
-			row[i] = v
-		}
-		out[k] = row
+		out[k] = slices.Clone(r.Change.Row)
 	}
 	return out
 }
