@@ -1,6 +1,7 @@
 package deltalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -211,13 +212,27 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 
 // CommitInfo returns the commitInfo of version's commit file, nil when it has none. A
 // version whose commit file does not exist (not written yet, never, or removed by log
-// cleanup after delta.logRetentionDuration) gives an error matching ErrNotExist.
+// cleanup after delta.logRetentionDuration) gives an error matching ErrNotExist. It parses
+// the file only up to the commitInfo, which writers put first (and the protocol requires
+// first with in-commit timestamps), so the actions after it are neither parsed nor checked.
 func (t *Table) CommitInfo(ctx context.Context, version int64) (*CommitInfo, error) {
-	ci, err := readCommitInfo(ctx, t.store, commitPath(version))
+	path := commitPath(version)
+	data, err := readObject(ctx, t.store, path)
 	if err != nil {
-		return nil, fmt.Errorf("reading commitInfo of version %d: %w", version, err)
+		return nil, fmt.Errorf("reading commitInfo of version %d: %w", version, &CorruptFileError{Path: path, Err: err})
 	}
-	return ci, nil
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte{'\n'})
+		a, _, err := ParseLogLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("reading commitInfo of version %d: %w", version, &CorruptFileError{Path: path, Err: fmt.Errorf("line %d: %w", lineNo, err)})
+		}
+		if a.CommitInfo != nil {
+			return a.CommitInfo, nil
+		}
+	}
+	return nil, nil
 }
 
 // isOurCommit reports whether version exists and carries our txnId. Errors count as
