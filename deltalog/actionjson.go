@@ -40,8 +40,8 @@ func (ci CommitInfo) MarshalJSON() ([]byte, error) {
 // Extra verbatim instead. operationParameters and operationMetrics take values of any
 // JSON type (see OperationValues).
 func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
-	// Fast path for the common case (our own and plain Spark commits): only modelled keys,
-	// all of the expected types. One typed pass is several times cheaper than the
+	// Fast path for the common case (plain Spark commits, and ours but for a writer's own
+	// fields): only modelled keys, all of the expected types. One typed pass is several times cheaper than the
 	// key-by-key path below, and commitInfo parsing dominates log replay.
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -54,28 +54,9 @@ func (ci *CommitInfo) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err
 	}
-	// Middle path: modelled keys of the expected types plus keys CommitInfo does not model
-	// (a writer's own fields, clientVersion, tags). A lenient typed pass sets the fields and
-	// the unknown keys go to Extra, about twice as fast as the key-by-key path below. A key
-	// that only case-folds to a modelled one would be set by both; it takes that path.
-	var typed commitInfoFields
-	if json.Unmarshal(b, &typed) == nil {
-		*ci = CommitInfo(typed)
-		for k, v := range all {
-			if isKnownCommitInfoKey(k) {
-				continue
-			}
-			if foldsToCommitInfoKey(k) {
-				goto keyByKey
-			}
-			if ci.Extra == nil {
-				ci.Extra = make(map[string]json.RawMessage)
-			}
-			ci.Extra[k] = v
-		}
+	if ci.unmarshalTyped(b, all) {
 		return nil
 	}
-keyByKey:
 	*ci = CommitInfo{}
 	for k, v := range all {
 		if !isKnownCommitInfoKey(k) || !decodeCommitInfoField(ci, k, v) {
@@ -86,6 +67,35 @@ keyByKey:
 		}
 	}
 	return nil
+}
+
+// unmarshalTyped is the middle path, for modelled keys of the expected types beside keys
+// CommitInfo does not model (a writer's own fields, clientVersion, tags): a lenient typed
+// pass sets the fields and the unknown keys of all go to Extra, about twice as fast as
+// going key by key. It reports false, leaving ci alone, when a modelled value has another
+// type, or a key only case-folds to a modelled one (encoding/json would decode it into the
+// field, and Extra would keep it too).
+func (ci *CommitInfo) unmarshalTyped(b []byte, all map[string]json.RawMessage) bool {
+	var typed commitInfoFields
+	if json.Unmarshal(b, &typed) != nil {
+		return false
+	}
+	var extra map[string]json.RawMessage
+	for k, v := range all {
+		if isKnownCommitInfoKey(k) {
+			continue
+		}
+		if foldsToCommitInfoKey(k) {
+			return false
+		}
+		if extra == nil {
+			extra = make(map[string]json.RawMessage)
+		}
+		extra[k] = v
+	}
+	*ci = CommitInfo(typed)
+	ci.Extra = extra
+	return true
 }
 
 // commitInfoKeys are the JSON keys CommitInfo models.

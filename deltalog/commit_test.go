@@ -334,7 +334,7 @@ func TestCommitOperationExtra(t *testing.T) {
 	ctx := t.Context()
 	tbl, st, _ := newMemTable(t)
 	snap := createTable(t, tbl, nil)
-	extra := map[string]string{"cdc2delta.tombstones": "00000000000000000001-x.json", "other.note": `with "quotes"`}
+	extra := map[string]string{"cdc2delta.tombstones": "00000000000000000001.x.json", "other.note": `with "quotes"`}
 	res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpMerge, Extra: extra})
 	require.NoError(t, err)
 
