@@ -68,11 +68,12 @@ type tombstones struct {
 	files map[string]fileState
 }
 
+// fileState is what judging a tombstone file found.
 type fileState uint8
 
 const (
-	fileMerged fileState = iota + 1
-	fileOrphan
+	fileMerged fileState = iota + 1 // it counts, and its entries are in keys
+	fileOrphan                      // a batch file whose commit did not land
 )
 
 type tombstoneLine struct {

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 )
@@ -141,6 +143,62 @@ func TestTombstonesOfConcurrentCommits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, n, "the two batch files that count, and the orphan")
 	require.False(t, slices.Contains(tombstoneFiles(t, store), orphan))
+}
+
+// TestTombstoneJudging: which files a load counts, by their name and the
+// commit of their version.
+func TestTombstoneJudging(t *testing.T) {
+	now := time.UnixMilli(1_800_000_000_000)
+	entry := func(p int) map[string]tombstone { return map[string]tombstone{"k": {pos: pos(p), at: now.UnixMilli()}} }
+	put := func(t *testing.T, store deltalog.Store, name string, keys map[string]tombstone) {
+		t.Helper()
+		require.NoError(t, putTombstones(t.Context(), store, tombstoneDir+name, keys, nil))
+	}
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, store deltalog.Store)
+		want  codecs.Position // of key k, zero for none
+		state fileState       // of the one file, 0 for not judged
+	}{
+		{"named by its commit", func(t *testing.T, store deltalog.Store) {
+			commitTombstones(t, store, 3, entry(7), nil)
+		}, pos(7), fileMerged},
+		{"its version committed by another commit", func(t *testing.T, store deltalog.Store) {
+			name, err := writeTombstones(t.Context(), store, testView(t, store, 2), entry(7), nil)
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(name, fmt.Sprintf("%020d.", 3)), name)
+			landCommit(t, store, 3, "")
+		}, codecs.Position{}, fileOrphan},
+		{"above the snapshot: a commit in flight", func(t *testing.T, store deltalog.Store) {
+			_, err := writeTombstones(t.Context(), store, testView(t, store, 5), entry(7), nil)
+			require.NoError(t, err)
+		}, codecs.Position{}, 0},
+		{"its commit removed by log cleanup", func(t *testing.T, store deltalog.Store) {
+			put(t, store, fmt.Sprintf("%020d.x.json", 2), entry(7))
+		}, pos(7), fileMerged},
+		{"from before commits named their files", func(t *testing.T, store deltalog.Store) {
+			put(t, store, fmt.Sprintf("%020d-x.json", 3), entry(7))
+			landCommit(t, store, 3, "")
+		}, pos(7), fileMerged},
+		{"compacted", func(t *testing.T, store deltalog.Store) {
+			put(t, store, compactedPrefix+"x.json", entry(7))
+		}, pos(7), fileMerged},
+		{"a floor from before the table existed", func(t *testing.T, store deltalog.Store) {
+			f := pos(9)
+			require.NoError(t, writeFloor(t.Context(), store, &f))
+		}, codecs.Position{}, fileMerged},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newMemStore()
+			tc.setup(t, store)
+			files := tombstoneFiles(t, store)
+			require.Len(t, files, 1)
+			got, err := loadTombstones(t.Context(), store, testView(t, store, 5), now, time.Hour)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got.keys["k"].pos)
+			require.Equal(t, tc.state, got.files[files[0]])
+		})
+	}
 }
 
 // TestTombstoneFileNames: which files count as they are and which wait for
