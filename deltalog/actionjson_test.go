@@ -57,6 +57,21 @@ func TestCommitInfoLenient(t *testing.T) {
 			func(t *testing.T, ci deltalog.CommitInfo) {
 				require.Equal(t, "3", ci.OperationParameters.Text("version"))
 			}},
+		{"a writer's own fields beside modelled ones", `{"timestamp":1,"operation":"MERGE","operationMetrics":{"numSourceRows":"3"},` +
+			`"txnId":"t","cdc2delta.tombstones":"00000000000000000001.x.json","tags":{"a":"b"}}`,
+			func(t *testing.T, ci deltalog.CommitInfo) {
+				require.Equal(t, "MERGE", ci.Operation)
+				require.Equal(t, "t", ci.TxnID)
+				require.Equal(t, "3", ci.OperationMetrics.Text("numSourceRows"))
+				require.Equal(t, map[string]string{"cdc2delta.tombstones": "00000000000000000001.x.json", "tags": `{"a":"b"}`},
+					deltalog.OperationValues(ci.Extra).Texts())
+			}},
+		{"a key that case-folds to a modelled one stays apart", `{"operation":"WRITE","Operation":"X","tags":{}}`,
+			func(t *testing.T, ci deltalog.CommitInfo) {
+				require.Equal(t, "WRITE", ci.Operation)
+				require.Contains(t, ci.Extra, "Operation")
+				require.Contains(t, ci.Extra, "tags")
+			}},
 		{"modelled key of another type goes to Extra", `{"operation":"WRITE","operationMetrics":[1],"userName":7}`,
 			func(t *testing.T, ci deltalog.CommitInfo) {
 				require.Nil(t, ci.OperationMetrics)

@@ -1,6 +1,7 @@
 package deltalog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ type commitConfig struct {
 	read      readSet
 	readGiven bool
 	isolation string
+	exact     bool
 }
 
 // ReadWholeTable declares that the transaction's result depends on every file (the
@@ -83,6 +85,13 @@ func ReadAppIDs(ids ...string) CommitOption {
 	}
 }
 
+// ExactVersion makes the commit land at readSnapshot.Version()+1 or not at all: when
+// another writer took that version, Commit fails with an error matching ErrExist instead of
+// checking the winners and retrying at the next free version. A caller that names the
+// version in files written before the commit (ADR 0022) needs it, so that the commit of a
+// version is the only one that can claim them.
+func ExactVersion() CommitOption { return func(c *commitConfig) { c.exact = true } }
+
 // Isolation sets the isolation level: IsolationSerializable (default) or
 // IsolationWriteSerializable, which lets concurrent blind appends through.
 func Isolation(level string) CommitOption { return func(c *commitConfig) { c.isolation = level } }
@@ -101,6 +110,11 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 	}
 	if cfg.isolation != IsolationSerializable && cfg.isolation != IsolationWriteSerializable {
 		return CommitResult{}, fmt.Errorf("%w: isolation level %q", ErrInvalidCommit, cfg.isolation)
+	}
+	for k := range op.Extra {
+		if isKnownCommitInfoKey(k) {
+			return CommitResult{}, fmt.Errorf("%w: Operation.Extra names commitInfo.%s, which Commit writes", ErrInvalidCommit, k)
+		}
 	}
 	now := t.opts.now()
 	prepared, sum, err := t.prepareCommit(readSnapshot, actions, now)
@@ -141,6 +155,7 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 		IsBlindAppend:       new(sum.blindAppend),
 		EngineInfo:          t.opts.engineInfo,
 		TxnID:               uuid.NewString(),
+		Extra:               stringValues(op.Extra),
 	}
 	res := CommitResult{FilesAdded: sum.added, FilesRemoved: sum.removedN}
 	for attempt := 0; ; attempt++ {
@@ -169,7 +184,7 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 			t.opts.logger.DebugContext(ctx, "commit found durable after a failed put", "version", version, "err", err)
 			break
 		}
-		if !errors.Is(err, ErrExist) {
+		if !errors.Is(err, ErrExist) || cfg.exact {
 			return CommitResult{}, fmt.Errorf("committing version %d: %w", version, err)
 		}
 		if attempt >= t.opts.commitRetries {
@@ -193,6 +208,31 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 	res.Version = version
 	t.afterCommit(ctx, &res, readSnapshot, meta)
 	return res, nil
+}
+
+// CommitInfo returns the commitInfo of version's commit file, nil when it has none. A
+// version whose commit file does not exist (not written yet, never, or removed by log
+// cleanup after delta.logRetentionDuration) gives an error matching ErrNotExist. It parses
+// the file only up to the commitInfo, which writers put first (and the protocol requires
+// first with in-commit timestamps), so the actions after it are neither parsed nor checked.
+func (t *Table) CommitInfo(ctx context.Context, version int64) (*CommitInfo, error) {
+	path := commitPath(version)
+	data, err := readObject(ctx, t.store, path)
+	if err != nil {
+		return nil, fmt.Errorf("reading commitInfo of version %d: %w", version, &CorruptFileError{Path: path, Err: err})
+	}
+	for lineNo := 1; len(data) > 0; lineNo++ {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte{'\n'})
+		a, _, err := ParseLogLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("reading commitInfo of version %d: %w", version, &CorruptFileError{Path: path, Err: fmt.Errorf("line %d: %w", lineNo, err)})
+		}
+		if a.CommitInfo != nil {
+			return a.CommitInfo, nil
+		}
+	}
+	return nil, nil
 }
 
 // isOurCommit reports whether version exists and carries our txnId. Errors count as

@@ -326,3 +326,62 @@ func TestCommitPartitionValuesRequired(t *testing.T) {
 	_, err = tbl.Commit(ctx, snap, []deltalog.Action{ok}, deltalog.Operation{Name: deltalog.OpWrite})
 	require.NoError(t, err)
 }
+
+// TestCommitOperationExtra: Operation.Extra lands in commitInfo as strings,
+// Table.CommitInfo and the CommitInfo parser keep it, and a name Commit writes
+// itself is refused.
+func TestCommitOperationExtra(t *testing.T) {
+	ctx := t.Context()
+	tbl, st, _ := newMemTable(t)
+	snap := createTable(t, tbl, nil)
+	extra := map[string]string{"cdc2delta.tombstones": "00000000000000000001.x.json", "other.note": `with "quotes"`}
+	res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpMerge, Extra: extra})
+	require.NoError(t, err)
+
+	ci, err := tbl.CommitInfo(ctx, res.Version)
+	require.NoError(t, err)
+	require.Equal(t, deltalog.OpMerge, ci.Operation)
+	require.Equal(t, extra, deltalog.OperationValues(ci.Extra).Texts())
+	// Written and parsed again, the fields stay as they were.
+	out, err := json.Marshal(ci)
+	require.NoError(t, err)
+	var back deltalog.CommitInfo
+	require.NoError(t, json.Unmarshal(out, &back))
+	require.Equal(t, ci.Extra, back.Extra)
+	require.Equal(t, ci.TxnID, back.TxnID)
+	// Snapshots read the commit as before.
+	snap, err = tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	require.Equal(t, res.Version, snap.Version())
+
+	_, err = tbl.CommitInfo(ctx, res.Version+1)
+	require.ErrorIs(t, err, deltalog.ErrNotExist)
+	require.NoError(t, st.Delete(ctx, "_delta_log/00000000000000000000.json"))
+	_, err = tbl.CommitInfo(ctx, 0)
+	require.ErrorIs(t, err, deltalog.ErrNotExist, "a commit removed by log cleanup")
+
+	_, err = tbl.Commit(ctx, snap, []deltalog.Action{addFile("b.parquet")}, deltalog.Operation{Name: deltalog.OpWrite, Extra: map[string]string{"txnId": "mine"}})
+	require.ErrorIs(t, err, deltalog.ErrInvalidCommit)
+}
+
+// TestCommitExactVersion: a commit that must land at the version after its
+// read snapshot fails with ErrExist, where it would otherwise be rebased
+// past a winner it does not conflict with.
+func TestCommitExactVersion(t *testing.T) {
+	ctx := t.Context()
+	tbl, _, _ := newMemTable(t, deltalog.RetryBackoff(0, 0))
+	base := createTable(t, tbl, nil)
+	_, err := tbl.Commit(ctx, base, []deltalog.Action{txnAction("other", 5)}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
+
+	_, err = tbl.Commit(ctx, base, []deltalog.Action{addFile("l.parquet"), txnAction("app", 6)}, deltalog.Operation{Name: deltalog.OpMerge}, deltalog.ExactVersion())
+	require.ErrorIs(t, err, deltalog.ErrExist)
+	snap, err := tbl.Snapshot(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), snap.Version(), "nothing was committed")
+
+	res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("l.parquet"), txnAction("app", 6)}, deltalog.Operation{Name: deltalog.OpMerge}, deltalog.ExactVersion())
+	require.NoError(t, err)
+	require.Equal(t, int64(2), res.Version)
+	require.Zero(t, res.Retries)
+}

@@ -32,6 +32,10 @@
 //	                  │
 //	     conflict ──► *ConflictError      no conflict ──► retry at w+1 (bounded)
 //
+// [ExactVersion] skips the retry: a taken v+1 fails the commit with [ErrExist]. An
+// [Operation] carries commitInfo's operation, parameters and metrics, and any fields of the
+// writer's own ([Operation].Extra); [Table.CommitInfo] reads one version's back.
+//
 // The writer checks the table's writer features before every commit and refuses what it
 // cannot honour (docs/adr/0010).
 //

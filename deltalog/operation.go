@@ -50,10 +50,16 @@ const (
 //     numVacuumedDirectories
 //   - RESTORE: tableSizeAfterRestore, numOfFilesAfterRestore, numRemovedFiles,
 //     numRestoredFiles, removedFilesSize, restoredFilesSize
+//
+// Extra are further commitInfo fields, each written as a JSON string (readers find them in
+// CommitInfo.Extra). commitInfo is free-form and readers ignore fields they do not know, so
+// a writer can record its own bookkeeping there; prefix the names with the writer's
+// ("cdc2delta.tombstones"). A name CommitInfo models is refused with ErrInvalidCommit.
 type Operation struct {
 	Name       string
 	Parameters map[string]string
 	Metrics    map[string]string
+	Extra      map[string]string
 }
 
 // OperationValues are commitInfo.operationParameters or operationMetrics as stored, each

@@ -61,7 +61,7 @@ func requireRebuildEqual(t *testing.T, s *Sink, step string) {
 	if latest.Version() != st.snap.Version() {
 		return
 	}
-	tombs, err := loadTombstones(t.Context(), s.opts.Store, s.opts.Now(), s.opts.TombstoneRetention)
+	tombs, err := loadTombstones(t.Context(), s.opts.Store, tombstoneView{s.table, latest.Version()}, s.opts.Now(), s.opts.TombstoneRetention)
 	require.NoError(t, err)
 	require.Equal(t, tombs.floor, st.tombs.floor, step)
 	require.Equal(t, tombs.keys, st.tombs.keys, step)

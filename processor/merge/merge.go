@@ -56,6 +56,7 @@ type mergePlan struct {
 	dels     map[string]*roaring64.Bitmap
 	ops      []indexOp
 	tombs    map[string]tombstone
+	tombFile string // the file holding tombs, "" for none
 	removes  []deltalog.Action
 	adds     []deltalog.Action
 	metrics  mergeMetrics
@@ -132,7 +133,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 			// and are consumed again, harmlessly, after a restart. A
 			// truncate still holds back the older events other partitions
 			// may deliver next: its floor is kept for the table's creation.
-			return res, writeTombstones(ctx, s.opts.Store, 0, nil, latestTruncate(recs))
+			return res, writeFloor(ctx, s.opts.Store, latestTruncate(recs))
 		}
 		meta, proto, err := s.newTableMetadata(&recs[i].Change)
 		if err != nil {
@@ -142,7 +143,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 			return res, err
 		}
 		st.proto, st.index = proto, newKeyIndex()
-		if st.tombs, err = loadTombstones(ctx, s.opts.Store, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
+		if st.tombs, err = loadTombstones(ctx, s.opts.Store, tombstoneView{s.table, -1}, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
 			return res, err
 		}
 		pre = []deltalog.Action{{Protocol: &proto}, {Metadata: meta}}
@@ -200,22 +201,32 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		return res, err
 	}
 
-	next := int64(0)
+	view := tombstoneView{table: s.table, version: -1}
 	if st.snap != nil {
-		next = st.snap.Version() + 1
+		view.version = st.snap.Version()
 	}
 	var floor *codecs.Position
 	if d.truncate != nil {
 		floor = &d.truncate.Change.Pos
 	}
-	if err := writeTombstones(ctx, s.opts.Store, next, p.tombs, floor); err != nil {
+	// The tombstones are written before the commit, so that no crash can
+	// lose those of a commit that landed, and count once the commit names
+	// them (ADR 0022).
+	if p.tombFile, err = writeTombstones(ctx, s.opts.Store, view, p.tombs, floor); err != nil {
 		return res, err
 	}
 
 	actions := make([]deltalog.Action, 0, len(pre)+len(p.removes)+len(p.adds)+len(p.cdcs)+len(txns))
 	actions = append(append(append(append(append(actions, pre...), p.removes...), p.adds...), p.cdcs...), txns...)
 	op := s.operation(st, &res, p, len(b.Records), time.Since(start))
-	cr, err := s.table.Commit(ctx, st.snap, actions, op, deltalog.ReadWholeTable())
+	copts := []deltalog.CommitOption{deltalog.ReadWholeTable()}
+	if p.tombFile != "" {
+		// Only the commit of the version in the file's name may name it, so
+		// a commit that lost that version fails rather than landing later.
+		op.Extra = map[string]string{tombstonesField: p.tombFile}
+		copts = append(copts, deltalog.ExactVersion())
+	}
+	cr, err := s.table.Commit(ctx, st.snap, actions, op, copts...)
 	if err != nil {
 		return res, fmt.Errorf("committing batch to %s: %w", s.opts.TableName, err)
 	}
@@ -704,6 +715,9 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 	st.index.apply(p.ops)
 	for k, ts := range p.tombs {
 		st.tombs.merge(k, ts)
+	}
+	if p.tombFile != "" {
+		st.tombs.files[tombstoneDir+p.tombFile] = fileMerged
 	}
 	s.state = st
 }

@@ -22,7 +22,10 @@ import (
 // micro-batches with crashes and failing stores, and every committed version
 // (all columns, metadata columns, change data feed, txn versions) is
 // compared with internal/cdcmodel, which applies the same events one at a
-// time in arrival order.
+// time in arrival order. After a failed batch the records are either
+// applied again in the same batch or, as a restart, a rebalance or other
+// batch caps re-read them from the txn versions on, cut at other
+// boundaries together with the batches after them.
 
 // oracleRegressions are seeds that failed once, with what they caught.
 // They replay this generator's workloads: when it changes, they replay
@@ -37,6 +40,10 @@ var oracleRegressions = []struct {
 	{65, "the same, over three partitions"},
 	{79, "the model counted a column left NULL by an event that a truncate of the same batch removes (a fix in the model: no version holds it)"},
 	{85, "the same"},
+	{35, "a failed commit's delete tombstones counted: applied again in other batches, a version lacked a key inserted before the delete (ADR 0022)"},
+	{80, "the same, at version 2"},
+	{260, "the same, in the batch creating the table"},
+	{453, "the oracle applied a truncate batch from before the table existed again as a replay, which it is not (a fix in the oracle)"},
 }
 
 func TestOracleRegressions(t *testing.T) {
@@ -78,8 +85,12 @@ func TestOracle(t *testing.T) {
 
 // oracleRun is one workload's state.
 type oracleRun struct {
-	t       *testing.T
-	rng     *rand.Rand
+	t   *testing.T
+	rng *rand.Rand
+	// split draws the re-splits after failures and the faults aimed at
+	// commits, apart from rng so that runs without them replay the
+	// workloads of seeds kept from before.
+	split   *rand.Rand
 	cfg     oracleConfig
 	store   *memstore.Store
 	sink    *merge.Sink
@@ -96,25 +107,29 @@ func runOracle(t *testing.T, seed uint64) {
 	t.Logf("seed %d: %+v", seed, cfg)
 	src := history(rng, cfg)
 	recs := deliver(rng, cfg, src.events)
-	r := &oracleRun{t: t, rng: rng, cfg: cfg, store: memstore.New(memstore.Options{}), version: -1,
+	r := &oracleRun{t: t, rng: rng, split: rand.New(rand.NewPCG(seed, 0x5b17)), cfg: cfg, store: memstore.New(memstore.Options{}), version: -1,
 		model: cdcmodel.New(cdcmodel.Options{SoftDelete: cfg.soft}), txns: map[string]int64{}}
 	r.sink = r.open()
-	bs := batches(rng, cfg, recs)
+	queue := batches(rng, cfg, recs)
+	var done [][]cdcmodel.Record // the batches applied, in order
 	unresolved := 0
-	for i, b := range bs {
-		unresolved += r.step(i, b)
-		if i > 0 && rng.IntN(8) == 0 {
-			// A rewind: an applied batch again changes nothing.
-			old := bs[rng.IntN(i)]
-			res, err := r.sink.Apply(t.Context(), engineBatch(old, rng.IntN(2) == 0))
-			require.NoError(t, err)
-			require.False(t, res.Committed, "batch %d: a replay committed", i)
-			for _, rec := range old {
-				r.model.Feed(rec)
-			}
-			_, ok := r.model.Commit(upTo(old))
-			require.False(t, ok, "batch %d: the model committed a replay", i)
+	for i := 0; len(queue) > 0; i++ {
+		b := queue[0]
+		queue = queue[1:]
+		n, again := r.step(i, b)
+		unresolved += n
+		if again {
+			k := r.split.IntN(min(3, len(queue)+1))
+			queue = append(resplit(r.split, cfg, b, queue[:k]), queue[k:]...)
+			continue
 		}
+		if len(done) > 0 && rng.IntN(8) == 0 {
+			old := done[rng.IntN(len(done))]
+			if pass := rng.IntN(2) == 0; r.applied(old) {
+				r.rewind(i, old, pass)
+			}
+		}
+		done = append(done, b)
 		if rng.Float64() < cfg.crash {
 			r.sink = r.open()
 		}
@@ -122,6 +137,33 @@ func runOracle(t *testing.T, seed uint64) {
 	if cfg.snapshot && unresolved == 0 {
 		r.checkSource(src)
 	}
+}
+
+// rewind applies a batch applied before again, which changes nothing.
+func (r *oracleRun) rewind(i int, old []cdcmodel.Record, passTombstones bool) {
+	t := r.t
+	res, err := r.sink.Apply(t.Context(), engineBatch(old, passTombstones))
+	require.NoError(t, err)
+	require.False(t, res.Committed, "batch %d: a replay committed", i)
+	for _, rec := range old {
+		r.model.Feed(rec)
+	}
+	_, ok := r.model.Commit(upTo(old))
+	require.False(t, ok, "batch %d: the model committed a replay", i)
+}
+
+// applied reports whether the table's txn versions cover every record of
+// recs. A batch from before the table existed (no record with a schema
+// yet, a truncate say) was not applied: its offsets were not recorded, so
+// applying it again is no replay.
+func (r *oracleRun) applied(recs []cdcmodel.Record) bool {
+	for _, rec := range recs {
+		id := merge.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}.AppID()
+		if v, ok := r.txns[id]; !ok || rec.Offset > v {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *oracleRun) open() *merge.Sink {
@@ -145,7 +187,10 @@ func (r *oracleRun) open() *merge.Sink {
 
 // step applies one batch, through injected failures, checks the version it
 // committed against the model, and returns the model's unresolved count.
-func (r *oracleRun) step(i int, recs []cdcmodel.Record) int {
+// After a failure it may give up on the batch (again): the caller then cuts
+// its records anew with the batches after it (resplit). A failed attempt
+// whose commit landed is checked as the batch's version even then.
+func (r *oracleRun) step(i int, recs []cdcmodel.Record) (unresolved int, again bool) {
 	t := r.t
 	ctx := t.Context()
 	b := engineBatch(recs, r.rng.IntN(2) == 0)
@@ -157,6 +202,10 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) int {
 			f := memstore.Fault{Ops: memstore.OpWrite, Nth: 1 + r.rng.IntN(6), AfterWrite: r.rng.IntN(2) == 0}
 			if r.rng.IntN(4) == 0 {
 				f = memstore.Fault{Ops: memstore.OpGet, Nth: 1 + r.rng.IntN(4)}
+			}
+			if r.split.IntN(3) == 0 {
+				// The commit itself fails, everything before it written.
+				f = memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1}
 			}
 			inj = r.store.Inject(f)
 		}
@@ -174,6 +223,13 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) int {
 		if r.rng.IntN(2) == 0 {
 			r.sink = r.open() // a crash; else the same Sink reloads
 		}
+		if r.split.IntN(2) == 0 {
+			again = true
+			break
+		}
+	}
+	if again && !landed {
+		return 0, true // nothing committed; the records come again
 	}
 	for _, rec := range recs {
 		r.model.Feed(rec)
@@ -183,7 +239,7 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) int {
 	if !ok {
 		require.Equal(t, r.version, v, "batch %d committed version %d, the model expected no commit", i, v)
 		require.False(t, res.Committed)
-		return 0
+		return 0, again
 	}
 	require.Equal(t, r.version+1, v, "batch %d: the model expected a commit", i)
 	require.True(t, res.Committed || landed, "batch %d", i)
@@ -196,7 +252,7 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) int {
 	if res.Committed && !landed {
 		require.Equal(t, int64(want.Unresolved), res.UnavailableUnresolved, "batch %d: unresolved unavailable columns", i)
 	}
-	return want.Unresolved
+	return want.Unresolved, again
 }
 
 // latest returns the table's latest version, read from the log: mostly

@@ -353,6 +353,31 @@ func batches(rng *rand.Rand, cfg oracleConfig, fetches [][]cdcmodel.Record) [][]
 	return out
 }
 
+// resplit cuts a failed batch's records and the batches after it into new
+// batches, as a restart or rebalance that re-reads them from the txn
+// versions on with other batch caps does. The first cut falls inside the
+// failed batch, or for a batch of one record after a record of the next,
+// so no new batch is the failed one (unless nothing follows it).
+func resplit(rng *rand.Rand, cfg oracleConfig, failed []cdcmodel.Record, next [][]cdcmodel.Record) [][]cdcmodel.Record {
+	recs := slices.Clone(failed)
+	for _, b := range next {
+		recs = append(recs, b...)
+	}
+	first := len(failed)
+	if len(failed) > 1 {
+		first = 1 + rng.IntN(len(failed)-1)
+	} else if len(recs) > 1 {
+		first = 2 + rng.IntN(min(len(recs)-1, cfg.maxBatch))
+	}
+	out := [][]cdcmodel.Record{recs[:first]}
+	for recs = recs[first:]; len(recs) > 0; {
+		n := min(len(recs), 1+rng.IntN(cfg.maxBatch))
+		out = append(out, recs[:n])
+		recs = recs[n:]
+	}
+	return out
+}
+
 // engineBatch is a batch as the consumer passes it to the Sink: tombstone
 // records count in the offsets only, unless pass says otherwise.
 func engineBatch(recs []cdcmodel.Record, passTombstones bool) merge.Batch {

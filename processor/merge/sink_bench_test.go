@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 )
 
 func BenchmarkDedup(b *testing.B) {
@@ -209,4 +210,48 @@ func BenchmarkOpenIndex(b *testing.B) {
 		require.NoError(b, err)
 	}
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkOpenTombstones measures opening a sink on a table of 10,000 rows
+// whose last batches each left a tombstone file (ADR 0022): files=64 is
+// about the most the batch path lets pile up before it compacts. It reports
+// the store reads an open makes (on S3 each is a GET).
+//
+//	go test ./processor/merge -run '^$' -bench BenchmarkOpenTombstones -count 6
+func BenchmarkOpenTombstones(b *testing.B) {
+	for _, files := range []int{1, 64} {
+		b.Run("files="+strconv.Itoa(files), func(b *testing.B) {
+			store := memstore.New(memstore.Options{})
+			opts := Options{Store: store, TableName: "items", Mode: ModeDV}
+			s, err := Open(b.Context(), opts)
+			require.NoError(b, err)
+			tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+			tbl.load(b, s, 10_000)
+			for i := range files {
+				batch := Batch{}
+				for k := range 10 {
+					batch.Records = append(batch.Records, tbl.record(opD, int32(i*10+k)))
+				}
+				_, err := s.Apply(b.Context(), batch)
+				require.NoError(b, err)
+			}
+			gets := 0
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				clone := store.Clone()
+				opts.Store = clone
+				b.StartTimer()
+				cpu0 := processCPU()
+				s, err := Open(b.Context(), opts)
+				cpu += processCPU() - cpu0
+				require.NoError(b, err)
+				require.Len(b, s.state.tombs.keys, 10*files)
+				gets += clone.Calls(memstore.OpGet)
+			}
+			// CPU time is what to compare across runs on a shared machine.
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/open")
+			b.ReportMetric(float64(gets)/float64(b.N), "gets/open")
+		})
+	}
 }

@@ -21,7 +21,7 @@ func FuzzTombstoneFile(f *testing.F) {
 		store := newMemStore()
 		require.NoError(t, store.Put(t.Context(), tombstoneDir+"00000000000000000001-x.json", data))
 		now := time.UnixMilli(1_700_000_000_000)
-		ts, err := loadTombstones(t.Context(), store, now, 100*365*24*time.Hour)
+		ts, err := loadTombstones(t.Context(), store, everything(t, store), now, 100*365*24*time.Hour)
 		if err != nil {
 			return
 		}
@@ -30,8 +30,8 @@ func FuzzTombstoneFile(f *testing.F) {
 			floor = &ts.floor
 		}
 		again := newMemStore()
-		require.NoError(t, writeTombstones(t.Context(), again, 1, ts.keys, floor))
-		back, err := loadTombstones(t.Context(), again, now, 100*365*24*time.Hour)
+		commitTombstones(t, again, 1, ts.keys, floor)
+		back, err := loadTombstones(t.Context(), again, everything(t, again), now, 100*365*24*time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, ts.floor, back.floor)
 		require.Equal(t, ts.keys, back.keys)
@@ -68,8 +68,8 @@ func TestTombstoneRetention(t *testing.T) {
 		"new": {pos: pos(2), at: now.Add(-time.Hour).UnixMilli()},
 	}
 	floor := pos(1)
-	require.NoError(t, writeTombstones(t.Context(), store, 3, keys, &floor))
-	ts, err := loadTombstones(t.Context(), store, now, 24*time.Hour)
+	commitTombstones(t, store, 3, keys, &floor)
+	ts, err := loadTombstones(t.Context(), store, everything(t, store), now, 24*time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, map[string]tombstone{"new": keys["new"]}, ts.keys)
 	require.Equal(t, floor, ts.floor, "a truncate does not expire")

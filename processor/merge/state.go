@@ -100,7 +100,7 @@ func (s *Sink) fullReload(ctx context.Context) error {
 	if st.index, err = buildKeyIndex(ctx, s.opts.Store, st); err != nil {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
-	if st.tombs, err = loadTombstones(ctx, s.opts.Store, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
+	if st.tombs, err = loadTombstones(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	s.state = st
@@ -131,9 +131,9 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
-	// Merging tombstone files is idempotent, so a failure here leaves a
-	// state that is still right.
-	if err := old.tombs.catchUp(ctx, s.opts.Store, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention)); err != nil {
+	// Merging tombstone files of landed commits is idempotent, so a
+	// failure here leaves a state that is still right.
+	if err := old.tombs.catchUp(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention)); err != nil {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	old.index.applyDelta(d)
@@ -148,7 +148,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 // compactTombstones compacts the loaded tombstone files when there are more
 // than threshold; a failure only leaves more files to read.
 func (s *Sink) compactTombstones(ctx context.Context, threshold int) {
-	if len(s.state.tombs.read) <= threshold {
+	if len(s.state.tombs.files) <= threshold {
 		return
 	}
 	n, err := s.state.tombs.compact(ctx, s.opts.Store)

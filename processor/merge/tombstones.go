@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -22,6 +24,29 @@ import (
 // VACUUM ignore directories starting with '_' (ADR 0022).
 const tombstoneDir = "_cdc2delta/tombstones/"
 
+// Tombstone files are named by what makes them count (ADR 0022):
+//
+//	<version>.<uuid>.json  a batch's, written before its commit; it counts
+//	                       once the commit of version has landed and names
+//	                       it in commitInfo (tombstonesField)
+//	compacted-<uuid>.json  written from counted entries only
+//	floor-<uuid>.json      a truncate's floor from before the table existed
+//	<version>-<uuid>.json  a batch's, from before commits named their files
+//
+// All but the first count as they are.
+const (
+	compactedPrefix = "compacted-"
+	floorPrefix     = "floor-"
+)
+
+// tombstonesField is the commitInfo field in which a commit names the
+// tombstone file of its batch (a base name in tombstoneDir).
+const tombstonesField = "cdc2delta.tombstones"
+
+// tombstoneJudgeConcurrency bounds the commits read at once to judge
+// batch files.
+const tombstoneJudgeConcurrency = 8
+
 // tombstone remembers that key was deleted by the change at pos.
 type tombstone struct {
 	pos codecs.Position
@@ -29,16 +54,27 @@ type tombstone struct {
 }
 
 // tombstones is the hard-delete mode's memory of deleted keys, and of the
-// latest truncate (floor): an event at or below either is obsolete. Each
-// entry is a claim that holds whether or not the batch that wrote it was
-// committed, so the files are written before the commit and merged by
-// taking the highest position.
+// latest truncate (floor): an event at or below either is obsolete. Only
+// entries of committed batches count: a batch's file is written before its
+// commit, so that a crash in between cannot lose it, but it counts only
+// once the commit has landed and names it (tombstoneView). Entries are
+// merged by taking the highest position.
 type tombstones struct {
 	keys  map[string]tombstone
 	floor codecs.Position
-	// read are the files merged into keys, so a catch-up reads only new ones.
-	read map[string]bool
+	// files are the files judged, by path: merged into keys, or orphans (a
+	// batch file whose version another commit took). A batch file above
+	// the snapshot's version is judged at a later catch-up.
+	files map[string]fileState
 }
+
+// fileState is what judging a tombstone file found.
+type fileState uint8
+
+const (
+	fileMerged fileState = iota + 1 // it counts, and its entries are in keys
+	fileOrphan                      // a batch file whose commit did not land
+)
 
 type tombstoneLine struct {
 	Key   []byte `json:"k,omitempty"`
@@ -48,7 +84,7 @@ type tombstoneLine struct {
 }
 
 func newTombstones() *tombstones {
-	return &tombstones{keys: map[string]tombstone{}, read: map[string]bool{}}
+	return &tombstones{keys: map[string]tombstone{}, files: map[string]fileState{}}
 }
 
 // merge keeps the highest position per key and, for equal positions (a
@@ -76,10 +112,47 @@ func tombstoneCutoff(now time.Time, retention time.Duration) int64 {
 	return now.Add(-retention).UnixMilli()
 }
 
-// loadTombstones reads every tombstone file and drops expired entries.
-func loadTombstones(ctx context.Context, store deltalog.Store, now time.Time, retention time.Duration) (*tombstones, error) {
+// tombstoneView is what batch files are judged against: a snapshot's
+// version and the table whose commits name them.
+type tombstoneView struct {
+	table   *deltalog.Table
+	version int64 // -1 before the table exists
+}
+
+// batchFileVersion returns the version whose commit must name the file
+// name (a base name); ok is false for files that count as they are.
+func batchFileVersion(name string) (version int64, ok bool) {
+	v, rest, found := strings.Cut(name, ".")
+	if !found || len(v) != 20 || rest == "json" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil
+}
+
+// landed reports whether the commit of version, at or below the view's,
+// names the batch file name. Only that commit can: the sink commits a
+// batch with tombstones at exactly the version after its snapshot
+// (deltalog.ExactVersion). A commit file that is gone was removed by log
+// cleanup, after delta.logRetentionDuration (30 days by default), longer
+// than any tombstone retention: its file counts, the safe side against
+// resurrecting a row.
+func (w tombstoneView) landed(ctx context.Context, version int64, name string) (bool, error) {
+	ci, err := w.table.CommitInfo(ctx, version)
+	if errors.Is(err, deltalog.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("judging tombstones %s: %w", name, err)
+	}
+	return ci != nil && deltalog.OperationValues(ci.Extra).Text(tombstonesField) == name, nil
+}
+
+// loadTombstones reads every tombstone file that counts in view and drops
+// expired entries.
+func loadTombstones(ctx context.Context, store deltalog.Store, view tombstoneView, now time.Time, retention time.Duration) (*tombstones, error) {
 	t := newTombstones()
-	if err := t.catchUp(ctx, store, tombstoneCutoff(now, retention)); err != nil {
+	if err := t.catchUp(ctx, store, view, tombstoneCutoff(now, retention)); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -90,18 +163,19 @@ func loadTombstones(ctx context.Context, store deltalog.Store, now time.Time, re
 const maxTombstoneRelists = 8
 
 // catchUp drops entries recorded before cutoff and merges the files not
-// read yet. A file can vanish between listing and reading when a concurrent
-// compaction replaced it; the compacted file was written before the delete,
-// so listing again finds its entries.
-func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, cutoff int64) error {
+// judged yet that count in view. A file can vanish between listing and
+// reading when a concurrent compaction replaced it; the compacted file was
+// written before the delete, so listing again finds its entries. A failure
+// leaves only counted entries merged.
+func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tombstoneView, cutoff int64) error {
 	for k, ts := range t.keys {
 		if ts.at < cutoff {
 			delete(t.keys, k)
 		}
 	}
 	for range maxTombstoneRelists {
-		listed := map[string]bool{}
-		missing := false
+		listed := map[string]fileState{}
+		var todo []string
 		for info, err := range store.List(ctx, tombstoneDir, "") {
 			if err != nil {
 				return fmt.Errorf("listing tombstones: %w", err)
@@ -109,11 +183,26 @@ func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, cutoff i
 			if !strings.HasSuffix(info.Path, ".json") {
 				continue
 			}
-			if t.read[info.Path] {
-				listed[info.Path] = true
+			if st, ok := t.files[info.Path]; ok {
+				listed[info.Path] = st
 				continue
 			}
-			err := t.readFile(ctx, store, info.Path, cutoff)
+			if v, ok := batchFileVersion(strings.TrimPrefix(info.Path, tombstoneDir)); ok && v > view.version {
+				continue // a commit in flight, or one that failed
+			}
+			todo = append(todo, info.Path)
+		}
+		counts, err := view.judge(ctx, todo)
+		if err != nil {
+			return err
+		}
+		missing := false
+		for i, path := range todo {
+			if !counts[i] {
+				listed[path] = fileOrphan
+				continue
+			}
+			err := t.readFile(ctx, store, path, cutoff)
 			if errors.Is(err, deltalog.ErrNotExist) {
 				missing = true
 				continue
@@ -121,15 +210,37 @@ func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, cutoff i
 			if err != nil {
 				return err
 			}
-			listed[info.Path] = true
+			listed[path] = fileMerged
 		}
-		// Forget files compacted away, so read stays the listing.
-		t.read = listed
+		// Forget files compacted away, so files stays the listing.
+		t.files = listed
 		if !missing {
 			return nil
 		}
 	}
 	return fmt.Errorf("reading tombstones: files kept vanishing after %d listings: %w", maxTombstoneRelists, deltalog.ErrNotExist)
+}
+
+// judge reports which of the files count in view, reading the commits of
+// the batch files concurrently: on object stores each is a round trip.
+func (w tombstoneView) judge(ctx context.Context, paths []string) ([]bool, error) {
+	counts := make([]bool, len(paths))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(tombstoneJudgeConcurrency)
+	for i, path := range paths {
+		name := strings.TrimPrefix(path, tombstoneDir)
+		v, ok := batchFileVersion(name)
+		if !ok {
+			counts[i] = true
+			continue
+		}
+		g.Go(func() error {
+			var err error
+			counts[i], err = w.landed(gctx, v, name)
+			return err
+		})
+	}
+	return counts, g.Wait()
 }
 
 func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path string, cutoff int64) error {
@@ -167,28 +278,47 @@ func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path st
 	return nil
 }
 
-// writeTombstones stores new tombstones (and a new floor, if set) in a new
-// file named after the version the batch is about to commit. One call in
-// tombstoneCompactCheck, at random, also compacts the files if there are
-// many: the Sink has no other hook between batches in steady state, and a
-// random pick, unlike version numbers, cannot keep missing batches with
-// deletes.
-func writeTombstones(ctx context.Context, store deltalog.Store, version int64, keys map[string]tombstone, floor *codecs.Position) error {
+// writeTombstones stores a batch's new tombstones (and a new floor, if set)
+// in a new file named after the version the batch is about to commit, the
+// one after view's, and returns its name for the commit to name. One call
+// in tombstoneCompactCheck, at random, also compacts the files if there
+// are many: the Sink has no other hook between batches in steady state,
+// and a random pick, unlike version numbers, cannot keep missing batches
+// with deletes.
+func writeTombstones(ctx context.Context, store deltalog.Store, view tombstoneView, keys map[string]tombstone, floor *codecs.Position) (string, error) {
 	if len(keys) == 0 && floor == nil {
-		return nil
+		return "", nil
 	}
-	data, err := encodeTombstones(keys, floor)
-	if err != nil {
-		return err
-	}
-	path := fmt.Sprintf("%s%020d-%s.json", tombstoneDir, version, uuid.NewString())
-	if err := store.PutIfAbsent(ctx, path, data); err != nil {
-		return fmt.Errorf("writing tombstones %s: %w", path, err)
+	name := fmt.Sprintf("%020d.%s.json", view.version+1, uuid.NewString())
+	if err := putTombstones(ctx, store, tombstoneDir+name, keys, floor); err != nil {
+		return "", err
 	}
 	if rand.IntN(tombstoneCompactCheck) == 0 {
 		// Compaction only saves reads later; the files stay valid if it
 		// fails, so its error must not fail the batch.
-		_, _ = compactTombstoneFiles(ctx, store, tombstoneCompactFiles)
+		_, _ = compactTombstoneFiles(ctx, store, view, tombstoneCompactFiles)
+	}
+	return name, nil
+}
+
+// writeFloor keeps the floor of a truncate that came before the table
+// existed, for the table's creation to read (ADR 0025). No commit follows,
+// so the file counts as it is: it only says that a truncate happened at
+// floor.
+func writeFloor(ctx context.Context, store deltalog.Store, floor *codecs.Position) error {
+	if floor == nil {
+		return nil
+	}
+	return putTombstones(ctx, store, tombstoneDir+floorPrefix+uuid.NewString()+".json", nil, floor)
+}
+
+func putTombstones(ctx context.Context, store deltalog.Store, path string, keys map[string]tombstone, floor *codecs.Position) error {
+	data, err := encodeTombstones(keys, floor)
+	if err != nil {
+		return err
+	}
+	if err := store.PutIfAbsent(ctx, path, data); err != nil {
+		return fmt.Errorf("writing tombstones %s: %w", path, err)
 	}
 	return nil
 }

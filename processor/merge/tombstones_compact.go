@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -21,12 +22,14 @@ const (
 )
 
 // compact writes every entry of t to one new file, then deletes the files t
-// has read. Entries are claims that hold on their own, so any mix of old and
+// has judged: those merged into it and the orphans. Entries are claims of
+// committed batches that hold on their own, so any mix of old and
 // compacted files a concurrent reader sees, or a crash between the write
-// and the deletes leaves, merges to the same tombstones. It returns how
-// many files it deleted.
+// and the deletes leaves, merges to the same tombstones. Batch files not
+// judged yet (above the snapshot's version) stay. It returns how many files
+// it deleted.
 func (t *tombstones) compact(ctx context.Context, store deltalog.Store) (int, error) {
-	if len(t.read) < 2 {
+	if len(t.files) < 2 {
 		return 0, nil
 	}
 	var floor *codecs.Position
@@ -34,26 +37,22 @@ func (t *tombstones) compact(ctx context.Context, store deltalog.Store) (int, er
 		floor = &t.floor
 	}
 	deleted := 0
-	old := t.read
-	t.read = map[string]bool{}
+	old := t.files
+	t.files = map[string]fileState{}
 	if len(t.keys) > 0 || floor != nil {
-		data, err := encodeTombstones(t.keys, floor)
-		if err != nil {
-			t.read = old
-			return 0, err
+		path := tombstoneDir + compactedPrefix + uuid.NewString() + ".json"
+		if err := putTombstones(ctx, store, path, t.keys, floor); err != nil {
+			t.files = old
+			return 0, fmt.Errorf("compacting tombstones: %w", err)
 		}
-		path := tombstoneDir + "compacted-" + uuid.NewString() + ".json"
-		if err := store.PutIfAbsent(ctx, path, data); err != nil {
-			t.read = old
-			return 0, fmt.Errorf("compacting tombstones into %s: %w", path, err)
-		}
-		t.read[path] = true
+		t.files[path] = fileMerged
 	}
 	var errs []error
-	for path := range old {
+	for path, st := range old {
 		if err := store.Delete(ctx, path); err != nil {
-			// Still present and still valid; a later compaction retries.
-			t.read[path] = true
+			// Still present and still valid (or still an orphan); a later
+			// compaction retries.
+			t.files[path] = st
 			errs = append(errs, fmt.Errorf("deleting compacted tombstones %s: %w", path, err))
 			continue
 		}
@@ -62,16 +61,25 @@ func (t *tombstones) compact(ctx context.Context, store deltalog.Store) (int, er
 	return deleted, errors.Join(errs...)
 }
 
-// compactTombstoneFiles compacts the table's tombstone files when there are
-// more than threshold. It knows no retention, so it keeps expired entries;
-// loading drops them.
-func compactTombstoneFiles(ctx context.Context, store deltalog.Store, threshold int) (int, error) {
-	t := newTombstones()
-	if err := t.catchUp(ctx, store, math.MinInt64); err != nil {
-		return 0, err
+// compactTombstoneFiles compacts the table's tombstone files that count in
+// view when there are more than threshold files. It knows no retention, so
+// it keeps expired entries; loading drops them.
+func compactTombstoneFiles(ctx context.Context, store deltalog.Store, view tombstoneView, threshold int) (int, error) {
+	n := 0
+	for info, err := range store.List(ctx, tombstoneDir, "") {
+		if err != nil {
+			return 0, fmt.Errorf("listing tombstones: %w", err)
+		}
+		if strings.HasSuffix(info.Path, ".json") {
+			n++
+		}
 	}
-	if len(t.read) <= threshold {
+	if n <= threshold {
 		return 0, nil
+	}
+	t := newTombstones()
+	if err := t.catchUp(ctx, store, view, math.MinInt64); err != nil {
+		return 0, err
 	}
 	return t.compact(ctx, store)
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +26,41 @@ func tombstoneFiles(t *testing.T, store deltalog.Store) []string {
 	return out
 }
 
+// testView is a view of store's log at version.
+func testView(t testing.TB, store deltalog.Store, version int64) tombstoneView {
+	t.Helper()
+	tbl, err := deltalog.Open(t.Context(), store)
+	require.NoError(t, err)
+	return tombstoneView{table: tbl, version: version}
+}
+
+// commitTombstones writes a batch's tombstones for version as the sink does,
+// and then a stand-in commit of version naming the file: a commit file with
+// only its commitInfo, which is all that judging the file reads.
+func commitTombstones(t testing.TB, store deltalog.Store, version int64, keys map[string]tombstone, floor *codecs.Position) string {
+	t.Helper()
+	name, err := writeTombstones(t.Context(), store, testView(t, store, version-1), keys, floor)
+	require.NoError(t, err)
+	landCommit(t, store, version, name)
+	return name
+}
+
+// landCommit writes a stand-in commit of version that names the tombstone
+// file name ("" for none).
+func landCommit(t testing.TB, store deltalog.Store, version int64, name string) {
+	t.Helper()
+	ci := `{"commitInfo":{"operation":"MERGE"}}`
+	if name != "" {
+		ci = `{"commitInfo":{"operation":"MERGE","` + tombstonesField + `":"` + name + `"}}`
+	}
+	require.NoError(t, store.PutIfAbsent(t.Context(), fmt.Sprintf("_delta_log/%020d.json", version), []byte(ci+"\n")))
+}
+
+// everything is a view in which every committed batch file counts.
+func everything(t testing.TB, store deltalog.Store) tombstoneView {
+	return testView(t, store, math.MaxInt64)
+}
+
 // writeTombstoneBatches writes n files of tombstones, one per version, with
 // overlapping keys; entries of the first half are recorded at old, the
 // rest at now. Version 3 also writes a floor.
@@ -45,7 +81,7 @@ func writeTombstoneBatches(t *testing.T, store deltalog.Store, n int, old, now t
 			floor = &f
 		}
 		// Fewer than tombstoneCompactFiles: the write path does not compact.
-		require.NoError(t, writeTombstones(t.Context(), store, int64(v), keys, floor))
+		commitTombstones(t, store, int64(v), keys, floor)
 	}
 }
 
@@ -67,28 +103,28 @@ func TestTombstoneCompaction(t *testing.T) {
 			store := newMemStore()
 			writeTombstoneBatches(t, store, tc.files, old, now)
 			now := now.Add(tc.later)
-			want, err := loadTombstones(t.Context(), store, now, tc.retention)
+			want, err := loadTombstones(t.Context(), store, everything(t, store), now, tc.retention)
 			require.NoError(t, err)
 			require.Len(t, tombstoneFiles(t, store), tc.files)
 			require.Equal(t, tc.wantKeys, len(want.keys) > 0)
 
-			got, err := loadTombstones(t.Context(), store, now, tc.retention)
+			got, err := loadTombstones(t.Context(), store, everything(t, store), now, tc.retention)
 			require.NoError(t, err)
 			n, err := got.compact(t.Context(), store)
 			require.NoError(t, err)
 			require.Equal(t, tc.files, n)
 			files := tombstoneFiles(t, store)
 			require.Len(t, files, 1, "one compacted file (the floor never expires)")
-			require.Equal(t, map[string]bool{files[0]: true}, got.read)
+			require.Equal(t, map[string]fileState{files[0]: fileMerged}, got.files)
 
-			back, err := loadTombstones(t.Context(), store, now, tc.retention)
+			back, err := loadTombstones(t.Context(), store, everything(t, store), now, tc.retention)
 			require.NoError(t, err)
 			require.Equal(t, want.keys, back.keys)
 			require.Equal(t, want.floor, back.floor)
 			require.Equal(t, pos(42), back.floor)
 			// A later reader with a longer retention sees the expired
 			// entries gone: compaction dropped them for good.
-			all, err := loadTombstones(t.Context(), store, now, 1000*time.Hour)
+			all, err := loadTombstones(t.Context(), store, everything(t, store), now, 1000*time.Hour)
 			require.NoError(t, err)
 			require.Equal(t, want.keys, all.keys)
 		})
@@ -104,20 +140,20 @@ func TestTombstoneCompactionCrash(t *testing.T) {
 		t.Run(fmt.Sprintf("delete %d fails", failAt), func(t *testing.T) {
 			store := memstore.New(memstore.Options{})
 			writeTombstoneBatches(t, store, 8, now, now)
-			want, err := loadTombstones(t.Context(), store, now, time.Hour)
+			want, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 
 			store.Inject(memstore.Fault{Ops: memstore.OpDelete, Pattern: tombstoneDir + "*", Nth: failAt})
-			got, err := loadTombstones(t.Context(), store, now, time.Hour)
+			got, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 			n, err := got.compact(t.Context(), store)
 			require.ErrorIs(t, err, memstore.ErrInjected)
 			require.Equal(t, 7, n)
 			files := tombstoneFiles(t, store)
 			require.Len(t, files, 2, "the compacted file and the one not deleted")
-			require.Len(t, got.read, 2)
+			require.Len(t, got.files, 2)
 
-			back, err := loadTombstones(t.Context(), store, now, time.Hour)
+			back, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 			require.Equal(t, want.keys, back.keys)
 			require.Equal(t, want.floor, back.floor)
@@ -126,7 +162,7 @@ func TestTombstoneCompactionCrash(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 2, n)
 			require.Len(t, tombstoneFiles(t, store), 1)
-			again, err := loadTombstones(t.Context(), store, now, time.Hour)
+			again, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 			require.Equal(t, want.keys, again.keys)
 		})
@@ -139,7 +175,7 @@ func TestTombstoneReaderSurvivesCompaction(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	store := newMemStore()
 	writeTombstoneBatches(t, store, 6, now, now)
-	want, err := loadTombstones(t.Context(), store, now, time.Hour)
+	want, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 	require.NoError(t, err)
 
 	// The reader has read the first two files only, as if it listed them
@@ -148,23 +184,24 @@ func TestTombstoneReaderSurvivesCompaction(t *testing.T) {
 	reader := newTombstones()
 	for _, f := range files[:2] {
 		require.NoError(t, reader.readFile(t.Context(), store, f, 0))
-		reader.read[f] = true
+		reader.files[f] = fileMerged
 	}
-	compactor, err := loadTombstones(t.Context(), store, now, time.Hour)
+	compactor, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 	require.NoError(t, err)
 	_, err = compactor.compact(t.Context(), store)
 	require.NoError(t, err)
 	err = reader.readFile(t.Context(), store, files[2], 0)
 	require.ErrorIs(t, err, deltalog.ErrNotExist)
 
-	require.NoError(t, reader.catchUp(t.Context(), store, 0))
+	require.NoError(t, reader.catchUp(t.Context(), store, everything(t, store), 0))
 	require.Equal(t, want.keys, reader.keys)
 	require.Equal(t, want.floor, reader.floor)
-	require.Equal(t, compactor.read, reader.read, "the reader forgets the deleted files")
+	require.Equal(t, compactor.files, reader.files, "the reader forgets the deleted files")
 }
 
 // TestTombstoneCompactionOnWrite: once there are more than
-// tombstoneCompactFiles files, a later write compacts them.
+// tombstoneCompactFiles files, a later write compacts them, all but its own:
+// its commit has not landed yet.
 func TestTombstoneCompactionOnWrite(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	store := newMemStore()
@@ -173,7 +210,7 @@ func TestTombstoneCompactionOnWrite(t *testing.T) {
 	for v := 1; v < 2000 && !compacted; v++ {
 		k, ts := fmt.Sprintf("k%d", v%7), tombstone{pos: pos(v), at: now.UnixMilli()}
 		before := len(tombstoneFiles(t, store))
-		require.NoError(t, writeTombstones(t.Context(), store, int64(v), map[string]tombstone{k: ts}, nil))
+		name := commitTombstones(t, store, int64(v), map[string]tombstone{k: ts}, nil)
 		want.merge(k, ts)
 		files := tombstoneFiles(t, store)
 		if len(files) == before+1 {
@@ -181,12 +218,13 @@ func TestTombstoneCompactionOnWrite(t *testing.T) {
 		}
 		// The write made before+1 files; compaction needs more than the threshold.
 		require.Greater(t, before+1, tombstoneCompactFiles, "compacted too early")
-		require.Len(t, files, 1)
-		require.True(t, strings.HasPrefix(files[0], tombstoneDir+"compacted-"), files[0])
+		require.Len(t, files, 2)
+		require.True(t, strings.HasPrefix(files[1], tombstoneDir+compactedPrefix), files[1])
+		require.Equal(t, tombstoneDir+name, files[0], "the file of the commit in flight stays")
 		compacted = true
 	}
 	require.True(t, compacted)
-	back, err := loadTombstones(t.Context(), store, now, time.Hour)
+	back, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, want.keys, back.keys)
 }
