@@ -129,8 +129,16 @@ func kafkaOpts(k config.Kafka) ([]kgo.Opt, error) {
 }
 
 // checkTableSettings refuses table settings `run` cannot apply, each named by its path
-// with what to do instead. `validate` calls it too, so the two agree.
+// with what to do instead. `validate` checks them too (configFlags.load), so the two agree.
 func checkTableSettings(c config.Config) error {
+	if bad := tableSettingProblems(c); len(bad) > 0 {
+		return usagef("cannot run with these table settings:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// tableSettingProblems lists the table settings `run` cannot apply.
+func tableSettingProblems(c config.Config) []string {
 	t := c.Tables
 	var bad []string
 	if c.Kafka.TopicRegex != "" && t.Defaults.NullKey == config.NullKeyColumns {
@@ -150,10 +158,7 @@ func checkTableSettings(c config.Config) error {
 			bad = append(bad, p+"key_columns: used only when the table's null_key is columns; add null_key: columns")
 		}
 	}
-	if len(bad) > 0 {
-		return usagef("cannot run with these table settings:\n  %s", strings.Join(bad, "\n  "))
-	}
-	return nil
+	return bad
 }
 
 // keyColumns maps each keyless table (null_key: columns) to its key columns, keyed as
