@@ -158,6 +158,10 @@ func TestQuickstartNextSteps(t *testing.T) {
 	require.NotEmpty(t, keepLine, out)
 
 	orders := filepath.Join(work, "cdc2delta-quickstart", "tables", "sales", "dbo", "orders")
+	first, err := os.ReadFile(filepath.Join(orders, "_delta_log", "00000000000000000000.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(first), `source._cdc_position > target._cdc_position`, "predicates stored as Spark stores them")
+	require.NotContains(t, string(first), `u003e`)
 	h := cli(t, "history", "--json", orders)
 	require.Equal(t, exitOK, h.code, h.stderr)
 	require.GreaterOrEqual(t, len(jsonLines(t, h.stdout)), 3, "several versions to look back at, restore to and optimize")

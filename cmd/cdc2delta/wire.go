@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -275,7 +276,11 @@ func storeOpener(s3 config.S3) func(context.Context, string) (deltalog.Store, er
 				return nil, err
 			}
 			o.Endpoint, o.Region, o.UsePathStyle = s3.Endpoint, s3.Region, s3.PathStyle
-			return s3store.New(ctx, o)
+			st, err := s3store.New(ctx, o)
+			if errors.Is(err, s3store.ErrNoRegion) {
+				return nil, fmt.Errorf("%w: set storage.s3.region or AWS_REGION", err)
+			}
+			return st, err
 		}
 		return localstore.New(localstore.Options{Dir: p})
 	}
