@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,6 +140,10 @@ func runProcessor(ctx context.Context, e *env, c config.Config) error {
 	defer p.Close()
 	if c.Metrics.Listen != "" {
 		ln, err := net.Listen("tcp", c.Metrics.Listen)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("metrics listener: %s is in use (another cdc2delta, or the compose stack's container on 9464?): "+
+				"set metrics.listen or --metrics-listen to a free port, or to \"\" for none", c.Metrics.Listen)
+		}
 		if err != nil {
 			return fmt.Errorf("metrics listener: %w", err)
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,4 +62,24 @@ metrics: {listen: "0.0.0.0:99999"}
 	r = exe(t, "validate", "--config", cfg, "--brokers", "k1:9092", "--metrics-listen", ":99999")
 	require.Equal(t, exitUsage, r.code)
 	require.Equal(t, "cdc2delta validate: "+cfg+`: metrics.listen: ":99999": port 99999 is not a number from 1 to 65535 (empty disables the listener)`+"\n", r.stderr)
+}
+
+// TestRunMetricsPortInUse: `run` whose metrics port is taken (another instance, the
+// compose stack's container) says so and how to choose another.
+func TestRunMetricsPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `
+kafka: {brokers: [%q], group_id: g, topics: [shop.sales.dbo.orders]}
+schema_registry: {url: "http://127.0.0.1:1"}
+tables: {path: %q}
+metrics: {listen: %q}
+`, closedPort(t), filepath.Join(dir, "{table}"), ln.Addr().String()), 0o600))
+	r := exe(t, "run", "--config", cfg)
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "cdc2delta run: metrics listener: "+ln.Addr().String()+" is in use (another cdc2delta, "+
+		"or the compose stack's container on 9464?): set metrics.listen or --metrics-listen to a free port, or to \"\" for none\n")
 }
