@@ -165,16 +165,26 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- runProcessor(runCtx, e, c) }()
+	finished := make(chan struct{}) // closed when the processor has stopped, runErr set
+	var runErr error
+	go func() {
+		defer close(finished)
+		runErr = runProcessor(runCtx, e, c)
+	}()
 	stopProcessor := func() error {
 		stop()
-		return <-done
+		<-finished
+		return runErr
 	}
+	// catchUp waits for the processor to apply everything up to ends; errInterrupted
+	// when Ctrl-C came first (the processor stopped cleanly).
 	catchUp := func(ends kadm.ListedOffsets) error {
-		err := waitApplied(ctx, e, paths, ends, done)
+		err := waitApplied(ctx, e, paths, ends, finished, &runErr)
 		if ctx.Err() != nil {
-			return stopProcessor()
+			if err := stopProcessor(); err != nil {
+				return err
+			}
+			return errInterrupted
 		}
 		return err
 	}
@@ -187,15 +197,19 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 		rounds := min(quickstartRounds, o.events)
 		for i := range rounds {
 			n := o.events/rounds + boolInt(i < o.events%rounds)
-			if err := produceSample(ctx, gen, w, client, n); err != nil {
-				return err
+			err := produceSample(ctx, gen, w, client, n)
+			if err == nil {
+				ends, err = adm.ListEndOffsets(ctx, topics...)
 			}
-			if ends, err = adm.ListEndOffsets(ctx, topics...); err != nil {
-				return fmt.Errorf("listing offsets: %w", err)
+			if ctx.Err() != nil { // Ctrl-C
+				return stopProcessor()
+			}
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(e.stdout, "round %d/%d: produced %d change events\n", i+1, rounds, n)
 			if err := catchUp(ends); err != nil {
-				return err
+				return ignoreInterrupt(err)
 			}
 		}
 		fmt.Fprintf(e.stdout, "generated %d Debezium change events for %d tables (snapshot, inserts, updates, deletes)\n", o.events, len(tables))
@@ -204,7 +218,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 			fmt.Fprintf(e.stdout, "topics already hold %d events (from an earlier run); not generating more\n", total(ends))
 		}
 		if err := catchUp(ends); err != nil {
-			return err
+			return ignoreInterrupt(err)
 		}
 	}
 	// Stop the processor before printing: it commits the group's offsets as it leaves,
@@ -217,6 +231,16 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 		<-ctx.Done()
 	}
 	return nil
+}
+
+// errInterrupted ends a quickstart stopped by Ctrl-C before it caught up: not a failure.
+var errInterrupted = errors.New("interrupted")
+
+func ignoreInterrupt(err error) error {
+	if errors.Is(err, errInterrupted) {
+		return nil
+	}
+	return err
 }
 
 func boolInt(b bool) int {
@@ -263,8 +287,8 @@ log:
 }
 
 // waitApplied waits until the tables' txn positions reach ends, printing progress, or
-// the processor stops.
-func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm.ListedOffsets, done <-chan error) error {
+// the processor stops (finished closes, *runErr set) or ctx ends.
+func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm.ListedOffsets, finished <-chan struct{}, runErr *error) error {
 	want := total(ends)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -279,11 +303,11 @@ func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm
 			return nil
 		}
 		select {
-		case err := <-done:
-			if err == nil {
-				err = errors.New("processor stopped before catching up")
+		case <-finished:
+			if *runErr == nil {
+				return errors.New("processor stopped before catching up")
 			}
-			return err
+			return *runErr
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
@@ -360,7 +384,8 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 	for _, tb := range tables {
 		fmt.Fprintf(&b, "  %s.%s  %s\n", tb.Def().Schema, tb.Def().Name, paths[tb.Topic()])
 	}
-	p := paths[tables[len(tables)-1].Topic()]
+	last := tables[len(tables)-1]
+	p := paths[last.Topic()]
 	t := shellQuote(p)
 	fmt.Fprintf(&b, "\nConsumer group: %s (kafka-consumer-groups and `offsets` show it)\n", quickstartGroup)
 	fmt.Fprintf(&b, "Configuration:  %s (this quickstart's broker, registry and tables, for --config)\n", cfgPath)
@@ -372,7 +397,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\nLook at a table (dbo.orders has %d versions):\n", version+1)
+	fmt.Fprintf(&b, "\nLook at a table (%s.%s has %d versions):\n", last.Def().Schema, last.Def().Name, version+1)
 	fmt.Fprintf(&b, "  %s show --limit 10 %s\n", self, t)
 	fmt.Fprintf(&b, "  %s describe %s\n", self, t)
 	fmt.Fprintf(&b, "  %s history %s\n", self, t)
