@@ -205,14 +205,11 @@ func derefKind(t reflect.Type) reflect.Kind {
 // wholeNumber refuses what yaml.v3 would truncate silently: it sets an int from 1.5 as 1.
 // Types with their own UnmarshalYAML (Duration, ByteSize) parse for themselves.
 func wholeNumber(n *yaml.Node, t reflect.Type) string {
-	if reflect.PointerTo(t).Implements(unmarshalerType) || t.Implements(unmarshalerType) {
-		return ""
-	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
-		if reflect.PointerTo(t).Implements(unmarshalerType) {
-			return ""
-		}
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return ""
 	}
 	switch n.ShortTag() {
 	case "!!int":
