@@ -94,8 +94,6 @@ func latest(ctx context.Context, t *deltalog.Table, location string) (*deltalog.
 	return snap, nil
 }
 
-func isNotExist(err error) bool { return errors.Is(err, deltalog.ErrNotExist) }
-
 // notATable says that location, which exists, holds no Delta table.
 func notATable(location string) error {
 	if !strings.Contains(location, "://") {

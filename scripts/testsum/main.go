@@ -1,7 +1,8 @@
 // Command testsum runs `go test -json` for scripts/test.sh, prints what plain `go test`
 // would print (the package lines, and the output of failed tests only), keeps the JSON,
-// and sums up several runs: every skipped test by name and one closing line,
-// "tests: N passed, M failed, K skipped".
+// and sums up several runs: every skipped test by name (with the runs, named after
+// their files, that skipped it) and one closing line, "tests: N passed, M failed,
+// K skipped", counting every run of a test.
 //
 //	testsum run [-v] FILE -- go test -json ./...   # exit code of the command
 //	testsum summary FILE...
@@ -17,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -185,8 +187,10 @@ func progressLine(s string) bool {
 // summary counts test results over several `go test -json` files.
 type summary struct {
 	passed, failed int
-	skipped        []string // "pkg TestX/sub: reason"
-	brokenPkgs     []string // failed packages without a failed test (build failure, crash, timeout)
+	skips          int
+	skipped        []string            // "pkg TestX/sub: reason", each once
+	skippedIn      map[string][]string // the runs (file names) that skipped it
+	brokenPkgs     []string            // failed packages without a failed test (build failure, crash, timeout)
 }
 
 func (s *summary) readFile(name string) error {
@@ -198,10 +202,10 @@ func (s *summary) readFile(name string) error {
 		return err
 	}
 	defer f.Close()
-	return s.read(f)
+	return s.read(f, strings.TrimSuffix(filepath.Base(name), ".json"))
 }
 
-func (s *summary) read(in io.Reader) error {
+func (s *summary) read(in io.Reader, run string) error {
 	last := map[string]string{} // the last output line of each test, for skip reasons
 	failedIn := map[string]bool{}
 	var failedPkgs []string
@@ -236,7 +240,14 @@ func (s *summary) read(in io.Reader) error {
 			if reason != "" {
 				name += ": " + reason
 			}
-			s.skipped = append(s.skipped, name)
+			s.skips++
+			if s.skippedIn == nil {
+				s.skippedIn = map[string][]string{}
+			}
+			if _, seen := s.skippedIn[name]; !seen {
+				s.skipped = append(s.skipped, name)
+			}
+			s.skippedIn[name] = append(s.skippedIn[name], run)
 		}
 	}
 	for _, p := range failedPkgs {
@@ -251,10 +262,10 @@ func (s *summary) print(w io.Writer) {
 	if len(s.skipped) > 0 {
 		fmt.Fprintf(w, "skipped tests (%d):\n", len(s.skipped))
 		for _, n := range s.skipped {
-			fmt.Fprintf(w, "  %s\n", n)
+			fmt.Fprintf(w, "  %s [%s]\n", n, strings.Join(s.skippedIn[n], ", "))
 		}
 	}
-	line := fmt.Sprintf("tests: %d passed, %d failed, %d skipped", s.passed, s.failed, len(s.skipped))
+	line := fmt.Sprintf("tests: %d passed, %d failed, %d skipped", s.passed, s.failed, s.skips)
 	if len(s.brokenPkgs) > 0 {
 		line += fmt.Sprintf("; packages failed outside any test (build, crash or timeout): %s", strings.Join(s.brokenPkgs, ", "))
 	}

@@ -35,9 +35,25 @@ func TestSummary(t *testing.T) {
 	code := run([]string{"summary", filepath.Join("testdata", "sample.json"), filepath.Join(t.TempDir(), "not-run.json")}, &out, &out)
 	require.Equal(t, 0, code)
 	require.Equal(t, `skipped tests (2):
-  tsfix TestSkip: needs a broker
-  tsfix TestSub/b: not on linux
+  tsfix TestSkip: needs a broker [sample]
+  tsfix TestSub/b: not on linux [sample]
 tests: 3 passed, 1 failed, 2 skipped; packages failed outside any test (build, crash or timeout): tsfix/broken
+`, out.String())
+
+	// Two runs of the same tests (the fast tier and its race run) count twice and list
+	// each skipped test once, with both runs.
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", "sample.json"))
+	require.NoError(t, err)
+	for _, run := range []string{"fast", "race"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, run+".json"), data, 0o600))
+	}
+	out.Reset()
+	require.Equal(t, 0, run([]string{"summary", filepath.Join(dir, "fast.json"), filepath.Join(dir, "race.json")}, &out, &out))
+	require.Equal(t, `skipped tests (2):
+  tsfix TestSkip: needs a broker [fast, race]
+  tsfix TestSub/b: not on linux [fast, race]
+tests: 6 passed, 2 failed, 4 skipped; packages failed outside any test (build, crash or timeout): tsfix/broken
 `, out.String())
 }
 
