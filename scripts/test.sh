@@ -16,7 +16,7 @@
 #   CDC2DELTA_CACHE=DIR  cache directory (default ~/.cache/cdc2delta)
 #
 # Every go test runs with -json through scripts/testsum, which prints what plain
-# go test prints and keeps the JSON in $CDC2DELTA_CACHE/test-json; the run ends
+# go test prints and keeps the JSON under $CDC2DELTA_CACHE/test-json; the run ends
 # with every skipped test by name and "tests: N passed, M failed, K skipped".
 #
 # System-wide, and only when missing, as root on Debian (apt-get), it installs
@@ -70,6 +70,7 @@ summary() {
 		[[ $result == ok ]] && ok=$((ok + 1))
 	done
 	if [[ -n $testsum && -x $testsum ]]; then
+		log "go test -json output: $json_dir"
 		"$testsum" summary "$json_dir"/*.json
 	fi
 	printf 'steps: %d passed, %d failed (%d min %d s)\n' "$ok" "$failed" $((SECONDS / 60)) $((SECONDS % 60))
@@ -120,8 +121,9 @@ if [[ -z ${SKIP_FULL:-} ]]; then
 	fi
 fi
 
-# go test output goes through testsum (-json kept for the closing counts).
-json_dir="$CDC2DELTA_CACHE/test-json"
+# go test output goes through testsum (-json kept for the closing counts), one
+# directory per checkout so that runs in two worktrees do not mix.
+json_dir="$CDC2DELTA_CACHE/test-json/$(sha256_of "$CDC2DELTA_ROOT" | cut -c1-12)"
 testsum="$json_dir/testsum"
 mkdir -p "$json_dir"
 rm -f "$json_dir"/*.json
