@@ -89,6 +89,63 @@ kafka:
 	require.Equal(t, env["PW"], c.Kafka.SASL.Password.Reveal())
 }
 
+// TestEnvExpansionTyped: a ${VAR} that expands to a number, a bool or a duration is
+// read as one, quoted or not.
+func TestEnvExpansionTyped(t *testing.T) {
+	env := map[string]string{"MAX": "500", "CREATE": "true"}
+	c, err := config.Parse([]byte(`
+kafka:
+  dlq_create: ${CREATE}
+  group_id: ${GROUP:-007}
+batch:
+  max_records: "${MAX}"
+  max_age: ${AGE:-250ms}
+  max_bytes: ${BYTES:-1MiB}
+`), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	require.NoError(t, err)
+	require.True(t, c.Kafka.DLQCreate)
+	require.Equal(t, "007", c.Kafka.GroupID, "a string stays a string")
+	require.Equal(t, 500, c.Batch.MaxRecords)
+	require.Equal(t, config.Duration(250*time.Millisecond), c.Batch.MaxAge)
+	require.Equal(t, config.ByteSize(1<<20), c.Batch.MaxBytes)
+}
+
+// TestMergeKeysAndAnchors: YAML anchors, aliases and merge keys work, the mapping's own
+// keys winning over merged ones.
+func TestMergeKeysAndAnchors(t *testing.T) {
+	c, err := config.Parse([]byte(`
+tables:
+  defaults: &base {delete_mode: soft, merge_mode: cow}
+  overrides:
+    - {<<: *base, name: dbo.orders, merge_mode: dv}
+kafka:
+  brokers: &b [k1:9092]
+  topics: *b
+`), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, config.DeleteSoft, c.Tables.Defaults.DeleteMode)
+	o := c.Tables.Overrides[0]
+	require.Equal(t, "dbo.orders", o.Name)
+	require.Equal(t, config.DeleteSoft, *o.DeleteMode)
+	require.Equal(t, config.MergeDV, *o.MergeMode)
+	require.Equal(t, []string{"k1:9092"}, c.Kafka.Topics)
+}
+
+// TestCheckOverride: the override applies before validation, so a flag can fix what the
+// file lacks, and a field the file could not read is not reported twice.
+func TestCheckOverride(t *testing.T) {
+	data := []byte("kafka: {brokers: 5, topics: [t]}\nschema_registry: {url: 'http://sr'}\n")
+	_, err := config.Check(data, noEnv, func(c *config.Config) { c.Kafka.GroupID = "from-flag" })
+	require.ErrorIs(t, err, config.ErrSyntax)
+	require.NotErrorIs(t, err, config.ErrInvalid, "kafka.brokers is reported once, as unreadable")
+	require.Equal(t, `kafka.brokers: line 1: must be a list such as [a, b], got "5"`, err.Error())
+
+	c, err := config.Check([]byte("kafka: {brokers: ['k:1'], topics: [t]}\nschema_registry: {url: 'http://sr'}\n"), noEnv,
+		func(c *config.Config) { c.Kafka.GroupID = "from-flag" })
+	require.NoError(t, err)
+	require.Equal(t, "from-flag", c.Kafka.GroupID)
+}
+
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
@@ -109,7 +166,8 @@ func TestLoad(t *testing.T) {
 }
 
 // TestInvalidConfigs checks that each broken file in testdata/invalid produces exactly
-// the messages its "# want:" lines list, in any order.
+// the messages its "# want:" lines list, in any order, from one Check: problems of
+// reading the file (syntax_* files have some) and of its values together.
 func TestInvalidConfigs(t *testing.T) {
 	files, err := filepath.Glob("testdata/invalid/*.yaml")
 	require.NoError(t, err)
@@ -125,15 +183,14 @@ func TestInvalidConfigs(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, want)
-			c, err := config.Parse(data, noEnv)
+			_, err = config.Check(data, noEnv, nil)
+			require.Error(t, err)
 			if strings.HasPrefix(filepath.Base(f), "syntax") {
 				require.ErrorIs(t, err, config.ErrSyntax)
 			} else {
-				require.NoError(t, err)
-				err = c.Validate()
-				require.ErrorIs(t, err, config.ErrInvalid)
+				require.NotErrorIs(t, err, config.ErrSyntax)
 			}
-			msg := strings.TrimPrefix(err.Error(), config.ErrSyntax.Error()+": ")
+			msg := err.Error()
 			require.ElementsMatch(t, want, strings.Split(msg, "\n"))
 			require.NotContains(t, msg, "hunter2")
 			require.NotContains(t, msg, "sr-secret")

@@ -6,37 +6,141 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// ErrSyntax reports a file that is not valid YAML for Config: bad syntax, unknown
-// fields, wrong types or bad ${ENV} references. The error lists every such problem.
+// ErrSyntax matches every problem of reading a file as a Config: bad YAML syntax,
+// unknown fields, wrong types, values that cannot be read, bad ${ENV} references.
 var ErrSyntax = errors.New("config: cannot parse")
 
+// SyntaxError is one problem of reading the file: Path names the field as written
+// ("tables.overrides[0].deletemode"; empty for bad YAML syntax), Line is the line in the
+// file (0 when unknown) and Problem says what is wrong and what is accepted.
+type SyntaxError struct {
+	Path    string
+	Line    int
+	Problem string
+	// Err is the underlying cause, when there is one (an ErrEnv reference problem).
+	Err error
+}
+
+func (e *SyntaxError) Error() string {
+	var b strings.Builder
+	if e.Path != "" {
+		b.WriteString(e.Path + ": ")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	b.WriteString(e.Problem)
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrSyntax) true, and errors.Is(err, cause) for its cause.
+func (e *SyntaxError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrSyntax, e.Err}
+	}
+	return []error{ErrSyntax}
+}
+
 // Load reads the file at path, expanding ${ENV} references from the process
-// environment, and validates the result.
+// environment, and validates the result; the error lists every problem (see Check).
 func Load(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("reading config: %w", err)
 	}
-	c, err := Parse(data, os.LookupEnv)
+	c, err := Check(data, os.LookupEnv, nil)
 	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
 
-// Parse decodes YAML onto Default(), expanding ${ENV} references in scalar values with
-// env (os.LookupEnv in Load). It does not validate. Expansion happens per value after
-// parsing, so a secret containing YAML syntax (": ", "#") cannot change the document.
+// Check reads a file as Parse does, applies override (when not nil) to what it read, and
+// validates the result, so that one call reports every problem: those of reading the
+// file (*SyntaxError, matching ErrSyntax) and those of the values (*FieldError, matching
+// ErrInvalid), joined with errors.Join. A field that could not be read keeps its default
+// and is not validated again, so no problem is reported twice. Invalid YAML syntax is
+// reported alone: nothing after it can be read.
+//
+// With an error the returned Config is what could be read; it is for further checks of
+// the same file only, never to run with.
+func Check(data []byte, env func(string) (string, bool), override func(*Config)) (Config, error) {
+	c, perr := Parse(data, env)
+	var se *SyntaxError
+	if errors.As(perr, &se) && se.Path == "" {
+		return c, perr // invalid YAML: nothing was read
+	}
+	if override != nil {
+		override(&c)
+	}
+	bad := syntaxPaths(perr)
+	problems := leaves(perr)
+	for _, e := range leaves(c.Validate()) {
+		if fe, ok := e.(*FieldError); !ok || !related(fe.Path, bad) {
+			problems = append(problems, e)
+		}
+	}
+	return c, errors.Join(problems...)
+}
+
+// leaves flattens an errors.Join tree.
+func leaves(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	if _, own := err.(*SyntaxError); own {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, leaves(e)...)
+	}
+	return out
+}
+
+// syntaxPaths are the paths of the fields that could not be read.
+func syntaxPaths(err error) []string {
+	var out []string
+	for _, e := range leaves(err) {
+		if se, ok := e.(*SyntaxError); ok && se.Path != "" {
+			out = append(out, se.Path)
+		}
+	}
+	return out
+}
+
+// related reports whether path is one of paths, or inside or around one of them
+// ("kafka" and "kafka.brokers" are related, "kafka.brokers" and "kafka.topics" not).
+func related(path string, paths []string) bool {
+	within := func(inner, outer string) bool {
+		return strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"[")
+	}
+	for _, p := range paths {
+		if path == p || within(path, p) || within(p, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// Parse decodes YAML onto Default(), expanding ${ENV} references in values with env
+// (os.LookupEnv in Load). It does not validate (Check does both). Expansion happens per
+// value after parsing, so a secret containing YAML syntax (": ", "#") cannot change the
+// document.
+//
+// Reading goes on past a bad field: the error joins a *SyntaxError for every unknown
+// field, wrong type, unreadable value and bad ${ENV} reference, each with its path and
+// line, and the Config returned with it holds everything else that was read (a bad field
+// keeps its default).
 func Parse(data []byte, env func(string) (string, bool)) (Config, error) {
 	c := Default()
 	var doc yaml.Node
@@ -45,110 +149,9 @@ func Parse(data []byte, env func(string) (string, bool)) (Config, error) {
 		if errors.Is(err, io.EOF) {
 			return c, nil // an empty file is all defaults
 		}
-		return Config{}, fmt.Errorf("%w: %w", ErrSyntax, err)
+		return c, yamlSyntaxError(err, data)
 	}
-	var problems []error
-	expandNode(&doc, env, &problems)
-	checkFields(&doc, reflect.TypeOf(c), "", &problems)
-	if err := doc.Decode(&c); err != nil {
-		var te *yaml.TypeError
-		if !errors.As(err, &te) {
-			return Config{}, fmt.Errorf("%w: %w", ErrSyntax, err)
-		}
-		for _, m := range te.Errors {
-			problems = append(problems, errors.New(strings.TrimPrefix(m, "yaml: ")))
-		}
-	}
-	if len(problems) > 0 {
-		return Config{}, fmt.Errorf("%w: %w", ErrSyntax, errors.Join(problems...))
-	}
-	return c, nil
-}
-
-func expandNode(n *yaml.Node, env func(string) (string, bool), problems *[]error) {
-	if n.Kind == yaml.ScalarNode {
-		v, err := Expand(n.Value, env)
-		if err != nil {
-			*problems = append(*problems, fmt.Errorf("line %d: %w", n.Line, err))
-			return
-		}
-		n.Value = v
-		return
-	}
-	for _, c := range n.Content {
-		expandNode(c, env, problems)
-	}
-}
-
-// checkFields reports mapping keys that match no field of t, with the path and the
-// accepted names. yaml.v3 offers KnownFields only on a Decoder, not on Node.Decode, and
-// its message names neither the path nor the alternatives.
-func checkFields(n *yaml.Node, t reflect.Type, path string, problems *[]error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch n.Kind {
-	case yaml.DocumentNode, yaml.AliasNode:
-		for _, c := range n.Content {
-			checkFields(c, t, path, problems)
-		}
-		if n.Alias != nil {
-			checkFields(n.Alias, t, path, problems)
-		}
-	case yaml.SequenceNode:
-		if t.Kind() != reflect.Slice {
-			return // the decoder reports the type error
-		}
-		for i, c := range n.Content {
-			checkFields(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), problems)
-		}
-	case yaml.MappingNode:
-		if t.Kind() != reflect.Struct {
-			return
-		}
-		fields := yamlFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" {
-				checkFields(v, t, path, problems)
-				continue
-			}
-			p := joinPath(path, k.Value)
-			f, ok := fields[k.Value]
-			if !ok {
-				*problems = append(*problems, fmt.Errorf("%s: unknown field (line %d); accepted: %s",
-					p, k.Line, strings.Join(sortedKeys(fields), ", ")))
-				continue
-			}
-			checkFields(v, f, p, problems)
-		}
-	}
-}
-
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	m := make(map[string]reflect.Type, t.NumField())
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if f.IsExported() && name != "" && name != "-" {
-			m[name] = f.Type
-		}
-	}
-	return m
-}
-
-func sortedKeys(m map[string]reflect.Type) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func joinPath(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "." + name
+	d := &decoder{env: env}
+	d.value(&doc, reflectValue(&c), "")
+	return c, errors.Join(d.problems...)
 }

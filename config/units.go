@@ -12,13 +12,13 @@ import (
 // Duration is a time.Duration written as Go durations ("1s", "168h").
 type Duration time.Duration
 
-// UnmarshalYAML parses a Go duration string. A bad value is reported as a type error so
-// decoding goes on and every bad field is reported together.
+// UnmarshalYAML parses a Go duration string. A bad value is a type error whose message
+// the config decoder reports with the field's path and line.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
 	if n.Kind != yaml.ScalarNode || err != nil {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
-			"line %d: %q is not a duration (use Go syntax such as 500ms, 1s, 168h)", n.Line, n.Value)}}
+			"%q is not a duration (use Go syntax such as 500ms, 1s, 168h)", n.Value)}}
 	}
 	*d = Duration(v)
 	return nil
@@ -63,8 +63,11 @@ func ParseByteSize(s string) (ByteSize, error) {
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	v, err := ParseByteSize(n.Value)
 	if n.Kind != yaml.ScalarNode || err != nil {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
-			"line %d: %q is not a byte size (use a number of bytes or units KiB, MiB, GiB, KB, MB, GB)", n.Line, n.Value)}}
+		msg := fmt.Sprintf("%q is not a byte size (use a number of bytes or units KiB, MiB, GiB, KB, MB, GB)", n.Value)
+		if strings.HasPrefix(strings.TrimSpace(n.Value), "-") {
+			msg = fmt.Sprintf("%q is negative; a byte size is 0 or more, such as 16MiB", n.Value)
+		}
+		return &yaml.TypeError{Errors: []string{msg}}
 	}
 	*b = v
 	return nil

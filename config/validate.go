@@ -8,7 +8,9 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
@@ -78,8 +80,8 @@ func (c *Config) validateKafka(p *problems) {
 		p.add("kafka.brokers", "must list at least one host:port")
 	}
 	for i, b := range k.Brokers {
-		if _, port, err := net.SplitHostPort(b); err != nil || port == "" {
-			p.add(fmt.Sprintf("kafka.brokers[%d]", i), "%q is not host:port", b)
+		if msg := hostPortProblem(b, false); msg != "" {
+			p.add(fmt.Sprintf("kafka.brokers[%d]", i), "%s", msg)
 		}
 	}
 	if k.GroupID == "" {
@@ -138,6 +140,8 @@ func (c *Config) validateRegistry(p *problems) {
 		p.add("schema_registry.url", "must be set (http:// or https:// URL)")
 	} else if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		p.add("schema_registry.url", "%q is not an http:// or https:// URL", urlcred.Redact(r.URL))
+	} else if msg := urlPortProblem(u); msg != "" {
+		p.add("schema_registry.url", "%q: %s", urlcred.Redact(r.URL), msg)
 	} else if u.User != nil {
 		// The registry client takes credentials out of the URL; they must
 		// not also come from elsewhere.
@@ -184,6 +188,10 @@ func (c *Config) validateTables(p *problems) {
 		p.oneOf(path+".merge_mode", s.MergeMode, mergeModes...)
 		if s.TombstoneRetention <= 0 {
 			p.add(path+".tombstone_retention", "must be positive, got %s", s.TombstoneRetention)
+		} else if s.TombstoneRetention > MaxTombstoneRetention {
+			p.add(path+".tombstone_retention", "%s is above %s (10 years): a tombstone only has to outlive the oldest "+
+				"event that can still arrive (a replay from the start of the topic), and every tombstone is held in "+
+				"memory and in the table's tombstone files until it expires", s.TombstoneRetention, MaxTombstoneRetention)
 		}
 		if s.NullKey == NullKeyColumns && len(s.KeyColumns) == 0 {
 			p.add(path+".key_columns", "must be set when null_key is columns")
@@ -234,29 +242,97 @@ func checkNames(p *problems, path string, names []string) {
 	}
 }
 
+// Upper bounds of the limits. Each exists to catch a unit mistake or a typo (9e18, 2000000h)
+// before it makes the process misbehave; the messages say why.
+const (
+	MaxBatchRecords       = 1_000_000
+	MaxBatchBytes         = ByteSize(1 << 30)
+	MaxBatchAge           = Duration(time.Hour)
+	MaxRetryBudget        = Duration(24 * time.Hour)
+	MaxBufferedBytes      = ByteSize(32 << 30)
+	MaxTombstoneRetention = Duration(10 * 365 * 24 * time.Hour)
+)
+
 func (c *Config) validateLimits(p *problems) {
-	if c.Batch.MaxRecords <= 0 {
-		p.add("batch.max_records", "must be positive, got %d", c.Batch.MaxRecords)
+	b := c.Batch
+	switch {
+	case b.MaxRecords <= 0:
+		p.add("batch.max_records", "must be positive, got %d", b.MaxRecords)
+	case b.MaxRecords > MaxBatchRecords:
+		p.add("batch.max_records", "%d is above %d: a batch is held in memory until it commits, so a larger one "+
+			"only costs memory and delays its commit", b.MaxRecords, MaxBatchRecords)
 	}
-	if c.Batch.MaxBytes <= 0 {
-		p.add("batch.max_bytes", "must be positive, got %s", c.Batch.MaxBytes)
+	switch {
+	case b.MaxBytes <= 0:
+		p.add("batch.max_bytes", "must be positive, got %s", b.MaxBytes)
+	case b.MaxBytes > MaxBatchBytes:
+		p.add("batch.max_bytes", "%s is above %s: a batch's records are held in memory until it commits",
+			b.MaxBytes, MaxBatchBytes)
 	}
-	if c.Batch.MaxAge <= 0 {
-		p.add("batch.max_age", "must be positive, got %s", c.Batch.MaxAge)
+	switch {
+	case b.MaxAge <= 0:
+		p.add("batch.max_age", "must be positive, got %s", b.MaxAge)
+	case b.MaxAge > MaxBatchAge:
+		p.add("batch.max_age", "%s is above %s: a batch that does not fill commits when it is this old, and Delta "+
+			"readers see none of its changes until then, so a longer age only delays them (a quiet table would commit "+
+			"only at shutdown)", b.MaxAge, MaxBatchAge)
 	}
-	if c.Retry.Budget <= 0 {
-		p.add("retry.budget", "must be positive, got %s", c.Retry.Budget)
+	switch r := c.Retry.Budget; {
+	case r <= 0:
+		p.add("retry.budget", "must be positive, got %s", r)
+	case r > MaxRetryBudget:
+		p.add("retry.budget", "%s is above %s: a table retrying a failure is reported stalled (in /readyz and "+
+			"cdc2delta_table_state) only after the budget, so a longer one hides an outage", r, MaxRetryBudget)
 	}
-	if c.Memory.MaxBufferedBytes < c.Batch.MaxBytes {
+	switch m := c.Memory.MaxBufferedBytes; {
+	case m < b.MaxBytes:
 		p.add("memory.max_buffered_bytes", "%s is below batch.max_bytes (%s); a single batch could never fill",
-			c.Memory.MaxBufferedBytes, c.Batch.MaxBytes)
+			m, b.MaxBytes)
+	case m > MaxBufferedBytes:
+		p.add("memory.max_buffered_bytes", "%s is above %s: buffered records are held in the process's memory, "+
+			"beside every table's key index", m, MaxBufferedBytes)
 	}
+}
+
+// hostPortProblem says what is wrong with a host:port address ("" when nothing is);
+// emptyHost allows ":port" (listen on every interface).
+func hostPortProblem(addr string, emptyHost bool) string {
+	host, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil || port == "":
+		if emptyHost {
+			return fmt.Sprintf("%q is not host:port or :port", addr)
+		}
+		return fmt.Sprintf("%q is not host:port", addr)
+	case host == "" && !emptyHost:
+		return fmt.Sprintf("%q has no host", addr)
+	}
+	return portProblem(addr, port)
+}
+
+func portProblem(addr, port string) string {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("%q: port %s is not a number from 1 to 65535", addr, port)
+	}
+	return ""
+}
+
+func urlPortProblem(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("port %s is not a number from 1 to 65535", p)
+		}
+	}
+	return ""
 }
 
 func (c *Config) validateRest(p *problems) {
 	if e := c.Storage.S3.Endpoint; e != "" {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			p.add("storage.s3.endpoint", "%q is not an http:// or https:// URL", urlcred.Redact(e))
+		} else if msg := urlPortProblem(u); msg != "" {
+			p.add("storage.s3.endpoint", "%q: %s", urlcred.Redact(e), msg)
 		} else if u.User != nil {
 			p.add("storage.s3.endpoint", "%q carries credentials; S3 credentials come from the AWS credential chain", urlcred.Redact(e))
 		}
@@ -265,8 +341,8 @@ func (c *Config) validateRest(p *problems) {
 	p.oneOf("decoding.decimal_handling_mode", c.Decoding.DecimalHandlingMode, decimalModes...)
 	p.oneOf("decoding.binary_handling_mode", c.Decoding.BinaryHandlingMode, binaryModes...)
 	if l := c.Metrics.Listen; l != "" {
-		if _, _, err := net.SplitHostPort(l); err != nil {
-			p.add("metrics.listen", "%q is not host:port or :port (empty disables the listener)", l)
+		if msg := hostPortProblem(l, true); msg != "" {
+			p.add("metrics.listen", "%s (empty disables the listener)", msg)
 		}
 	}
 	p.oneOf("log.level", c.Log.Level, logLevels...)

@@ -14,7 +14,7 @@ type commitInfoFields CommitInfo
 
 // MarshalJSON writes the modelled fields and then Extra, which never overrides them.
 func (ci CommitInfo) MarshalJSON() ([]byte, error) {
-	known, err := json.Marshal(commitInfoFields(ci))
+	known, err := marshalPlain(commitInfoFields(ci))
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (ci CommitInfo) MarshalJSON() ([]byte, error) {
 	for k, v := range km {
 		m[k] = v
 	}
-	return json.Marshal(m)
+	return marshalPlain(m)
 }
 
 // UnmarshalJSON reads the modelled fields leniently: a writer that puts another JSON type

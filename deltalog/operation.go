@@ -106,8 +106,20 @@ func stringValues(m map[string]string) OperationValues {
 	}
 	out := make(OperationValues, len(m))
 	for k, v := range m {
-		b, _ := json.Marshal(v) // a string always marshals
+		b, _ := marshalPlain(v) // a string always marshals
 		out[k] = b
 	}
 	return out
+}
+
+// marshalPlain is json.Marshal without HTML escaping: a predicate "a > 5" is stored as
+// Spark stores it, not as "a \u003e 5".
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

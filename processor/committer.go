@@ -78,8 +78,14 @@ func (c *committer) commit(ctx context.Context, all bool) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := commitOffsets(cctx, p.client, offs); err != nil {
-		p.m.groupCommits.WithLabelValues("error").Inc()
-		p.log.Warn("group offset commit failed; retried with the next commit", "partitions", len(offs), "err", err)
+		if ctx.Err() != nil {
+			// Shutting down: run commits what is queued once more, with a fresh
+			// context, and warns if that fails.
+			p.log.Debug("group offset commit interrupted by shutdown; committed again on the way out", "err", err)
+		} else {
+			p.m.groupCommits.WithLabelValues("error").Inc()
+			p.log.Warn("group offset commit failed; retried with the next commit", "partitions", len(offs), "err", err)
+		}
 		p.mu.Lock()
 		for tp, gc := range offs {
 			if _, newer := c.dirty[tp]; !newer && p.mu.parts[tp] != nil {

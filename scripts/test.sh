@@ -14,6 +14,15 @@
 #   FAIL_FAST=1          stop at the first failed step
 #   KEEP_SERVERS_LOGS=1  keep the servers' directory (logs) after the run
 #   CDC2DELTA_CACHE=DIR  cache directory (default ~/.cache/cdc2delta)
+#
+# Every go test runs with -json through scripts/testsum, which prints what plain
+# go test prints and keeps the JSON under $CDC2DELTA_CACHE/test-json; the run ends
+# with every skipped test by name and "tests: N passed, M failed, K skipped".
+#
+# System-wide, and only when missing, as root on Debian (apt-get), it installs
+# Java 17 and Maven (the Kafka broker), python3-venv (the Delta readers' venv),
+# docker-compose and python3-yaml (the compose check); it says so first.
+# Everything else goes to $CDC2DELTA_CACHE, ~/.m2 and Go's caches.
 # See docs/TESTING.md.
 set -euo pipefail
 # shellcheck source=scripts/setup/lib.sh
@@ -28,6 +37,8 @@ fi
 steps=()    # "name|seconds|result" per step, for the summary
 failed=0
 run_dir=""
+testsum=""  # scripts/testsum, built below
+json_dir="" # where each go test step's -json output goes
 
 # step NAME CMD... runs one timed step and records its result.
 step() {
@@ -55,10 +66,14 @@ summary() {
 	section "summary"
 	for s in "${steps[@]}"; do
 		IFS='|' read -r name secs result <<<"$s"
-		printf '  %-32s %6ss  %s\n' "$name" "$secs" "$result" >&2
+		printf '  %-38s %6ss  %s\n' "$name" "$secs" "$result" >&2
 		[[ $result == ok ]] && ok=$((ok + 1))
 	done
-	printf 'steps: %d passed, %d failed\n' "$ok" "$failed"
+	if [[ -n $testsum && -x $testsum ]]; then
+		log "go test -json output: $json_dir"
+		"$testsum" summary "$json_dir"/*.json
+	fi
+	printf 'steps: %d passed, %d failed (%d min %d s)\n' "$ok" "$failed" $((SECONDS / 60)) $((SECONDS % 60))
 }
 
 cleanup() {
@@ -86,6 +101,42 @@ section "environment"
 log "repo $CDC2DELTA_ROOT, cache $CDC2DELTA_CACHE, CI=${CI:-}"
 log "$(go version)"
 
+# Say up front what the full tier would install system-wide (the setup steps
+# install it when they get there, and say so again).
+if [[ -z ${SKIP_FULL:-} ]]; then
+	system=()
+	command -v java >/dev/null 2>&1 || system+=("openjdk-17-jre-headless (the Kafka broker)")
+	command -v mvn >/dev/null 2>&1 || system+=("maven (the broker's jars)")
+	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || system+=("python3-venv (the Delta readers' venv)")
+	if ! command -v docker-compose >/dev/null 2>&1 && ! docker compose version >/dev/null 2>&1; then
+		system+=("docker-compose and python3-yaml (the compose check, no Docker engine)")
+	fi
+	if ((${#system[@]} > 0)); then
+		if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+			log "the full tier installs system-wide with apt-get (with their dependencies; SKIP_FULL=1 avoids it):"
+		else
+			log "the full tier needs these, which it installs only as root on Debian; install them by hand or set SKIP_FULL=1:"
+		fi
+		for s in "${system[@]}"; do log "  $s"; done
+	fi
+fi
+
+# go test output goes through testsum (-json kept for the closing counts), one
+# directory per checkout so that runs in two worktrees do not mix.
+json_dir="$CDC2DELTA_CACHE/test-json/$(sha256_of "$CDC2DELTA_ROOT" | cut -c1-12)"
+testsum="$json_dir/testsum"
+mkdir -p "$json_dir"
+rm -f "$json_dir"/*.json
+go build -o "$testsum" ./scripts/testsum || die "building scripts/testsum failed"
+testsum_flags=()
+[[ " ${GO_TEST_FLAGS:-} " == *" -v "* ]] && testsum_flags=(-v)
+# gotest NAME ARGS... runs go test -json ARGS, its JSON in $json_dir/NAME.json.
+gotest() {
+	local name=$1
+	shift
+	"$testsum" run "${testsum_flags[@]}" "$json_dir/$name.json" -- go test -json "$@"
+}
+
 # fast tier --------------------------------------------------------------------
 
 # staticcheck's release for this Go (honnef.co/go/tools); `go run` fetches it
@@ -96,10 +147,10 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	step "go mod download" go mod download
 	step "fast: go vet" go vet ./...
 	# shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
-	step "fast: go test" go test -count=1 ${GO_TEST_FLAGS:-} ./...
+	step "fast: go test" gotest fast -count=1 ${GO_TEST_FLAGS:-} ./...
 	# The pipeline and the MERGE engine are where goroutines meet.
 	# shellcheck disable=SC2086
-	step "fast: go test -race (processor, merge)" go test -race -count=1 ${GO_TEST_FLAGS:-} ./processor/ ./processor/merge/
+	step "fast: go test -race (processor, merge)" gotest race -race -count=1 ${GO_TEST_FLAGS:-} ./processor/ ./processor/merge/
 	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi
 
@@ -171,4 +222,4 @@ run_flag=()
 [[ -n ${ONLY_FULL_RUN:-} ]] && run_flag=(-run "$ONLY_FULL_RUN")
 # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
 step "full: go test -tags integration" \
-	go test -tags integration -count=1 -timeout 60m "${run_flag[@]}" ${GO_TEST_FLAGS:-} "${full_pkgs[@]}"
+	gotest full -tags integration -count=1 -timeout 60m "${run_flag[@]}" ${GO_TEST_FLAGS:-} "${full_pkgs[@]}"

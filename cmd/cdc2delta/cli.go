@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -30,6 +32,17 @@ func usagef(format string, args ...any) error {
 type env struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool) // os.LookupEnv in the real process
+	// self is how a user runs this binary again, for printed commands (selfCommand);
+	// "" prints "cdc2delta".
+	self string
+}
+
+// selfCmd is the command line prefix that runs this binary again.
+func (e *env) selfCmd() string {
+	if e.self == "" {
+		return "cdc2delta"
+	}
+	return e.self
 }
 
 // getenv returns an environment variable, "" when unset.
@@ -69,7 +82,41 @@ func commands() []command {
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runEnv(ctx, args, &env{stdout: stdout, stderr: stderr, lookup: os.LookupEnv})
+	return runEnv(ctx, args, &env{stdout: stdout, stderr: stderr, lookup: os.LookupEnv, self: selfCommand()})
+}
+
+// selfCommand is how to run this binary again from the current directory, so that the
+// commands a command prints run as printed: "cdc2delta" when that is on PATH, "go run
+// ./cmd/cdc2delta" under `go run` from the repository, else the executable's path.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "cdc2delta"
+	}
+	if onPath, err := exec.LookPath("cdc2delta"); err == nil {
+		a, errA := os.Stat(onPath)
+		b, errB := os.Stat(exe)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return "cdc2delta"
+		}
+	}
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") { // go run's temporary build
+		if st, err := os.Stat(filepath.Join("cmd", "cdc2delta")); err == nil && st.IsDir() {
+			return "go run ./cmd/cdc2delta"
+		}
+		return "cdc2delta"
+	}
+	return shellQuote(exe)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,=@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func runEnv(ctx context.Context, args []string, e *env) int {

@@ -57,12 +57,26 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestNotATable: a path that does not exist, a directory without a _delta_log and a
+// file are each reported as what they are, by every table command.
 func TestNotATable(t *testing.T) {
 	dir := t.TempDir()
-	for _, cmd := range []string{"history", "describe", "show", "checkpoint", "vacuum", "optimize"} {
-		r := exe(t, cmd, dir)
-		require.Equal(t, exitFailure, r.code, cmd)
-		require.Contains(t, r.stderr, "is not a Delta table", cmd)
+	missing := filepath.Join(dir, "nope")
+	file := filepath.Join(dir, "file.txt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+	for _, cmd := range [][]string{{"history"}, {"describe"}, {"show"}, {"checkpoint"}, {"vacuum"}, {"optimize"}, {"restore", "--version", "0"}} {
+		name := cmd[0]
+		r := exe(t, append(cmd, dir)...)
+		require.Equal(t, exitFailure, r.code, name)
+		require.Equal(t, "cdc2delta "+name+": "+dir+" is not a Delta table (no _delta_log)\n", r.stderr)
+		r = exe(t, append(cmd, missing)...)
+		require.Equal(t, exitFailure, r.code, name)
+		require.Equal(t, "cdc2delta "+name+": no table at "+missing+" (the directory does not exist)\n", r.stderr)
+		_, err := os.Stat(missing)
+		require.ErrorIs(t, err, os.ErrNotExist, "%s created the directory", name)
+		r = exe(t, append(cmd, file)...)
+		require.Equal(t, exitFailure, r.code, name)
+		require.Contains(t, r.stderr, file+" is a file, not a Delta table", name)
 	}
 }
 

@@ -51,7 +51,7 @@ func cli(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := runEnv(t.Context(), append([]string{"cdc2delta"}, args...),
-		&env{stdout: &out, stderr: &errb, lookup: func(string) (string, bool) { return "", false }})
+		&env{stdout: &out, stderr: &errb, lookup: func(string) (string, bool) { return "", false }, self: "cdc2delta"})
 	return result{code, out.String(), errb.String()}
 }
 

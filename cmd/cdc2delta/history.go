@@ -43,7 +43,7 @@ func historyCommand() command {
 					return fmt.Errorf("reading history of %s: %w", loc, err)
 				}
 				if len(entries) == 0 {
-					return fmt.Errorf("%s is not a Delta table (no commits in _delta_log)", loc)
+					return notATable(loc)
 				}
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
@@ -159,10 +159,11 @@ func readCommitInfo(ctx context.Context, s deltalog.Store, p string) (*deltalog.
 
 // historyColumn is one column of the text output; optional columns only appear when
 // some commit shown has a value for them (Databricks fills them, Spark and delta-rs
-// mostly do not).
+// mostly do not). Parameters and metrics wrap over several lines.
 type historyColumn struct {
 	header   string
 	optional bool
+	wrap     bool
 	cell     func(h historyEntry) string
 }
 
@@ -172,12 +173,12 @@ func printHistory(e *env, entries []historyEntry) error {
 		{header: "TIMESTAMP", cell: func(h historyEntry) string { return h.Timestamp.Format("2006-01-02 15:04:05.000Z07:00") }},
 		{header: "USER", optional: true, cell: func(h historyEntry) string { return cmp.Or(h.UserName, h.UserID) }},
 		{header: "OPERATION", cell: func(h historyEntry) string { return h.Operation }},
-		{header: "PARAMETERS", cell: func(h historyEntry) string { return kvList(h.OperationParameters) }},
+		{header: "PARAMETERS", wrap: true, cell: func(h historyEntry) string { return kvList(h.OperationParameters) }},
 		{header: "JOB", optional: true, cell: func(h historyEntry) string { return jsonText(h.Job) }},
 		{header: "NOTEBOOK", optional: true, cell: func(h historyEntry) string { return jsonText(h.Notebook) }},
 		{header: "CLUSTER", optional: true, cell: func(h historyEntry) string { return h.ClusterID }},
 		{header: "USER METADATA", optional: true, cell: func(h historyEntry) string { return h.UserMetadata }},
-		{header: "METRICS", cell: func(h historyEntry) string { return kvList(h.OperationMetrics) }},
+		{header: "METRICS", wrap: true, cell: func(h historyEntry) string { return kvList(h.OperationMetrics) }},
 	}
 	var cols []historyColumn
 	for _, c := range all {
@@ -191,14 +192,22 @@ func printHistory(e *env, entries []historyEntry) error {
 	}
 	tw := newTextTable(header...)
 	for _, h := range entries {
-		cells := make([]string, len(cols))
+		cells := make([][]string, len(cols))
 		for i, c := range cols {
-			cells[i] = c.cell(h)
+			if c.wrap {
+				cells[i] = wrapList(c.cell(h), historyCellWidth)
+			} else {
+				cells[i] = []string{c.cell(h)}
+			}
 		}
-		tw.add(cells...)
+		tw.addLines(cells...)
 	}
 	return tw.write(e.stdout)
 }
+
+// historyCellWidth is where parameters and metrics wrap, so a MERGE's predicates and
+// metrics do not make one line of hundreds of characters.
+const historyCellWidth = 72
 
 // kvList renders parameters or metrics as "k=v, k=v" in key order, each value as
 // deltalog.OperationValues.Text gives it.
@@ -206,9 +215,61 @@ func kvList(m deltalog.OperationValues) string {
 	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + m.Text(k)
+		parts[i] = k + "=" + unescapeHTML(m.Text(k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// unescapeHTML undoes Go's HTML escaping of <, > and & (\u003c, \u003e, \u0026) in a
+// value that is JSON text, as older cdc2delta commits stored MERGE predicates: the
+// JSON means the same, and the predicate reads as written.
+func unescapeHTML(v string) string {
+	if !strings.Contains(v, `\u00`) || !json.Valid([]byte(v)) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			if r, ok := htmlEscapes[strings.ToLower(v[i:min(i+6, len(v))])]; ok {
+				b.WriteByte(r)
+				i += 5
+				continue
+			}
+			b.WriteString(v[i : i+2]) // another escape, kept whole (so \\u003e stays)
+			i++
+			continue
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+var htmlEscapes = map[string]byte{`\u003c`: '<', `\u003e`: '>', `\u0026`: '&'}
+
+// wrapList breaks a "k=v, k=v" list into lines of about width characters, at the
+// items and, inside a long item, between the objects of a JSON array.
+func wrapList(s string, width int) []string {
+	if s == "" {
+		return []string{""}
+	}
+	var pieces []string
+	for _, item := range strings.SplitAfter(s, ", ") {
+		if len(item) <= width {
+			pieces = append(pieces, item)
+			continue
+		}
+		pieces = append(pieces, strings.SplitAfter(item, "},")...)
+	}
+	var lines []string
+	cur := ""
+	for _, p := range pieces {
+		if cur != "" && len(cur)+len(strings.TrimRight(p, " ")) > width {
+			lines = append(lines, strings.TrimRight(cur, " "))
+			cur = ""
+		}
+		cur += p
+	}
+	return append(lines, strings.TrimRight(cur, " "))
 }
 
 // jsonText renders a job or notebook object like parameters ("jobId=1, jobName=x") and

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -25,18 +29,28 @@ import (
 // quickstartPartitions is the partition count of the sample topics.
 const quickstartPartitions = 3
 
+// quickstartRounds is how many rounds the sample events are produced in, each applied
+// before the next, so every table ends with several versions to look back at, restore
+// to and optimize.
+const quickstartRounds = 5
+
+// quickstartGroup is the consumer group of the quickstart's processor.
+const quickstartGroup = "cdc2delta-quickstart"
+
 func quickstartCommand() command {
 	return command{
 		name:    "quickstart",
 		summary: "run the pipeline on an embedded broker, schema registry and sample SQL Server database",
 		example: "cdc2delta quickstart                      # tables land in ./cdc2delta-quickstart/tables\n" +
-			"cdc2delta quickstart --events 50000 --keep-running   # then inspect with kcat -b 127.0.0.1:19092 -L",
+			"cdc2delta quickstart --keep-running       # then, in another terminal: cdc2delta offsets --config cdc2delta-quickstart/cdc2delta.yaml",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			dir := fs.String("dir", "cdc2delta-quickstart", "folder for the broker's data, the registry and the tables")
-			events := fs.Int("events", 5000, "change events to generate on a fresh start (inserts, updates, deletes)")
-			kafkaPort := fs.Int("kafka-port", 19092, "localhost port of the embedded Kafka-compatible broker (0: any)")
-			regPort := fs.Int("registry-port", 18081, "localhost port of the embedded schema registry (0: any)")
-			keep := fs.Bool("keep-running", false, "keep broker, registry and processor running after catching up, until Ctrl-C")
+			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml")
+			events := fs.Int("events", 5000, "change events to generate on a fresh start (snapshot, inserts, updates, deletes), "+
+				"in "+strconv.Itoa(quickstartRounds)+" rounds")
+			kafkaPort := fs.Int("kafka-port", defaultKafkaPort, "localhost port of the embedded Kafka-compatible broker (0: any free port)")
+			regPort := fs.Int("registry-port", defaultRegistryPort, "localhost port of the embedded schema registry (0: any free port)")
+			keep := fs.Bool("keep-running", false, "after catching up, stop the processor but keep the broker and registry running "+
+				"until Ctrl-C, for offsets, replay and run --config DIR/cdc2delta.yaml")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected arguments %q", args)
@@ -50,12 +64,28 @@ func quickstartCommand() command {
 	}
 }
 
+// The quickstart's defaults.
+const (
+	defaultQuickstartDir = "cdc2delta-quickstart"
+	defaultKafkaPort     = 19092
+	defaultRegistryPort  = 18081
+)
+
 type quickstartOptions struct {
 	dir       string
 	events    int
 	kafkaPort int
 	regPort   int
 	keep      bool
+}
+
+// portInUse says what to do when a port the quickstart listens on is taken.
+func portInUse(err error, port int, what string) error {
+	if !errors.Is(err, syscall.EADDRINUSE) || port == 0 {
+		return fmt.Errorf("starting the %s: %w", what, err)
+	}
+	return fmt.Errorf("starting the %s: port %d is in use (another quickstart?): pass --kafka-port 0 --registry-port 0 "+
+		"for free ports, or stop the other one", what, port)
 }
 
 func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
@@ -69,7 +99,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	}
 	defer reg.Close()
 	if err := reg.Start(ctx, fmt.Sprintf("127.0.0.1:%d", o.regPort)); err != nil {
-		return fmt.Errorf("starting the schema registry: %w", err)
+		return portInUse(err, o.regPort, "schema registry")
 	}
 	src, err := sr.NewClient(sr.URLs(reg.URL()))
 	if err != nil {
@@ -93,11 +123,23 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(o.kafkaPort),
 		kfake.DataDir(filepath.Join(dir, "kafka")), kfake.SeedTopics(quickstartPartitions, topics...))
 	if err != nil {
-		return fmt.Errorf("starting the embedded broker: %w", err)
+		return portInUse(err, o.kafkaPort, "embedded broker")
 	}
 	defer cluster.Close()
 	brokers := cluster.ListenAddrs()
 	fmt.Fprintf(e.stdout, "broker:   %s (Kafka protocol; try kcat -b %s -L)\nregistry: %s\n", brokers[0], brokers[0], reg.URL())
+
+	// The processor runs with the configuration file it leaves for the user, so the
+	// file is known to work.
+	cfgPath := filepath.Join(dir, "cdc2delta.yaml")
+	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, dir), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", cfgPath, err)
+	}
+	c, err := config.Load(cfgPath)
+	if err != nil {
+		return err
+	}
+	c.Log.Level = "warn" // the quickstart prints its own progress
 
 	client, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
@@ -109,30 +151,6 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	if err != nil {
 		return fmt.Errorf("listing offsets: %w", err)
 	}
-	if total(ends) == 0 && o.events > 0 {
-		if err := produceSample(ctx, e, gen, tables, client, o.events); err != nil {
-			return err
-		}
-		if ends, err = adm.ListEndOffsets(ctx, topics...); err != nil {
-			return fmt.Errorf("listing offsets: %w", err)
-		}
-	} else {
-		fmt.Fprintf(e.stdout, "topics already hold %d events (from an earlier run); not generating more\n", total(ends))
-	}
-
-	c := config.Default()
-	c.Kafka.Brokers, c.Kafka.GroupID, c.Kafka.Topics = brokers, "cdc2delta-quickstart", topics
-	c.SchemaRegistry.URL = reg.URL()
-	c.Tables.Path = filepath.ToSlash(filepath.Join(dir, "tables")) + "/{database}/{schema}/{table}"
-	c.Batch.MaxAge = config.Duration(200 * time.Millisecond)
-	c.Metrics.Listen, c.Log.Level = "", "warn"
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- runProcessor(runCtx, e, c) }()
 
 	router, err := processor.NewRouter(c.Tables.Path)
 	if err != nil {
@@ -144,34 +162,157 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 			return err
 		}
 	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	finished := make(chan struct{}) // closed when the processor has stopped, runErr set
+	var runErr error
+	go func() {
+		defer close(finished)
+		runErr = runProcessor(runCtx, e, c)
+	}()
+	stopProcessor := func() error {
+		stop()
+		<-finished
+		return runErr
+	}
+	// catchUp waits for the processor to apply everything up to ends; errInterrupted
+	// when Ctrl-C came first (the processor stopped cleanly).
+	catchUp := func(ends kadm.ListedOffsets) error {
+		err := waitApplied(ctx, e, paths, ends, finished, &runErr)
+		if ctx.Err() != nil {
+			if err := stopProcessor(); err != nil {
+				return err
+			}
+			return errInterrupted
+		}
+		return err
+	}
+
+	if fresh := total(ends) == 0 && o.events > 0; fresh {
+		w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 500, Snapshot: true}, tables...)
+		if err != nil {
+			return err
+		}
+		rounds := min(quickstartRounds, o.events)
+		for i := range rounds {
+			n := o.events/rounds + boolInt(i < o.events%rounds)
+			err := produceSample(ctx, gen, w, client, n)
+			if err == nil {
+				ends, err = adm.ListEndOffsets(ctx, topics...)
+			}
+			if ctx.Err() != nil { // Ctrl-C
+				return stopProcessor()
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "round %d/%d: produced %d change events\n", i+1, rounds, n)
+			if err := catchUp(ends); err != nil {
+				return ignoreInterrupt(err)
+			}
+		}
+		fmt.Fprintf(e.stdout, "generated %d Debezium change events for %d tables (snapshot, inserts, updates, deletes)\n", o.events, len(tables))
+	} else {
+		if total(ends) > 0 {
+			fmt.Fprintf(e.stdout, "topics already hold %d events (from an earlier run); not generating more\n", total(ends))
+		}
+		if err := catchUp(ends); err != nil {
+			return ignoreInterrupt(err)
+		}
+	}
+	// Stop the processor before printing: it commits the group's offsets as it leaves,
+	// and with --keep-running the group must be empty for replay.
+	if err := stopProcessor(); err != nil {
+		return err
+	}
+	printQuickstartEnd(ctx, e, o, tables, paths, cfgPath)
+	if o.keep {
+		<-ctx.Done()
+	}
+	return nil
+}
+
+// errInterrupted ends a quickstart stopped by Ctrl-C before it caught up: not a failure.
+var errInterrupted = errors.New("interrupted")
+
+func ignoreInterrupt(err error) error {
+	if errors.Is(err, errInterrupted) {
+		return nil
+	}
+	return err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// quickstartConfig is the configuration of the running quickstart, written to
+// DIR/cdc2delta.yaml for the commands that take --config.
+func quickstartConfig(broker, registryURL string, topics []string, dir string) []byte {
+	q := func(s string) string {
+		b, _ := json.Marshal(s) // a JSON string is a YAML double-quoted scalar
+		return string(b)
+	}
+	quoted := make([]string, len(topics))
+	for i, t := range topics {
+		quoted[i] = q(t)
+	}
+	tablesPath := filepath.ToSlash(filepath.Join(dir, "tables")) + "/{database}/{schema}/{table}"
+	return fmt.Appendf(nil, `# The configuration of the cdc2delta quickstart in this folder, rewritten on each start.
+# Its broker and schema registry run inside the quickstart process, so the commands
+# that connect to them need it running: start it with --keep-running, then
+#   cdc2delta offsets --config THIS_FILE
+#   cdc2delta replay --config THIS_FILE --to-earliest
+#   cdc2delta run --config THIS_FILE
+# Every field and its default: config/example.yaml and docs/CONFIG.md.
+kafka:
+  brokers: [%s]
+  group_id: %s
+  topics: [%s]
+schema_registry:
+  url: %s
+tables:
+  path: %s
+batch:
+  max_age: 200ms
+metrics:
+  listen: ""   # e.g. "127.0.0.1:9464" serves /metrics, /healthz and /readyz
+log:
+  level: info
+`, q(broker), q(quickstartGroup), strings.Join(quoted, ", "), q(registryURL), q(tablesPath))
+}
+
+// waitApplied waits until the tables' txn positions reach ends, printing progress, or
+// the processor stops (finished closes, *runErr set) or ctx ends.
+func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm.ListedOffsets, finished <-chan struct{}, runErr *error) error {
 	want := total(ends)
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	lastPrint := time.Now()
 	for {
 		applied := appliedOffsets(ctx, paths, ends)
-		fmt.Fprintf(e.stdout, "applied %d / %d events\n", applied, want)
+		if applied >= want || time.Since(lastPrint) >= 2*time.Second {
+			fmt.Fprintf(e.stdout, "applied %d / %d events\n", applied, want)
+			lastPrint = time.Now()
+		}
 		if applied >= want {
-			break
+			return nil
 		}
 		select {
-		case err := <-done:
-			if err == nil {
-				err = errors.New("processor stopped before catching up")
+		case <-finished:
+			if *runErr == nil {
+				return errors.New("processor stopped before catching up")
 			}
-			return err
+			return *runErr
 		case <-ctx.Done():
-			stop()
-			return <-done
+			return ctx.Err()
 		case <-tick.C:
 		}
 	}
-	printQuickstartEnd(e, tables, paths)
-	if o.keep {
-		fmt.Fprintln(e.stdout, "still running (broker, registry, processor); press Ctrl-C to stop")
-		<-ctx.Done()
-	}
-	stop()
-	return <-done
 }
 
 func total(ends kadm.ListedOffsets) int64 {
@@ -180,12 +321,9 @@ func total(ends kadm.ListedOffsets) int64 {
 	return n
 }
 
-// produceSample produces n generated change events, keyed so each key keeps its order.
-func produceSample(ctx context.Context, e *env, gen *dbzgen.Generator, tables []*dbzgen.Table, client *kgo.Client, n int) error {
-	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 500, Snapshot: true}, tables...)
-	if err != nil {
-		return err
-	}
+// produceSample produces the workload's next n change events, keyed so each key keeps
+// its order.
+func produceSample(ctx context.Context, gen *dbzgen.Generator, w *dbzgen.Workload, client *kgo.Client, n int) error {
 	recs := make([]*kgo.Record, 0, 1000)
 	flush := func() error {
 		err := client.ProduceSync(ctx, recs...).FirstErr()
@@ -208,7 +346,6 @@ func produceSample(ctx context.Context, e *env, gen *dbzgen.Generator, tables []
 	if err := flush(); err != nil {
 		return fmt.Errorf("producing: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "generated %d Debezium change events for %d tables (snapshot, inserts, updates, deletes)\n", n, len(tables))
 	return nil
 }
 
@@ -238,17 +375,64 @@ func appliedOffsets(ctx context.Context, paths map[string]string, ends kadm.List
 	return n
 }
 
-func printQuickstartEnd(e *env, tables []*dbzgen.Table, paths map[string]string) {
+// printQuickstartEnd prints where the tables and the configuration are, and the next
+// commands, each runnable as printed from the current directory.
+func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables []*dbzgen.Table, paths map[string]string, cfgPath string) {
+	self := e.selfCmd()
 	var b strings.Builder
 	b.WriteString("\nDone. The Delta tables:\n")
 	for _, tb := range tables {
 		fmt.Fprintf(&b, "  %s.%s  %s\n", tb.Def().Schema, tb.Def().Name, paths[tb.Topic()])
 	}
-	p := paths[tables[len(tables)-1].Topic()]
-	fmt.Fprintf(&b, "\nQuery them:\n  cdc2delta show --limit 10 %s\n  cdc2delta history %s\n", p, p)
+	last := tables[len(tables)-1]
+	p := paths[last.Topic()]
+	t := shellQuote(p)
+	fmt.Fprintf(&b, "\nConsumer group: %s (kafka-consumer-groups and `offsets` show it)\n", quickstartGroup)
+	fmt.Fprintf(&b, "Configuration:  %s (this quickstart's broker, registry and tables, for --config)\n", cfgPath)
+	version := int64(-1)
+	if st, err := storeOpener(config.S3{})(ctx, p); err == nil {
+		if tbl, err := deltalog.Open(ctx, st); err == nil {
+			if snap, err := tbl.Snapshot(ctx); err == nil {
+				version = snap.Version()
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\nLook at a table (%s.%s has %d versions):\n", last.Def().Schema, last.Def().Name, version+1)
+	fmt.Fprintf(&b, "  %s show --limit 10 %s\n", self, t)
+	fmt.Fprintf(&b, "  %s describe %s\n", self, t)
+	fmt.Fprintf(&b, "  %s history %s\n", self, t)
+	fmt.Fprintf(&b, "  %s show --version 0 --limit 10 %s\n", self, t)
+	b.WriteString("Maintain it:\n")
+	fmt.Fprintf(&b, "  %s optimize %s\n", self, t)
+	fmt.Fprintf(&b, "  %s vacuum --dry-run %s\n", self, t)
+	if version >= 1 {
+		fmt.Fprintf(&b, "  %s restore --version 1 %s   # the next quickstart run re-applies what came after\n", self, t)
+	}
+	b.WriteString("Read it with other engines:\n")
 	fmt.Fprintf(&b, "  duckdb -c \"INSTALL delta; LOAD delta; SELECT * FROM delta_scan('%s') LIMIT 10\"\n", p)
 	// QueryBuilder, not to_pandas: delta-rs's pyarrow path refuses deletion vectors.
 	fmt.Fprintf(&b, "  python -c \"from deltalake import DeltaTable, QueryBuilder; "+
 		"print(QueryBuilder().register('t', DeltaTable('%s')).execute('SELECT * FROM t LIMIT 10').read_all())\"\n", p)
+
+	c := shellQuote(cfgPath)
+	kafkaSide := fmt.Sprintf("  %s offsets --config %s\n  %s replay --config %s --to-earliest\n"+
+		"  %s run --config %s   # Ctrl-C stops it; it replays from where replay set the group\n", self, c, self, c, self, c)
+	if o.keep {
+		b.WriteString("\nThe broker and the registry keep running until Ctrl-C; this run's processor has left the group, " +
+			"so in another terminal:\n" + kafkaSide)
+	} else {
+		again := self + " quickstart --keep-running"
+		if o.dir != defaultQuickstartDir {
+			again += " --dir " + shellQuote(o.dir)
+		}
+		if o.kafkaPort != defaultKafkaPort {
+			again += " --kafka-port " + strconv.Itoa(o.kafkaPort)
+		}
+		if o.regPort != defaultRegistryPort {
+			again += " --registry-port " + strconv.Itoa(o.regPort)
+		}
+		fmt.Fprintf(&b, "\nThe consumer group's commands need the broker, which stopped with this run. Keep it running with\n"+
+			"  %s\nthen, in another terminal:\n%s", again, kafkaSide)
+	}
 	_, _ = fmt.Fprint(e.stdout, b.String()) // stdout write errors have nowhere to go
 }

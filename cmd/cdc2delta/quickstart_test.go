@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/sr"
@@ -81,4 +87,128 @@ func sampleRows(t *testing.T, events int) map[string]sourceTable {
 		out[d.Schema+"."+d.Name] = sourceTable{def: d, rows: w.Rows(tb)}
 	}
 	return out
+}
+
+// TestQuickstartPortInUse: a port the quickstart needs that something else holds (a
+// second quickstart) is named, with the flags that avoid it.
+func TestQuickstartPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for _, flags := range [][]string{
+		{"--kafka-port", port, "--registry-port", "0"},
+		{"--kafka-port", "0", "--registry-port", port},
+	} {
+		r := exe(t, append([]string{"quickstart", "--dir", t.TempDir()}, flags...)...)
+		require.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
+		require.Contains(t, r.stderr, "port "+port+" is in use (another quickstart?): pass --kafka-port 0 --registry-port 0 "+
+			"for free ports, or stop the other one")
+	}
+}
+
+// TestQuickstartNextSteps runs the built binary's quickstart as a new user does, in a
+// fresh folder, then every cdc2delta command it prints, exactly as printed (through sh,
+// comments and all): the table commands at once, and the consumer group's commands
+// (offsets, replay, run --config) against the `quickstart --keep-running` it says to
+// start. The tables have several versions, the configuration it writes validates, and a
+// rerun warns about nothing.
+func TestQuickstartNextSteps(t *testing.T) {
+	work := t.TempDir()
+	sh := func(line string) result {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), "sh", "-c", line)
+		cmd.Dir = work
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return result{code, out.String(), errb.String()}
+	}
+	r := sh(shellQuote(binary) + " quickstart --events 1000 --kafka-port 0 --registry-port 0")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Empty(t, r.stderr)
+	out := r.stdout
+	require.Contains(t, out, "round 5/5: produced 200 change events")
+	require.Contains(t, out, "\nConsumer group: cdc2delta-quickstart ")
+	cfg := filepath.Join(work, "cdc2delta-quickstart", "cdc2delta.yaml")
+	require.Contains(t, out, "\nConfiguration:  "+cfg+" ")
+
+	var now, broker []string // the lines to run now, and those that need the broker
+	keepLine := ""
+	for _, line := range strings.Split(out, "\n") {
+		cmd, ok := strings.CutPrefix(line, "  "+shellQuote(binary)+" ")
+		switch {
+		case !ok:
+		case strings.HasPrefix(cmd, "quickstart --keep-running"):
+			keepLine = strings.TrimSpace(line)
+		case keepLine != "":
+			broker = append(broker, strings.TrimSpace(line))
+		default:
+			now = append(now, strings.TrimSpace(line))
+		}
+	}
+	require.Len(t, now, 7, out)
+	require.Len(t, broker, 3, out)
+	require.NotEmpty(t, keepLine, out)
+
+	orders := filepath.Join(work, "cdc2delta-quickstart", "tables", "sales", "dbo", "orders")
+	first, err := os.ReadFile(filepath.Join(orders, "_delta_log", "00000000000000000000.json"))
+	require.NoError(t, err)
+	require.Contains(t, string(first), `source._cdc_position > target._cdc_position`, "predicates stored as Spark stores them")
+	require.NotContains(t, string(first), `u003e`)
+	h := cli(t, "history", "--json", orders)
+	require.Equal(t, exitOK, h.code, h.stderr)
+	require.GreaterOrEqual(t, len(jsonLines(t, h.stdout)), 3, "several versions to look back at, restore to and optimize")
+	for _, line := range now {
+		r := sh(line)
+		require.Equal(t, exitOK, r.code, "%s\n%s%s", line, r.stdout, r.stderr)
+		require.NotEmpty(t, r.stdout, line)
+	}
+	h = cli(t, "history", "--json", "--limit", "2", orders)
+	ops := jsonLines(t, h.stdout)
+	require.Equal(t, "RESTORE", ops[0]["operation"])
+	require.Equal(t, "OPTIMIZE", ops[1]["operation"], "optimize had deletion vectors and small files to compact")
+	require.Equal(t, exitOK, exe(t, "validate", "--config", cfg).code)
+
+	// The keep-running quickstart, in the background as in another terminal.
+	keep := exec.CommandContext(t.Context(), "sh", "-c", "exec "+keepLine)
+	keep.Dir = work
+	var keepOut, keepErr syncBuffer
+	keep.Stdout, keep.Stderr = &keepOut, &keepErr
+	require.NoError(t, keep.Start())
+	defer func() { _ = keep.Process.Kill() }() // a test that failed early; Wait below otherwise
+	require.Eventually(t, func() bool { return strings.Contains(keepOut.String(), "keep running until Ctrl-C") },
+		60*time.Second, 50*time.Millisecond, "%s%s", keepOut.String(), keepErr.String())
+	require.Contains(t, keepOut.String(), "not generating more")
+	for _, line := range broker {
+		rest := strings.TrimPrefix(line, shellQuote(binary)+" ")
+		require.Contains(t, keepOut.String(), "  "+line+"\n", "the keep-running run prints the same commands")
+		if !strings.HasPrefix(rest, "run ") {
+			r := sh(line)
+			require.Equal(t, exitOK, r.code, "%s\n%s%s", line, r.stdout, r.stderr)
+			continue
+		}
+		run := exec.CommandContext(t.Context(), "sh", "-c", "exec "+line)
+		run.Dir = work
+		var runLog syncBuffer
+		run.Stdout, run.Stderr = &runLog, &runLog
+		require.NoError(t, run.Start())
+		require.Eventually(t, func() bool { return strings.Contains(runLog.String(), `reason="operator offset reset (replay)"`) },
+			30*time.Second, 50*time.Millisecond, runLog.String())
+		require.NoError(t, run.Process.Signal(os.Interrupt))
+		require.NoError(t, run.Wait(), runLog.String())
+	}
+	require.NoError(t, keep.Process.Signal(os.Interrupt))
+	require.NoError(t, keep.Wait(), "%s%s", keepOut.String(), keepErr.String())
+	require.NotContains(t, keepErr.String(), "retr", "a rerun warns about nothing")
+
+	r = sh(shellQuote(binary) + " quickstart --kafka-port 0 --registry-port 0")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Empty(t, r.stderr, "a rerun warns about nothing")
 }

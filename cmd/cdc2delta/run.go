@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,8 +35,10 @@ func addConfigFlags(fs *flag.FlagSet) *configFlags {
 	return cf
 }
 
-// load reads the file, expands ${ENV} from getenv, applies the flag overrides and
-// validates; every problem is a usage error (exit 2) naming the file.
+// load reads the file, expands ${ENV} from lookup, applies the flag overrides and
+// validates; every problem is a usage error (exit 2) naming the file, and all of them
+// are reported at once: those of reading the file, of its values and of the table
+// settings run cannot apply.
 func (cf *configFlags) load(args []string, lookup func(string) (string, bool)) (config.Config, error) {
 	if cf.path == "" {
 		return config.Config{}, usagef("--config FILE is required")
@@ -47,10 +50,26 @@ func (cf *configFlags) load(args []string, lookup func(string) (string, bool)) (
 	if err != nil {
 		return config.Config{}, usagef("reading config: %v", err)
 	}
-	c, err := config.Parse(data, lookup)
+	c, err := config.Check(data, lookup, cf.override)
+	var problems []string
 	if err != nil {
-		return config.Config{}, usagef("%s: %v", cf.path, err)
+		problems = strings.Split(err.Error(), "\n")
 	}
+	var se *config.SyntaxError
+	if !errors.As(err, &se) || se.Path != "" { // the file was read: check the table settings too
+		problems = append(problems, tableSettingProblems(c)...)
+	}
+	switch len(problems) {
+	case 0:
+		return c, nil
+	case 1:
+		return config.Config{}, usagef("%s: %s", cf.path, problems[0])
+	}
+	return config.Config{}, usagef("%s: %d problems:\n  %s", cf.path, len(problems), strings.Join(problems, "\n  "))
+}
+
+// override applies the flags that override the file.
+func (cf *configFlags) override(c *config.Config) {
 	if cf.brokers != "" {
 		c.Kafka.Brokers = strings.Split(cf.brokers, ",")
 	}
@@ -63,10 +82,6 @@ func (cf *configFlags) load(args []string, lookup func(string) (string, bool)) (
 	set(&c.Tables.Path, cf.tablesPath)
 	set(&c.Log.Level, cf.logLevel)
 	set(&c.Metrics.Listen, cf.metricsListen)
-	if err := c.Validate(); err != nil {
-		return config.Config{}, usagef("%s: %v", cf.path, err)
-	}
-	return c, nil
 }
 
 func validateCommand() command {
@@ -77,11 +92,7 @@ func validateCommand() command {
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			cf := addConfigFlags(fs)
 			return func(ctx context.Context, args []string) error {
-				c, err := cf.load(args, e.lookup)
-				if err != nil {
-					return err
-				}
-				if err := checkTableSettings(c); err != nil {
+				if _, err := cf.load(args, e.lookup); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stdout, "%s is valid\n", cf.path)
@@ -129,6 +140,10 @@ func runProcessor(ctx context.Context, e *env, c config.Config) error {
 	defer p.Close()
 	if c.Metrics.Listen != "" {
 		ln, err := net.Listen("tcp", c.Metrics.Listen)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("metrics listener: %s is in use (another cdc2delta, or the compose stack's container on 9464?): "+
+				"set metrics.listen or --metrics-listen to a free port, or to \"\" for none", c.Metrics.Listen)
+		}
 		if err != nil {
 			return fmt.Errorf("metrics listener: %w", err)
 		}

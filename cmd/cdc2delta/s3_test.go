@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 )
 
@@ -81,4 +84,34 @@ func TestS3Table(t *testing.T) {
 	// The flag overrides the environment; an unreachable endpoint is a runtime failure.
 	r = s3cli("describe", "--s3-endpoint", "http://127.0.0.1:1", loc)
 	require.Equal(t, exitFailure, r.code)
+}
+
+// TestS3NoRegion: an s3:// table with no region anywhere names the ways to give one,
+// through the binary (the flag and the variable) and for `run` (the config field).
+func TestS3NoRegion(t *testing.T) {
+	home := t.TempDir()
+	var environ []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "CDC2DELTA_S3_") && !strings.HasPrefix(kv, "HOME=") {
+			environ = append(environ, kv)
+		}
+	}
+	environ = append(environ, "HOME="+home, "AWS_CONFIG_FILE="+filepath.Join(home, "none"),
+		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(home, "none"), "AWS_EC2_METADATA_DISABLED=true")
+	cmd := exec.CommandContext(t.Context(), binary, "history", "s3://lake/sales/orders")
+	cmd.Env = environ
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, string(out))
+	require.Equal(t, exitUsage, ee.ExitCode(), string(out))
+	require.Equal(t, "cdc2delta history: opening s3://lake/sales/orders: no AWS region: pass --s3-region or set AWS_REGION "+
+		"(in a config file: storage.s3.region)\n", string(out))
+
+	t.Setenv("HOME", home)
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "none"))
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	_, err = storeOpener(config.S3{})(t.Context(), "s3://lake/sales/orders")
+	require.ErrorIs(t, err, s3store.ErrNoRegion)
+	require.EqualError(t, err, "s3store: no AWS region: set storage.s3.region or AWS_REGION")
 }

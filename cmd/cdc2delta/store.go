@@ -5,6 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -45,11 +48,21 @@ func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...de
 		}
 		o.Endpoint, o.Region, o.UsePathStyle = sf.endpoint, sf.region, sf.pathStyle
 		s, err := s3store.New(ctx, o)
+		if errors.Is(err, s3store.ErrNoRegion) {
+			return nil, usagef("opening %s: no AWS region: pass --s3-region or set AWS_REGION (in a config file: storage.s3.region)",
+				urlcred.Redact(location))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("opening %s: %w", location, err)
 		}
 		store = s
 	} else {
+		switch st, err := os.Stat(location); {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("no table at %s (the directory does not exist)", location)
+		case err == nil && !st.IsDir():
+			return nil, fmt.Errorf("%s is a file, not a Delta table (a table is a directory with a _delta_log)", location)
+		}
 		s, err := localstore.New(localstore.Options{Dir: location})
 		if err != nil {
 			return nil, fmt.Errorf("opening %s: %w", location, err)
@@ -73,12 +86,22 @@ func (sf *storeFlags) openLatest(ctx context.Context, location string) (*deltalo
 func latest(ctx context.Context, t *deltalog.Table, location string) (*deltalog.Snapshot, error) {
 	snap, err := t.Snapshot(ctx)
 	if errors.Is(err, deltalog.ErrNotExist) {
-		return nil, fmt.Errorf("%s is not a Delta table (no _delta_log): %w", location, err)
+		return nil, notATable(location)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", location, err)
 	}
 	return snap, nil
+}
+
+// notATable says that location, which exists, holds no Delta table.
+func notATable(location string) error {
+	if !strings.Contains(location, "://") {
+		if _, err := os.Stat(filepath.Join(location, "_delta_log")); err == nil {
+			return fmt.Errorf("%s is not a Delta table (no commits in _delta_log)", location)
+		}
+	}
+	return fmt.Errorf("%s is not a Delta table (no _delta_log)", location)
 }
 
 // oneTable checks that exactly one table argument was given.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -129,8 +130,16 @@ func kafkaOpts(k config.Kafka) ([]kgo.Opt, error) {
 }
 
 // checkTableSettings refuses table settings `run` cannot apply, each named by its path
-// with what to do instead. `validate` calls it too, so the two agree.
+// with what to do instead. `validate` checks them too (configFlags.load), so the two agree.
 func checkTableSettings(c config.Config) error {
+	if bad := tableSettingProblems(c); len(bad) > 0 {
+		return usagef("cannot run with these table settings:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// tableSettingProblems lists the table settings `run` cannot apply.
+func tableSettingProblems(c config.Config) []string {
 	t := c.Tables
 	var bad []string
 	if c.Kafka.TopicRegex != "" && t.Defaults.NullKey == config.NullKeyColumns {
@@ -150,10 +159,7 @@ func checkTableSettings(c config.Config) error {
 			bad = append(bad, p+"key_columns: used only when the table's null_key is columns; add null_key: columns")
 		}
 	}
-	if len(bad) > 0 {
-		return usagef("cannot run with these table settings:\n  %s", strings.Join(bad, "\n  "))
-	}
-	return nil
+	return bad
 }
 
 // keyColumns maps each keyless table (null_key: columns) to its key columns, keyed as
@@ -270,7 +276,11 @@ func storeOpener(s3 config.S3) func(context.Context, string) (deltalog.Store, er
 				return nil, err
 			}
 			o.Endpoint, o.Region, o.UsePathStyle = s3.Endpoint, s3.Region, s3.PathStyle
-			return s3store.New(ctx, o)
+			st, err := s3store.New(ctx, o)
+			if errors.Is(err, s3store.ErrNoRegion) {
+				return nil, fmt.Errorf("%w: set storage.s3.region or AWS_REGION", err)
+			}
+			return st, err
 		}
 		return localstore.New(localstore.Options{Dir: p})
 	}

@@ -21,6 +21,10 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 )
 
+// ErrNoRegion reports that neither Options.Region nor the AWS configuration (AWS_REGION,
+// AWS_DEFAULT_REGION, the profile's region) names a region, and no endpoint is set.
+var ErrNoRegion = errors.New("s3store: no AWS region")
+
 // Store is a deltalog.Store on one S3 bucket and key prefix. It is safe for concurrent use.
 type Store struct {
 	client     *s3.Client
@@ -32,7 +36,8 @@ type Store struct {
 var _ deltalog.Store = (*Store)(nil)
 
 // New builds the S3 client from opts and the standard AWS configuration. It does not
-// contact S3.
+// contact S3. Without a region from opts or the AWS configuration, and without an
+// endpoint (S3-compatible servers need none), it returns ErrNoRegion.
 func New(ctx context.Context, opts Options) (*Store, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -49,7 +54,10 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3store: loading AWS configuration: %w", err)
 	}
-	if cfg.Region == "" && opts.Endpoint != "" {
+	if cfg.Region == "" {
+		if opts.Endpoint == "" {
+			return nil, ErrNoRegion // every request would fail with "Invalid region"
+		}
 		cfg.Region = "us-east-1" // S3-compatible servers ignore it, but SigV4 needs one
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {

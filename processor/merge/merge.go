@@ -654,26 +654,36 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 	return nil
 }
 
+// plainJSON encodes v as Spark writes predicates: "<" and ">" as they are, not as
+// \u003c and \u003e.
+func plainJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // strings and maps of strings always encode
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // operation describes the commit as Spark describes a MERGE.
 func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows int, elapsed time.Duration) deltalog.Operation {
 	conds := make([]string, len(st.keyNames))
 	for i, k := range st.keyNames {
 		conds[i] = fmt.Sprintf("(target.`%s` = source.`%s`)", k, k)
 	}
-	predicate, _ := json.Marshal([]string{strings.Join(conds, " AND ")})
-	matched, _ := json.Marshal([]map[string]string{
+	predicate := plainJSON([]string{strings.Join(conds, " AND ")})
+	matched := plainJSON([]map[string]string{
 		{"actionType": "delete", "predicate": "(source._cdc_op = 'd' AND source._cdc_position > target._cdc_position)"},
 		{"actionType": "update", "predicate": "(source._cdc_position > target._cdc_position)"},
 	})
-	notMatched, _ := json.Marshal([]map[string]string{{"actionType": "insert", "predicate": "(source._cdc_op <> 'd')"}})
+	notMatched := plainJSON([]map[string]string{{"actionType": "insert", "predicate": "(source._cdc_op <> 'd')"}})
 	m := p.metrics
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return deltalog.Operation{
 		Name: deltalog.OpMerge,
 		Parameters: map[string]string{
-			"predicate":                    string(predicate),
-			"matchedPredicates":            string(matched),
-			"notMatchedPredicates":         string(notMatched),
+			"predicate":                    predicate,
+			"matchedPredicates":            matched,
+			"notMatchedPredicates":         notMatched,
 			"notMatchedBySourcePredicates": "[]",
 		},
 		Metrics: map[string]string{

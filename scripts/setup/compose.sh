@@ -54,17 +54,10 @@ install() {
 	if compose_cmd >/dev/null && yaml_python >/dev/null; then
 		return 0
 	fi
-	if ! command -v apt-get >/dev/null 2>&1; then
-		die "docker-compose is missing and apt-get is not available: install docker-compose (or the Docker CLI with its compose plugin) and python3-yaml by hand"
-	fi
 	# Without recommends: docker.io (the engine) is only recommended, and
 	# `config` needs no engine. apt keeps the .debs in /var/cache/apt/archives.
-	log "installing Debian packages: docker-compose python3-yaml"
-	[[ $(id -u) -eq 0 ]] || die "not root: install docker-compose and python3-yaml by hand"
-	DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 ||
-		die "apt-get update failed: install docker-compose by hand"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose python3-yaml >&2 ||
-		die "apt-get install docker-compose failed"
+	apt_install "checking compose/docker-compose.yml with \`docker-compose config\` (no Docker engine is installed; the Docker CLI's compose plugin would do too)" \
+		docker-compose python3-yaml
 	compose_cmd >/dev/null || die "docker-compose still not found after installing it"
 }
 

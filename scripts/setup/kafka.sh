@@ -27,8 +27,8 @@ fetch() {
 	libs="$(libs_dir)"
 	stamp="$libs/.complete"
 	if [[ ! -f $stamp ]]; then
-		need_cmd java openjdk-17-jre-headless
-		need_cmd mvn maven
+		need_cmd java openjdk-17-jre-headless "the Kafka broker of the full tier"
+		need_cmd mvn maven "fetching the Kafka broker's jars from Maven Central"
 		log "resolving kafka jars with maven into $libs"
 		rm -rf "$libs"
 		mkdir -p "$libs"

@@ -56,24 +56,30 @@ wait_port() {
 	return 1
 }
 
-# need_cmd installs a Debian package when a command is missing, so that a
-# fresh machine needs nothing done by hand.
+# need_cmd CMD PKG WHY installs the Debian package PKG when CMD is missing, so
+# that a fresh machine needs nothing done by hand; WHY says what needs it.
 need_cmd() {
-	local cmd=$1 pkg=$2
+	local cmd=$1 pkg=$2 why=${3:-}
 	command -v "$cmd" >/dev/null 2>&1 && return 0
 	log "$cmd not found"
-	apt_install "$pkg"
+	apt_install "${why:-$cmd}" "$pkg"
 }
 
-# apt_install installs Debian packages (we run as root in CI).
+# apt_install WHY PKG... installs Debian packages system-wide, only as root (as in
+# CI) and only with apt-get, saying first what it installs (with how many
+# dependencies) and why. Without root or apt it fails, naming the packages to
+# install by hand.
 apt_install() {
-	log "installing Debian packages: $*"
-	if [[ $(id -u) -ne 0 ]]; then
-		die "not root: install $* by hand"
+	local why=$1 n
+	shift
+	if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+		die "missing: $* (needed for $why); install them by hand (this script installs them with apt-get only as root on Debian)"
 	fi
 	if [[ -z ${CDC2DELTA_APT_UPDATED:-} ]]; then
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed: install $* by hand"
 		CDC2DELTA_APT_UPDATED=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+	n=$(DEBIAN_FRONTEND=noninteractive apt-get install -s --no-install-recommends "$@" 2>/dev/null | grep -c '^Inst ' || true)
+	log "installing system-wide with apt-get: $* ($n packages with their dependencies), for $why"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
 }

@@ -6,9 +6,9 @@ set -euo pipefail
 # shellcheck source=scripts/setup/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-need_cmd python3 python3
+need_cmd python3 python3 "the Python venv of the Delta readers (delta-rs, DuckDB, PySpark, moto)"
 if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-	apt_install python3-venv
+	apt_install "the Python venv of the Delta readers" python3-venv
 fi
 
 req="$CDC2DELTA_ROOT/scripts/py/requirements.txt"
