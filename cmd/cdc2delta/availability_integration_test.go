@@ -57,16 +57,7 @@ func testRebalanceAvailability(t *testing.T, protocol string, regex bool) {
 	members := []string{"a", "b", "c"}
 	runs := map[string]*binaryRun{}
 	require.NoError(t, src.produce(t.Context(), 300))
-	stop := make(chan struct{})
-	producing := src.produceUntil(t.Context(), stop, 10, 50*time.Millisecond)
-	stopProducing := func() {
-		if stop != nil {
-			close(stop)
-			stop = nil
-			require.NoError(t, <-producing)
-		}
-	}
-	t.Cleanup(stopProducing)
+	stopProducing := src.produceInBackground(t.Context(), 10, 50*time.Millisecond)
 	for _, m := range members {
 		cfg := writeAvailabilityConfig(t, root, brokers[0], prefix, group, src.regURL, m, protocol, regex, topics)
 		runs[m] = startRun(t, binary, cfg, filepath.Join(root, "run-"+m+".log"))

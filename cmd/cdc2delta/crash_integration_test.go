@@ -60,16 +60,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	ctx := t.Context()
 	require.NoError(t, src.produce(ctx, 300))
-	stop := make(chan struct{})
-	producing := src.produceUntil(ctx, stop, 10, 50*time.Millisecond)
-	stopProducing := func() {
-		if stop != nil {
-			close(stop)
-			stop = nil
-			require.NoError(t, <-producing)
-		}
-	}
-	t.Cleanup(stopProducing)
+	stopProducing := src.produceInBackground(ctx, 10, 50*time.Millisecond)
 
 	midCommit, beforeGroupCommit, orphans, commits, committing := 0, 0, 0, 0, 0
 	for i := range kills {

@@ -121,6 +121,22 @@ func (s *crashSource) produceUntil(ctx context.Context, stop <-chan struct{}, n 
 	return done
 }
 
+// produceInBackground runs produceUntil and returns the function that stops
+// it and checks its error; it also runs at the test's cleanup, once.
+func (s *crashSource) produceInBackground(ctx context.Context, n int, interval time.Duration) func() {
+	stop := make(chan struct{})
+	producing := s.produceUntil(ctx, stop, n, interval)
+	var once sync.Once
+	stopProducing := func() {
+		once.Do(func() {
+			close(stop)
+			require.NoError(s.t, <-producing)
+		})
+	}
+	s.t.Cleanup(stopProducing)
+	return stopProducing
+}
+
 // endOffsets returns every source partition's end offset.
 func (s *crashSource) endOffsets() map[merge.TopicPartition]int64 {
 	s.t.Helper()
