@@ -253,18 +253,29 @@ func (p *Processor) setStarts() {
 
 // reconcilePauses pauses the partitions that must not fetch and resumes the
 // others: partitions waiting for their start offset, of a stopped table,
-// held for the registry, unroutable, or of a table whose next batch is
-// already waiting (so a slow or retrying table holds at most one batch
-// beyond the one it applies, and never holds up another).
+// held for the registry, unroutable, or of a backpressured table. A table
+// is backpressured once two whole batches wait beyond the one it applies
+// (it is slow or retrying) and until less than one does: it holds at most
+// three batches, never holds up another, and a table that keeps up never
+// pauses (a resumed partition waits for the broker's next fetch, and what
+// was fetched for it meanwhile is fetched again).
 func (p *Processor) reconcilePauses() {
 	want := make(map[merge.TopicPartition]bool)
 	p.mu.Lock()
 	over := p.mu.buffered > p.opts.MaxBufferedBytes
+	for _, t := range p.mu.tables {
+		switch {
+		case t.pend.holds(2, p.opts.Batch):
+			t.backpressured = true
+		case !t.pend.full(p.opts.Batch):
+			t.backpressured = false
+		}
+	}
 	ours := make(map[merge.TopicPartition]bool, len(p.mu.parts))
 	for tp, pt := range p.mu.parts {
 		ours[tp] = true
 		t := pt.table
-		if !pt.started || t.failed != nil || p.mu.held[tp] != nil || t.pend.full(p.opts.Batch) || over && !t.pend.empty() {
+		if !pt.started || t.failed != nil || p.mu.held[tp] != nil || t.backpressured || over && !t.pend.empty() {
 			want[tp] = true
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // BatchLimits bound every commit of a table. A batch is committed when any
 // limit is reached, and no commit holds more than Records records or (unless
 // one record alone is larger) more than Bytes bytes: a poll that brings more
-// is split into several commits (ADR 0025).
+// is split into several commits (ADR 0026).
 type BatchLimits struct {
 	// Records is the most change records one commit holds (default 10,000).
 	Records int
@@ -51,7 +51,8 @@ const (
 	entryPoison
 )
 
-// entry is one consumed offset of one of a table's partitions.
+// entry is one consumed offset of one of a table's partitions, as route
+// hands it to pending.
 type entry struct {
 	kind   entryKind
 	tp     merge.TopicPartition
@@ -62,40 +63,53 @@ type entry struct {
 	cause  error         // entryDeadLetter, entryPoison
 }
 
-// pending is the work a table has consumed but not committed, in arrival
-// order (so each partition's entries are in offset order). It is guarded by
-// Processor.mu.
-type pending struct {
-	entries []entry
-	changes int   // entries of kind entryChange
-	bytes   int64 // sum of sizes
-	started time.Time
-	// oldestCommit is the smallest source commit time in ms, for the
-	// end-to-end latency metric (0: none).
-	oldestCommit int64
+// mark is a consumed offset with no change to apply (any kind but
+// entryChange), placed among the changes: at changes arrived before it.
+type mark struct {
+	entry
+	at int
 }
 
-func (p *pending) empty() bool { return len(p.entries) == 0 }
+// pending is the work a table has consumed but not committed, in arrival
+// order (so each partition's share is in offset order). Changes are kept
+// as the merge.Records a batch hands the engine, so taking a batch copies
+// nothing. It is guarded by Processor.mu.
+type pending struct {
+	recs  []merge.Record
+	sizes []int32 // wire size of each of recs
+	marks []mark
+	bytes int64 // sum of sizes, marks included
+	// started is when the oldest entry arrived; zero when empty.
+	started time.Time
+}
+
+func (p *pending) empty() bool { return len(p.recs) == 0 && len(p.marks) == 0 }
 
 // add appends an entry.
 func (p *pending) add(now time.Time, e entry) {
 	if p.empty() {
 		p.started = now
 	}
-	p.entries = append(p.entries, e)
 	p.bytes += e.size
-	if e.kind == entryChange {
-		p.changes++
-		if ms := e.change.CommitMillis; ms > 0 && (p.oldestCommit == 0 || ms < p.oldestCommit) {
-			p.oldestCommit = ms
-		}
+	if e.kind != entryChange {
+		p.marks = append(p.marks, mark{entry: e, at: len(p.recs)})
+		return
 	}
+	p.recs = append(p.recs, merge.Record{TopicPartition: e.tp, Offset: e.offset, Change: e.change})
+	p.sizes = append(p.sizes, int32(min(e.size, 1<<31-1)))
 }
 
-// full reports whether a whole batch is waiting: the table should stop
-// fetching until its worker takes it.
-func (p *pending) full(l BatchLimits) bool {
-	return p.changes >= l.Records || p.bytes >= l.Bytes
+// full reports whether a whole batch is waiting.
+func (p *pending) full(l BatchLimits) bool { return p.holds(1, l) }
+
+// holds reports whether n whole batches are waiting.
+func (p *pending) holds(n int, l BatchLimits) bool {
+	return len(p.recs) >= n*l.Records || p.bytes >= int64(n)*l.Bytes
+}
+
+// poisonFirst reports whether the oldest entry is a poison record.
+func (p *pending) poisonFirst() bool {
+	return len(p.marks) > 0 && p.marks[0].at == 0 && p.marks[0].kind == entryPoison
 }
 
 // due reports whether the batch must be committed now.
@@ -103,7 +117,7 @@ func (p *pending) due(now time.Time, l BatchLimits) bool {
 	if p.empty() {
 		return false
 	}
-	return p.full(l) || now.Sub(p.started) >= l.Age || p.entries[0].kind == entryPoison
+	return p.full(l) || now.Sub(p.started) >= l.Age || p.poisonFirst()
 }
 
 // deadline is when the batch becomes due by age (zero when empty).
@@ -114,73 +128,103 @@ func (p *pending) deadline(l BatchLimits) time.Time {
 	return p.started.Add(l.Age)
 }
 
-// work is one commit's share of a table's pending entries.
+// work is one commit's share of a table's pending entries: recs and marks
+// as pending held them (a mark's at counts recs).
 type work struct {
-	entries []entry
-	bytes   int64
-	oldest  int64
+	recs    []merge.Record
+	sizes   []int32
+	marks   []mark
 	started time.Time // when the oldest of its entries arrived
-	// poison, when set, is the entry the table stops at once entries are
+	// poison, when set, is the entry the table stops at once the rest is
 	// committed.
 	poison *entry
 }
 
-// batch is the merge batch of the work's changes; LastOffsets holds, per
-// partition, the last offset the work covers, so the txn moves past
-// tombstones and dead-lettered records too.
+// batch is the merge batch of the work; LastOffsets holds, per partition,
+// the last offset the work covers, so the txn moves past tombstones and
+// dead-lettered records too.
 func (w *work) batch() merge.Batch {
-	b := merge.Batch{LastOffsets: make(map[merge.TopicPartition]int64)}
-	for i := range w.entries {
-		e := &w.entries[i]
-		b.LastOffsets[e.tp] = e.offset
-		if e.kind == entryChange {
-			b.Records = append(b.Records, merge.Record{TopicPartition: e.tp, Offset: e.offset, Change: e.change})
+	b := merge.Batch{Records: w.recs, LastOffsets: make(map[merge.TopicPartition]int64)}
+	for i := range w.recs {
+		b.LastOffsets[w.recs[i].TopicPartition] = w.recs[i].Offset
+	}
+	for i := range w.marks {
+		if off, ok := b.LastOffsets[w.marks[i].tp]; !ok || w.marks[i].offset > off {
+			b.LastOffsets[w.marks[i].tp] = w.marks[i].offset
 		}
 	}
 	return b
 }
 
-// take removes and returns the longest prefix of the entries that fits the
-// limits (at least one entry, so a record larger than Bytes still goes
-// alone), ending before a poison entry. Because it is a prefix in arrival
-// order, each partition's share is a prefix of that partition's entries and
-// its txn is the last offset taken (ADR 0025). The rest stays pending and,
-// keeping its start time, is due again at once.
+// first is where the work starts: its oldest entry's partition and offset
+// (ok false when it is empty).
+func (w *work) first() (tp merge.TopicPartition, offset int64, ok bool) {
+	switch {
+	case len(w.marks) > 0 && (w.marks[0].at == 0 || len(w.recs) == 0):
+		return w.marks[0].tp, w.marks[0].offset, true
+	case len(w.recs) > 0:
+		return w.recs[0].TopicPartition, w.recs[0].Offset, true
+	}
+	return merge.TopicPartition{}, 0, false
+}
+
+// oldestCommit is the smallest source commit time (ms) of the work's
+// changes, for the end-to-end latency metric (0: none).
+func (w *work) oldestCommit() int64 {
+	var oldest int64
+	for i := range w.recs {
+		if ms := w.recs[i].Change.CommitMillis; ms > 0 && (oldest == 0 || ms < oldest) {
+			oldest = ms
+		}
+	}
+	return oldest
+}
+
+// take removes and returns the longest arrival-order prefix of the entries
+// that fits the limits (at least one change, so a record larger than Bytes
+// still goes alone), ending before a poison record; a poison record at the
+// head comes alone. Because it is a prefix in arrival order, each
+// partition's share is a prefix of that partition's entries and its txn is
+// the last offset taken (ADR 0026). The rest stays pending and, keeping its
+// start time, is due again at once.
 func (p *pending) take(l BatchLimits) work {
 	w := work{started: p.started}
-	n, changes := 0, 0
-	for n < len(p.entries) {
-		e := &p.entries[n]
-		if e.kind == entryPoison {
-			if n == 0 {
-				pe := *e
-				w.poison = &pe
-			}
-			break
-		}
-		if n > 0 && (e.kind == entryChange && changes == l.Records || w.bytes+e.size > l.Bytes) {
-			break
-		}
-		if e.kind == entryChange {
-			changes++
-			if ms := e.change.CommitMillis; ms > 0 && (w.oldest == 0 || ms < w.oldest) {
-				w.oldest = ms
-			}
-		}
-		w.bytes += e.size
-		n++
-	}
-	if w.poison != nil {
+	if p.poisonFirst() {
+		e := p.marks[0].entry
+		w.poison = &e
 		p.clear()
 		return w
 	}
-	w.entries = p.entries[:n:n]
-	rest := p.entries[n:]
-	p.entries = rest
-	p.changes -= changes
-	p.bytes -= w.bytes
+	limit, poison := len(p.recs), len(p.marks)
+	for i := range p.marks {
+		if p.marks[i].kind == entryPoison {
+			limit, poison = p.marks[i].at, i
+			break
+		}
+	}
+	n := 0
+	var bytes int64
+	for n < limit {
+		s := int64(p.sizes[n])
+		if n > 0 && (n == l.Records || bytes+s > l.Bytes) {
+			break
+		}
+		bytes += s
+		n++
+	}
+	k := 0
+	for k < poison && p.marks[k].at <= n {
+		bytes += p.marks[k].size
+		k++
+	}
+	w.recs, w.sizes, w.marks = p.recs[:n:n], p.sizes[:n:n], p.marks[:k:k]
+	p.recs, p.sizes, p.marks = p.recs[n:], p.sizes[n:], p.marks[k:]
+	for i := range p.marks {
+		p.marks[i].at -= n
+	}
+	p.bytes -= bytes
 	if p.empty() {
-		*p = pending{}
+		p.clear()
 	}
 	return w
 }
@@ -189,45 +233,56 @@ func (p *pending) take(l BatchLimits) work {
 // rebalance), before everything consumed since, without the entries of the
 // partitions in gone.
 func (p *pending) requeue(w work, gone func(merge.TopicPartition) bool) {
-	var back []entry
-	for _, e := range w.entries {
-		if !gone(e.tp) {
-			back = append(back, e)
-		}
-	}
-	if len(back) == 0 {
+	var back pending
+	keep := func(tp merge.TopicPartition) bool { return !gone(tp) }
+	back.filterFrom(w.recs, w.sizes, w.marks, keep)
+	if back.empty() {
 		return
 	}
-	rest := p.entries
-	*p = pending{}
-	for _, e := range append(back, rest...) {
-		p.add(w.started, e)
+	for i := range p.marks {
+		p.marks[i].at += len(back.recs)
 	}
+	p.recs = append(back.recs, p.recs...)
+	p.sizes = append(back.sizes, p.sizes...)
+	p.marks = append(back.marks, p.marks...)
+	p.bytes += back.bytes
+	p.started = w.started
 }
 
 // drop forgets the entries of the partitions in gone (revoked or lost):
 // their new owner re-reads them from the table's txn. It returns the bytes
 // freed.
 func (p *pending) drop(gone func(merge.TopicPartition) bool) int64 {
-	before := p.bytes
-	kept := p.entries[:0]
-	var keptBytes int64
-	changes := 0
-	for _, e := range p.entries {
-		if !gone(e.tp) {
-			kept = append(kept, e)
-			keptBytes += e.size
-			if e.kind == entryChange {
-				changes++
-			}
-		}
-	}
-	clear(p.entries[len(kept):])
-	p.entries, p.bytes, p.changes = kept, keptBytes, changes
-	if p.empty() {
-		*p = pending{}
+	before, started := p.bytes, p.started
+	var kept pending
+	kept.filterFrom(p.recs, p.sizes, p.marks, func(tp merge.TopicPartition) bool { return !gone(tp) })
+	*p = kept
+	if !p.empty() {
+		p.started = started
 	}
 	return before - p.bytes
+}
+
+// filterFrom sets p to the entries of recs and marks whose partition keep
+// accepts, in order, recounting the marks' positions.
+func (p *pending) filterFrom(recs []merge.Record, sizes []int32, marks []mark, keep func(merge.TopicPartition) bool) {
+	kept := make([]int, len(recs)+1) // kept[i]: changes kept among recs[:i]
+	for i := range recs {
+		kept[i+1] = kept[i]
+		if keep(recs[i].TopicPartition) {
+			p.recs = append(p.recs, recs[i])
+			p.sizes = append(p.sizes, sizes[i])
+			p.bytes += int64(sizes[i])
+			kept[i+1]++
+		}
+	}
+	for _, m := range marks {
+		if keep(m.tp) {
+			m.at = kept[m.at]
+			p.marks = append(p.marks, m)
+			p.bytes += m.size
+		}
+	}
 }
 
 // clear forgets everything; it returns the bytes freed.

@@ -86,7 +86,7 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 			}
 			require.Equal(t, tc.want, got)
 			require.Zero(t, p.bytes)
-			require.Zero(t, p.changes)
+			require.Empty(t, p.recs)
 		})
 	}
 }
@@ -101,18 +101,46 @@ func TestPendingDropAndRequeue(t *testing.T) {
 		p.add(t0, entry{kind: entryChange, tp: b, offset: i, size: 1})
 	}
 	w := p.take(BatchLimits{Records: 4, Bytes: 100})
-	require.Len(t, w.entries, 4)
+	require.Len(t, w.recs, 4)
 	p.add(t0.Add(time.Second), entry{kind: entryChange, tp: a, offset: 4, size: 1})
 
 	isB := func(tp merge.TopicPartition) bool { return tp == b }
 	require.EqualValues(t, 2, p.drop(isB), "b's two pending entries are freed")
 	p.requeue(w, isB)
 	var offs []int64
-	for _, e := range p.entries {
-		require.Equal(t, a, e.tp)
-		offs = append(offs, e.offset)
+	for _, r := range p.recs {
+		require.Equal(t, a, r.TopicPartition)
+		offs = append(offs, r.Offset)
 	}
 	require.Equal(t, []int64{0, 1, 2, 3, 4}, offs, "requeued work comes first, in order")
 	require.Equal(t, t0, p.started, "requeued work keeps its age")
 	require.True(t, p.due(t0.Add(time.Second), BatchLimits{Records: 100, Bytes: 100, Age: time.Second}))
+}
+
+// TestPendingMarksKeepTheirPlace: tombstones and bad records sit among the
+// changes in arrival order; dropping a partition and requeueing work keep
+// each one after the changes that arrived before it.
+func TestPendingMarksKeepTheirPlace(t *testing.T) {
+	a := merge.TopicPartition{Topic: "t", Partition: 0}
+	b := merge.TopicPartition{Topic: "t", Partition: 1}
+	t0 := time.Unix(100, 0)
+	change := func(tp merge.TopicPartition, off int64) entry {
+		return entry{kind: entryChange, tp: tp, offset: off, size: 1}
+	}
+	skip := func(tp merge.TopicPartition, off int64) entry { return entry{kind: entrySkip, tp: tp, offset: off, size: 1} }
+	var p pending
+	for _, e := range []entry{change(b, 0), change(a, 0), skip(b, 1), skip(a, 1), change(b, 2), change(a, 2), skip(a, 3)} {
+		p.add(t0, e)
+	}
+	require.EqualValues(t, 3, p.drop(func(tp merge.TopicPartition) bool { return tp == b }))
+	limits := BatchLimits{Records: 1, Bytes: 100}
+	w := p.take(limits)
+	require.Equal(t, map[merge.TopicPartition]int64{a: 1}, w.batch().LastOffsets, "a/0 and the tombstone a/1 that followed it")
+	p.requeue(w, func(merge.TopicPartition) bool { return false })
+	var got []map[merge.TopicPartition]int64
+	for !p.empty() {
+		w := p.take(limits)
+		got = append(got, w.batch().LastOffsets)
+	}
+	require.Equal(t, []map[merge.TopicPartition]int64{{a: 1}, {a: 3}}, got)
 }

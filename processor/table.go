@@ -52,6 +52,9 @@ type table struct {
 	flight   *flight // the apply in progress, if any
 	// idleSince is when the table lost its last partition (zero: has some).
 	idleSince time.Time
+	// backpressured is set while the table's partitions are paused for
+	// holding too much pending work.
+	backpressured bool
 }
 
 // flight is a batch being applied. A revoke of one of its partitions waits

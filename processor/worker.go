@@ -193,8 +193,11 @@ func (p *Processor) commitNext(t *table) {
 	p.mu.buffered -= before - t.pend.bytes
 	p.m.bufferedBytes.Set(float64(p.mu.buffered))
 	fl := &flight{parts: map[merge.TopicPartition]bool{}, done: make(chan struct{})}
-	for _, e := range w.entries {
-		fl.parts[e.tp] = true
+	for i := range w.recs {
+		fl.parts[w.recs[i].TopicPartition] = true
+	}
+	for i := range w.marks {
+		fl.parts[w.marks[i].tp] = true
 	}
 	ctx, cancel := context.WithCancelCause(p.applyCtx)
 	fl.cancel = cancel
@@ -236,9 +239,11 @@ func (p *Processor) commitNext(t *table) {
 			// The whole batch stays unapplied, but name the record whose
 			// schema stopped it, not the batch's first (of any partition).
 			te.TopicPartition, te.Offset = se.Record.TopicPartition, se.Record.Offset
-		case len(w.entries) > 0:
+		default:
 			// The whole batch stays unapplied; name its first record.
-			te.TopicPartition, te.Offset = w.entries[0].tp, w.entries[0].offset
+			if tp, off, ok := w.first(); ok {
+				te.TopicPartition, te.Offset = tp, off
+			}
 		}
 		p.stopTable(t, te)
 		return
@@ -258,8 +263,8 @@ func (p *Processor) commitNext(t *table) {
 // apply dead-letters the work's bad records, then applies its batch. It
 // returns what it was doing when it failed.
 func (p *Processor) apply(ctx context.Context, t *table, w *work) (string, error) {
-	for i := range w.entries {
-		e := &w.entries[i]
+	for i := range w.marks {
+		e := &w.marks[i].entry
 		if e.kind != entryDeadLetter {
 			continue
 		}
@@ -288,8 +293,8 @@ func (p *Processor) apply(ctx context.Context, t *table, w *work) (string, error
 // offsets to commit, and the metrics.
 func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result) {
 	p.m.observeApply(t.path, len(b.Records), res)
-	if w.oldest > 0 && res.Committed {
-		p.m.endToEnd.WithLabelValues(t.path).Observe(p.now().Sub(time.UnixMilli(w.oldest)).Seconds())
+	if oldest := w.oldestCommit(); oldest > 0 && res.Committed {
+		p.m.endToEnd.WithLabelValues(t.path).Observe(p.now().Sub(time.UnixMilli(oldest)).Seconds())
 	}
 	p.log.Debug("batch applied", "table", t.path, "records", len(b.Records), "version", res.Version,
 		"committed", res.Committed, "duration", res.Duration)
