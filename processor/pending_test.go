@@ -127,7 +127,9 @@ func TestPendingMarksKeepTheirPlace(t *testing.T) {
 	change := func(tp merge.TopicPartition, off int64) entry {
 		return entry{kind: entryChange, tp: tp, offset: off, size: 1}
 	}
-	skip := func(tp merge.TopicPartition, off int64) entry { return entry{kind: entrySkip, tp: tp, offset: off, size: 1} }
+	skip := func(tp merge.TopicPartition, off int64) entry {
+		return entry{kind: entrySkip, tp: tp, offset: off, size: 1}
+	}
 	var p pending
 	for _, e := range []entry{change(b, 0), change(a, 0), skip(b, 1), skip(a, 1), change(b, 2), change(a, 2), skip(a, 3)} {
 		p.add(t0, e)
