@@ -164,12 +164,9 @@ func (s *Sink) writeRows(ctx context.Context, st *tableState, rows [][]any) ([]d
 	order := make([]int, 0, len(rows))
 	part := make([][]any, 0, len(rows))
 	for _, g := range groups {
-		w, err := datafile.NewWriter(datafile.Options{
-			Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
-			TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
-		})
+		w, err := s.newWriter(st)
 		if err != nil {
-			return nil, nil, fmt.Errorf("table %s: %w", s.opts.TableName, err)
+			return nil, nil, err
 		}
 		part = part[:0]
 		for _, i := range g {
