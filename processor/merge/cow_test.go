@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
 )
 
 // TestCoWRewrites checks copy-on-write batches across a schema change: files of
@@ -64,4 +65,7 @@ func TestCoWRewrites(t *testing.T) {
 		}
 		require.Equal(t, model, got, "batch %d", batch)
 	}
+	// merge_mode cow never gives a new table the deletion vector feature.
+	require.Equal(t, deltalog.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, s.state.proto)
+	require.NotContains(t, s.state.meta.Configuration, deltalog.PropEnableDeletionVectors)
 }

@@ -161,6 +161,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	keys := make([]string, len(recs))
 	var buf []byte
 	vals := make([]any, len(st.keyNames))
+	keySource := keySourceNames(st.schema, st.keyFields)
 	emptyNull := emptyPartitionNull(st)
 	for i := range recs {
 		c := &recs[i].Change
@@ -170,7 +171,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		if c.KeyLayout == nil || len(c.Key) != len(c.KeyLayout.Columns) {
 			return res, fmt.Errorf("table %s, %s/%d offset %d: %w", s.opts.TableName, recs[i].Topic, recs[i].Partition, recs[i].Offset, ErrNoKey)
 		}
-		for k, name := range st.keyNames {
+		for k, name := range keySource {
 			j := c.KeyLayout.Index(name)
 			if j < 0 {
 				return res, fmt.Errorf("table %s: key column %q missing from the event key: %w", s.opts.TableName, name, ErrNoKey)
