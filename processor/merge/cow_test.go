@@ -66,6 +66,7 @@ func TestCoWRewrites(t *testing.T) {
 		require.Equal(t, model, got, "batch %d", batch)
 	}
 	// merge_mode cow never gives a new table the deletion vector feature.
-	require.Equal(t, deltalog.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, s.state.proto)
+	require.Equal(t, deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
+		WriterFeatures: []string{"columnMapping", "invariants"}}, s.state.proto)
 	require.NotContains(t, s.state.meta.Configuration, deltalog.PropEnableDeletionVectors)
 }

@@ -228,7 +228,9 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		PartitionColumns: parts,
 		Configuration:    conf,
 	}
-	return meta, deltalog.MinimalProtocol(st, conf), nil
+	// Never legacy reader 2 (ADR 0027): delta-rs's pyarrow reader reads such a
+	// table as if it had no column mapping.
+	return meta, deltalog.MinimalFeaturesProtocol(st, conf), nil
 }
 
 // tableColumns returns the source columns of a table schema (metadata
@@ -330,7 +332,12 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	meta.Configuration = conf
 	var proto *deltalog.Protocol
 	cur := st.proto
-	if up := deltalog.UpgradeProtocol(cur, deltalog.MinimalProtocol(next, conf)); !up.Equal(cur) {
+	need := deltalog.MinimalProtocol(next, conf)
+	if cur.MinWriterVersion >= 7 {
+		// Features, not the legacy versions that would list every feature they imply.
+		need = deltalog.MinimalFeaturesProtocol(next, conf)
+	}
+	if up := deltalog.UpgradeProtocol(cur, need); !up.Equal(cur) {
 		proto = &up
 	}
 	return &meta, proto, nil
