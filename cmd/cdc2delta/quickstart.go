@@ -37,6 +37,8 @@ func quickstartCommand() command {
 			kafkaPort := fs.Int("kafka-port", 19092, "localhost port of the embedded Kafka-compatible broker (0: any)")
 			regPort := fs.Int("registry-port", 18081, "localhost port of the embedded schema registry (0: any)")
 			keep := fs.Bool("keep-running", false, "keep broker, registry and processor running after catching up, until Ctrl-C")
+			dv := fs.Bool("deletion-vectors", true, "new tables get deletion vectors (tables.defaults.deletion_vectors); false for tables DeltaTable.to_pandas() reads")
+			names := fs.String("column-names", config.ColumnsMapped, "mapped or portable (tables.defaults.column_names): portable names [Unit Price] Unit_Price, without column mapping")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected arguments %q", args)
@@ -44,7 +46,8 @@ func quickstartCommand() command {
 				if *events < 0 {
 					return usagef("--events must not be negative")
 				}
-				return quickstart(ctx, e, quickstartOptions{dir: *dir, events: *events, kafkaPort: *kafkaPort, regPort: *regPort, keep: *keep})
+				return quickstart(ctx, e, quickstartOptions{dir: *dir, events: *events, kafkaPort: *kafkaPort, regPort: *regPort, keep: *keep,
+					deletionVectors: *dv, columnNames: *names})
 			}
 		},
 	}
@@ -56,6 +59,9 @@ type quickstartOptions struct {
 	kafkaPort int
 	regPort   int
 	keep      bool
+	// deletionVectors and columnNames are the tables' features.
+	deletionVectors bool
+	columnNames     string
 }
 
 func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
@@ -126,6 +132,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	c.Tables.Path = filepath.ToSlash(filepath.Join(dir, "tables")) + "/{database}/{schema}/{table}"
 	c.Batch.MaxAge = config.Duration(200 * time.Millisecond)
 	c.Metrics.Listen, c.Log.Level = "", "warn"
+	c.Tables.Defaults.DeletionVectors, c.Tables.Defaults.ColumnNames = o.deletionVectors, o.columnNames
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -165,7 +172,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 		case <-tick.C:
 		}
 	}
-	printQuickstartEnd(e, tables, paths)
+	printQuickstartEnd(ctx, e, tables, paths)
 	if o.keep {
 		fmt.Fprintln(e.stdout, "still running (broker, registry, processor); press Ctrl-C to stop")
 		<-ctx.Done()
@@ -238,17 +245,12 @@ func appliedOffsets(ctx context.Context, paths map[string]string, ends kadm.List
 	return n
 }
 
-func printQuickstartEnd(e *env, tables []*dbzgen.Table, paths map[string]string) {
+func printQuickstartEnd(ctx context.Context, e *env, tables []*dbzgen.Table, paths map[string]string) {
 	var b strings.Builder
 	b.WriteString("\nDone. The Delta tables:\n")
 	for _, tb := range tables {
 		fmt.Fprintf(&b, "  %s.%s  %s\n", tb.Def().Schema, tb.Def().Name, paths[tb.Topic()])
 	}
-	p := paths[tables[len(tables)-1].Topic()]
-	fmt.Fprintf(&b, "\nQuery them:\n  cdc2delta show --limit 10 %s\n  cdc2delta history %s\n", p, p)
-	fmt.Fprintf(&b, "  duckdb -c \"INSTALL delta; LOAD delta; SELECT * FROM delta_scan('%s') LIMIT 10\"\n", p)
-	// QueryBuilder, not to_pandas: delta-rs's pyarrow path refuses deletion vectors.
-	fmt.Fprintf(&b, "  python -c \"from deltalake import DeltaTable, QueryBuilder; "+
-		"print(QueryBuilder().register('t', DeltaTable('%s')).execute('SELECT * FROM t LIMIT 10').read_all())\"\n", p)
+	b.WriteString(queryHints(ctx, paths[tables[len(tables)-1].Topic()]))
 	_, _ = fmt.Fprint(e.stdout, b.String()) // stdout write errors have nowhere to go
 }

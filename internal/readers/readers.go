@@ -219,13 +219,13 @@ type Recipe struct {
 }
 
 // Code is the recipe's Python for the table at path.
-func (r Recipe) Code(path string) string { return fmt.Sprintf(r.code, pyString(path)) }
+func (r Recipe) Code(path string) string { return fmt.Sprintf(r.code, PyString(path)) }
 
 // Command is the recipe as a shell command for the table at path.
 func (r Recipe) Command(path string) string { return `python -c "` + r.Code(path) + `"` }
 
-// pyString is path as a single-quoted Python literal.
-func pyString(s string) string {
+// PyString is s as a single-quoted Python literal.
+func PyString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
