@@ -481,27 +481,50 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 	st := p.st
 	t := time.Now()
 	defer func() { p.metrics.rewrite += time.Since(t) }()
-	if len(p.rows) > 0 {
-		adds, order, err := s.writeRows(ctx, st, p.rows)
-		if err != nil {
-			return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
-		}
-		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
-			pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
-			return p.rowKeys[i], pos, err
-		}); err != nil {
-			return err
-		}
-	}
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
 		paths = append(paths, path)
 	}
 	slices.Sort(paths)
-	if s.useDV(st) {
-		return s.writeDVs(ctx, p, paths)
+	dv := s.useDV(st)
+	// Copy-on-write writes the new rows while it rewrites files: both use
+	// the cores, neither waits for the other.
+	type written struct {
+		adds  []deltalog.Add
+		order []int
+		err   error
 	}
-	return s.rewriteFiles(ctx, p, paths)
+	rows := make(chan written, 1)
+	if len(p.rows) > 0 {
+		write := func() {
+			adds, order, err := s.writeRows(ctx, st, p.rows)
+			rows <- written{adds, order, err}
+		}
+		if dv {
+			write()
+		} else {
+			go write()
+		}
+	} else {
+		rows <- written{}
+	}
+	var err error
+	if dv {
+		err = s.writeDVs(ctx, p, paths)
+	} else {
+		err = s.rewriteFiles(ctx, p, paths)
+	}
+	w := <-rows
+	if err != nil {
+		return err
+	}
+	if w.err != nil {
+		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, w.err)
+	}
+	return p.addFiles(w.adds, w.order, func(i int) (string, codecs.Position, error) {
+		pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
+		return p.rowKeys[i], pos, err
+	})
 }
 
 // addFiles records new data files; order[k] is the index of the adds' k-th
@@ -623,10 +646,10 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 		}
 		jobs = append(jobs, &rewrite{path: path, add: add, gone: gone})
 	}
-	// Files at once, and columns at once within a file when there are fewer
-	// files than cores.
+	// Files at once, and columns at once within each file: a batch rewrites
+	// one large file and a few small ones as often as many alike.
 	procs := runtime.GOMAXPROCS(0)
-	perFile := max(1, procs/max(len(jobs), 1))
+	perFile := procs
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(procs)
 	for _, j := range jobs {
