@@ -117,6 +117,14 @@ type TableSettings struct {
 	ChangeDataFeed bool `yaml:"change_data_feed"`
 	// PartitionBy are the partition columns of new tables.
 	PartitionBy []string `yaml:"partition_by"`
+	// DeletionVectors gives new tables deletion vectors (merge-on-read); false
+	// creates tables that readers without deletion vector support open
+	// (delta-rs to_pandas). ADR 0027.
+	DeletionVectors bool `yaml:"deletion_vectors"`
+	// ColumnNames is how new tables name source columns Delta refuses without
+	// column mapping: mapped (keep the name, column mapping) or portable
+	// (Unit Price becomes Unit_Price, no column mapping).
+	ColumnNames string `yaml:"column_names"`
 }
 
 // TableOverride is a TableSettings patch for the tables it matches: by Topic (exact
@@ -133,6 +141,8 @@ type TableOverride struct {
 	MergeMode          *string   `yaml:"merge_mode"`
 	ChangeDataFeed     *bool     `yaml:"change_data_feed"`
 	PartitionBy        []string  `yaml:"partition_by"`
+	DeletionVectors    *bool     `yaml:"deletion_vectors"`
+	ColumnNames        *string   `yaml:"column_names"`
 }
 
 // Policy values.
@@ -146,6 +156,8 @@ const (
 	MergeAuto        = "auto"
 	MergeDV          = "dv"
 	MergeCoW         = "cow"
+	ColumnsMapped    = "mapped"
+	ColumnsPortable  = "portable"
 	defaultTablePath = "./tables/{database}/{schema}/{table}"
 )
 
@@ -212,6 +224,8 @@ func Default() Config {
 				DeleteMode:         DeleteHard,
 				TombstoneRetention: Duration(168 * time.Hour),
 				MergeMode:          MergeAuto,
+				DeletionVectors:    true,
+				ColumnNames:        ColumnsMapped,
 			},
 		},
 		Batch:    Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second)},

@@ -20,6 +20,10 @@ func (o TableOverride) apply(d TableSettings) TableSettings {
 	set(&s.BadInput, o.BadInput)
 	set(&s.DeleteMode, o.DeleteMode)
 	set(&s.MergeMode, o.MergeMode)
+	set(&s.ColumnNames, o.ColumnNames)
+	if o.DeletionVectors != nil {
+		s.DeletionVectors = *o.DeletionVectors
+	}
 	if o.TombstoneRetention != nil {
 		s.TombstoneRetention = *o.TombstoneRetention
 	}

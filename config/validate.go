@@ -52,6 +52,7 @@ var (
 	badInputs      = []string{BadInputFail, BadInputDLQ}
 	deleteModes    = []string{DeleteHard, DeleteSoft}
 	mergeModes     = []string{MergeAuto, MergeDV, MergeCoW}
+	columnNames    = []string{ColumnsMapped, ColumnsPortable}
 	timePrecisions = []string{"adaptive", "adaptive_time_microseconds", "connect"}
 	decimalModes   = []string{"precise", "double", "string"}
 	binaryModes    = []string{"bytes", "base64", "base64-url-safe", "hex"}
@@ -186,6 +187,7 @@ func (c *Config) validateTables(p *problems) {
 		p.oneOf(path+".bad_input", s.BadInput, badInputs...)
 		p.oneOf(path+".delete_mode", s.DeleteMode, deleteModes...)
 		p.oneOf(path+".merge_mode", s.MergeMode, mergeModes...)
+		p.oneOf(path+".column_names", s.ColumnNames, columnNames...)
 		if s.TombstoneRetention <= 0 {
 			p.add(path+".tombstone_retention", "must be positive, got %s", s.TombstoneRetention)
 		} else if s.TombstoneRetention > MaxTombstoneRetention {
@@ -201,6 +203,10 @@ func (c *Config) validateTables(p *problems) {
 		dlqNeeded = dlqNeeded || s.BadInput == BadInputDLQ
 	}
 	checkSettings("tables.defaults", t.Defaults)
+	dvWithout := func(s TableSettings) bool { return s.MergeMode == MergeDV && !s.DeletionVectors }
+	if dvWithout(t.Defaults) {
+		p.add("tables.defaults.merge_mode", "dv needs deletion_vectors: true (a table created without deletion vectors is merged copy-on-write)")
+	}
 	seen := map[string]int{}
 	for i, o := range t.Overrides {
 		path := fmt.Sprintf("tables.overrides[%d]", i)
@@ -222,6 +228,9 @@ func (c *Config) validateTables(p *problems) {
 		base := Default().Tables.Defaults
 		base.KeyColumns = t.Defaults.KeyColumns
 		checkSettings(path, o.apply(base))
+		if dvWithout(o.apply(t.Defaults)) && !dvWithout(t.Defaults) {
+			p.add(path+".merge_mode", "dv needs deletion_vectors: true (a table created without deletion vectors is merged copy-on-write)")
+		}
 	}
 	if dlqNeeded && c.Kafka.DLQTopic == "" {
 		p.add("kafka.dlq_topic", "must be set because a table uses bad_input: dead-letter")

@@ -160,6 +160,25 @@ func MinimalProtocol(schema *StructType, config map[string]string) Protocol {
 	return protocolFor(reader, writer)
 }
 
+// MinimalFeaturesProtocol is MinimalProtocol in table-features form whenever a reader
+// feature is needed: column mapping alone gives reader 3 and writer 7 with columnMapping
+// in both lists instead of the legacy (2,5). Legacy reader version 2 lists no reader
+// feature, and readers that check only the list (delta-rs 1.6's pyarrow reader behind
+// to_pandas and to_pyarrow_dataset) then read a column-mapped table as if it had none,
+// every value null; with the feature listed they refuse the table. A protocol without
+// reader features is MinimalProtocol's.
+func MinimalFeaturesProtocol(schema *StructType, config map[string]string) Protocol {
+	p := MinimalProtocol(schema, config)
+	if p.MinReaderVersion != 2 {
+		return p
+	}
+	reader, writer := neededFeatures(schema, config)
+	if schema != nil && !walkFields(schema, "", func(_ string, f *StructField) bool { return f.Nullable }) {
+		writer = append(writer, FeatureInvariants)
+	}
+	return featuresProtocol(reader, writer)
+}
+
 // neededFeatures lists the reader (R+W) and writer-only features that a schema and
 // table properties make necessary.
 func neededFeatures(schema *StructType, config map[string]string) (reader, writer []string) {
@@ -204,6 +223,12 @@ func protocolFor(reader, writer []string) Protocol {
 		}
 		return p
 	}
+	return featuresProtocol(reader, writer)
+}
+
+// featuresProtocol lists the features in a table-features protocol: reader 3 when a
+// reader feature is needed (else 1), writer 7.
+func featuresProtocol(reader, writer []string) Protocol {
 	all := append(slices.Clone(reader), writer...)
 	slices.Sort(all)
 	all = slices.Compact(all)
@@ -249,6 +274,10 @@ func UpgradeProtocol(cur, need Protocol) Protocol {
 	}
 	writer := append(cur.WriterFeatureSet(), need.WriterFeatureSet()...)
 	out := protocolFor(reader, writer)
+	if cur.MinWriterVersion >= 7 && out.MinWriterVersion < 7 {
+		// A table on table features stays on them, listing every feature.
+		out = featuresProtocol(reader, writer)
+	}
 	if out.MinWriterVersion < 7 {
 		// Both inputs were legacy-expressible after all; keep the larger legacy versions.
 		return Protocol{

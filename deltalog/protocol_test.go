@@ -53,6 +53,21 @@ func TestMinimalProtocol(t *testing.T) {
 	}
 }
 
+// TestMinimalFeaturesProtocol: column mapping alone is a reader feature, not legacy
+// reader 2, which delta-rs's pyarrow reader reads without applying the mapping.
+func TestMinimalFeaturesProtocol(t *testing.T) {
+	plain := testSchema()
+	cm := map[string]string{"delta.columnMapping.mode": "name"}
+	require.Equal(t, deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
+		WriterFeatures: []string{"columnMapping", "invariants"}}, deltalog.MinimalFeaturesProtocol(plain, cm))
+	require.Equal(t, deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
+		WriterFeatures: []string{"changeDataFeed", "columnMapping", "invariants"}},
+		deltalog.MinimalFeaturesProtocol(plain, map[string]string{"delta.columnMapping.mode": "name", "delta.enableChangeDataFeed": "true"}))
+	for _, conf := range []map[string]string{nil, {"delta.enableChangeDataFeed": "true"}, {"delta.enableDeletionVectors": "true"}} {
+		require.Equal(t, deltalog.MinimalProtocol(plain, conf), deltalog.MinimalFeaturesProtocol(plain, conf), "%v", conf)
+	}
+}
+
 func TestProtocolChecks(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -146,6 +161,13 @@ func TestUpgradeProtocol(t *testing.T) {
 			deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}},
 			deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping", "timestampNtz"},
 				WriterFeatures: []string{"appendOnly", "changeDataFeed", "checkConstraints", "columnMapping", "generatedColumns", "invariants", "timestampNtz"}}},
+		{"table features stay features", deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"}, WriterFeatures: []string{"columnMapping", "invariants"}},
+			deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"}, WriterFeatures: []string{"columnMapping", "invariants"}},
+			deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"}, WriterFeatures: []string{"columnMapping", "invariants"}}},
+		{"spark's (2,7) stays on table features", deltalog.Protocol{MinReaderVersion: 2, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "columnMapping", "invariants"}},
+			deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 4},
+			deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
+				WriterFeatures: []string{"appendOnly", "changeDataFeed", "checkConstraints", "columnMapping", "generatedColumns", "invariants"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

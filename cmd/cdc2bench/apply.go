@@ -53,6 +53,7 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	endpoint := fset.String("s3-endpoint", "", "S3 endpoint URL (path style)")
 	fsync := fset.Bool("fsync", false, "fsync local writes (the peers do not)")
 	memprofile := fset.String("memprofile", "", "write a heap profile after the last batch (diagnosis of peak RSS)")
+	cpuprofile := fset.String("cpuprofile", "", "write a CPU profile of the batches (not of opening the table)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -85,6 +86,13 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	res.SetupSeconds = time.Since(start).Seconds()
+	if *cpuprofile != "" {
+		stop, err := startCPUProfile(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	for i, cs := range loaded {
 		b := processorBatch(cs)
 		t0 := time.Now()
@@ -105,6 +113,22 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	return writeJSON(*out, res)
+}
+
+// startCPUProfile profiles the process into path until the returned stop runs.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starting CPU profile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // writeHeapProfile writes the live heap (after a collection) to path.

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/readers"
 )
 
 func describeCommand() command {
 	return command{
 		name:    "describe",
 		args:    "TABLE",
-		summary: "show a table's schema with comments, protocol, properties, files, size and txn positions",
+		summary: "show a table's schema with comments, protocol, properties, files, size, txn positions and which readers open it",
 		example: "cdc2delta describe ./tables/sales/dbo/orders\ncdc2delta describe --version 3 --json s3://lake/sales/dbo/orders",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
@@ -68,6 +69,27 @@ type tableDescription struct {
 	NumRows          *int64            `json:"numRows,omitempty"`
 	DeletionVectors  int               `json:"numDeletionVectors"`
 	Txns             []deltalog.Txn    `json:"txns"`
+	// Readers says which reader APIs open the table, and why (internal/readers,
+	// tested by the full tier's reader matrix, docs/readers.md).
+	Readers []readerInfo `json:"readers"`
+}
+
+// readerInfo is one reader API's verdict on the table.
+type readerInfo struct {
+	Reader  string `json:"reader"`
+	API     string `json:"api"`
+	Outcome string `json:"outcome"` // reads, refuses, wrong, n/a
+	Why     string `json:"why,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// readerInfos describes what the tested reader APIs do with a table.
+func readerInfos(p deltalog.Protocol, meta deltalog.Metadata) []readerInfo {
+	var out []readerInfo
+	for _, v := range readers.Verdicts(readers.TableOf(p, meta)) {
+		out = append(out, readerInfo{Reader: v.API.Reader, API: v.API.Name, Outcome: string(v.Outcome), Why: v.Why, Fix: v.Fix})
+	}
+	return out
 }
 
 // columnInfo is one column; fields of struct columns follow with dotted names. Type is
@@ -110,6 +132,7 @@ func describeSnapshot(loc string, snap *deltalog.Snapshot) tableDescription {
 	for _, id := range slices.Sorted(maps.Keys(txns)) {
 		d.Txns = append(d.Txns, txns[id])
 	}
+	d.Readers = readerInfos(snap.Protocol(), meta)
 	return d
 }
 
@@ -217,8 +240,25 @@ func (d tableDescription) print(w io.Writer) error {
 			return err
 		}
 	}
+	printReaders(&b, d.Readers)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// printReaders writes the Readers section: one line per reader API, what it does
+// and, when it does not read the table, why and which setting would make it.
+func printReaders(b *strings.Builder, infos []readerInfo) {
+	fmt.Fprintf(b, "\nReaders (%s; tested, docs/readers.md):\n", readers.Versions())
+	tt := newTextTable("  READER", "API", "OPENS", "WHY")
+	for _, r := range infos {
+		opens := map[string]string{"reads": "yes", "refuses": "no", "wrong": "WRONG ROWS", "n/a": "n/a"}[r.Outcome]
+		why := r.Why
+		if r.Fix != "" && r.Outcome != "n/a" {
+			why += "; it reads tables created with " + r.Fix
+		}
+		tt.add("  "+r.Reader, r.API, opens, why)
+	}
+	_ = writeTo(b, tt) // a strings.Builder does not fail
 }
 
 func writeTo(b *strings.Builder, t *textTable) error { return t.write(b) }

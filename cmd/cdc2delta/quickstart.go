@@ -51,6 +51,8 @@ func quickstartCommand() command {
 			regPort := fs.Int("registry-port", defaultRegistryPort, "localhost port of the embedded schema registry (0: any free port)")
 			keep := fs.Bool("keep-running", false, "after catching up, stop the processor but keep the broker and registry running "+
 				"until Ctrl-C, for offsets, replay and run --config DIR/cdc2delta.yaml")
+			dv := fs.Bool("deletion-vectors", true, "new tables get deletion vectors (tables.defaults.deletion_vectors); false for tables DeltaTable.to_pandas() reads")
+			names := fs.String("column-names", config.ColumnsMapped, "mapped or portable (tables.defaults.column_names): portable names [Unit Price] Unit_Price, without column mapping")
 			return func(ctx context.Context, args []string) error {
 				if len(args) > 0 {
 					return usagef("unexpected arguments %q", args)
@@ -58,7 +60,11 @@ func quickstartCommand() command {
 				if *events < 0 {
 					return usagef("--events must not be negative")
 				}
-				return quickstart(ctx, e, quickstartOptions{dir: *dir, events: *events, kafkaPort: *kafkaPort, regPort: *regPort, keep: *keep})
+				if *names != config.ColumnsMapped && *names != config.ColumnsPortable {
+					return usagef("--column-names %q is not %s or %s", *names, config.ColumnsMapped, config.ColumnsPortable)
+				}
+				return quickstart(ctx, e, quickstartOptions{dir: *dir, events: *events, kafkaPort: *kafkaPort, regPort: *regPort, keep: *keep,
+					deletionVectors: *dv, columnNames: *names})
 			}
 		},
 	}
@@ -77,6 +83,9 @@ type quickstartOptions struct {
 	kafkaPort int
 	regPort   int
 	keep      bool
+	// deletionVectors and columnNames are the tables' features.
+	deletionVectors bool
+	columnNames     string
 }
 
 // portInUse says what to do when a port the quickstart listens on is taken.
@@ -132,7 +141,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	// The processor runs with the configuration file it leaves for the user, so the
 	// file is known to work.
 	cfgPath := filepath.Join(dir, "cdc2delta.yaml")
-	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, dir), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, dir, o), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", cfgPath, err)
 	}
 	c, err := config.Load(cfgPath)
@@ -252,7 +261,7 @@ func boolInt(b bool) int {
 
 // quickstartConfig is the configuration of the running quickstart, written to
 // DIR/cdc2delta.yaml for the commands that take --config.
-func quickstartConfig(broker, registryURL string, topics []string, dir string) []byte {
+func quickstartConfig(broker, registryURL string, topics []string, dir string, o quickstartOptions) []byte {
 	q := func(s string) string {
 		b, _ := json.Marshal(s) // a JSON string is a YAML double-quoted scalar
 		return string(b)
@@ -277,13 +286,16 @@ schema_registry:
   url: %s
 tables:
   path: %s
+  defaults:
+    deletion_vectors: %t   # false (with column_names: portable) for DeltaTable(path).to_pandas()
+    column_names: %s
 batch:
   max_age: 200ms
 metrics:
   listen: ""   # e.g. "127.0.0.1:9464" serves /metrics, /healthz and /readyz
 log:
   level: info
-`, q(broker), q(quickstartGroup), strings.Join(quoted, ", "), q(registryURL), q(tablesPath))
+`, q(broker), q(quickstartGroup), strings.Join(quoted, ", "), q(registryURL), q(tablesPath), o.deletionVectors, o.columnNames)
 }
 
 // waitApplied waits until the tables' txn positions reach ends, printing progress, or
@@ -409,10 +421,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 		fmt.Fprintf(&b, "  %s restore --version 1 %s   # the next quickstart run re-applies what came after\n", self, t)
 	}
 	b.WriteString("Read it with other engines:\n")
-	fmt.Fprintf(&b, "  duckdb -c \"INSTALL delta; LOAD delta; SELECT * FROM delta_scan('%s') LIMIT 10\"\n", p)
-	// QueryBuilder, not to_pandas: delta-rs's pyarrow path refuses deletion vectors.
-	fmt.Fprintf(&b, "  python -c \"from deltalake import DeltaTable, QueryBuilder; "+
-		"print(QueryBuilder().register('t', DeltaTable('%s')).execute('SELECT * FROM t LIMIT 10').read_all())\"\n", p)
+	b.WriteString(readerHints(ctx, p))
 
 	c := shellQuote(cfgPath)
 	kafkaSide := fmt.Sprintf("  %s offsets --config %s\n  %s replay --config %s --to-earliest\n"+

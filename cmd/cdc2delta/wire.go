@@ -109,6 +109,7 @@ func sinkOptions(s config.TableSettings, logger *slog.Logger) merge.Options {
 	return merge.Options{
 		DeleteMode: merge.DeleteMode(s.DeleteMode), TombstoneRetention: time.Duration(s.TombstoneRetention),
 		Mode: merge.Mode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed,
+		DeletionVectors: new(s.DeletionVectors), ColumnNames: merge.ColumnNames(s.ColumnNames),
 		PartitionBy: s.PartitionBy, Logger: logger,
 	}
 }

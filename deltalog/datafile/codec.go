@@ -3,6 +3,7 @@ package datafile
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/s2"
 	kzstd "github.com/klauspost/compress/zstd"
@@ -25,6 +26,9 @@ const DefaultCodec = "zstd"
 type codec struct {
 	compress.Codec
 	tag string
+	// concurrent says Encode may run on several pages at once (CopyLive
+	// encodes columns in parallel).
+	concurrent bool
 }
 
 // codecFor resolves a codec name as Spark spells them ("snappy", "zstd", "gzip",
@@ -34,13 +38,13 @@ func codecFor(name string) (codec, error) {
 	case "":
 		return codecFor(DefaultCodec)
 	case "zstd":
-		return codec{&pageZstd{}, "zstd"}, nil
+		return codec{&pageZstd{}, "zstd", true}, nil
 	case "snappy":
-		return codec{&fastSnappy{}, "snappy"}, nil
+		return codec{&fastSnappy{}, "snappy", true}, nil
 	case "gzip":
-		return codec{&gzip.Codec{Level: gzip.DefaultCompression}, "gz"}, nil
+		return codec{&gzip.Codec{Level: gzip.DefaultCompression}, "gz", false}, nil
 	case "uncompressed", "none":
-		return codec{&uncompressed.Codec{}, ""}, nil
+		return codec{&uncompressed.Codec{}, "", true}, nil
 	}
 	return codec{}, fmt.Errorf("%w: unsupported %s %q", ErrSchema, propCodec, name)
 }
@@ -67,15 +71,25 @@ func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
 // level on CDC rows at twice the speed) with a window of one page buffer.
 // parquet-go's codec keeps klauspost's 8 MiB default window, so every new
 // Writer (the sink makes one per batch and partition) allocated an 8 MiB
-// history for pages of at most 1 MiB. Decoding is parquet-go's.
+// history for pages of at most 1 MiB. Decoding is parquet-go's. Encoders are
+// made on demand, one per page encoded at the same time (CopyLive encodes
+// columns in parallel), and reused.
 type pageZstd struct {
 	zstd.Codec
-	enc *kzstd.Encoder
+	mu   sync.Mutex
+	idle []*kzstd.Encoder
 }
 
 func (c *pageZstd) Encode(dst, src []byte) ([]byte, error) {
-	if c.enc == nil {
-		enc, err := kzstd.NewWriter(nil,
+	c.mu.Lock()
+	var enc *kzstd.Encoder
+	if n := len(c.idle); n > 0 {
+		enc, c.idle = c.idle[n-1], c.idle[:n-1]
+	}
+	c.mu.Unlock()
+	if enc == nil {
+		var err error
+		enc, err = kzstd.NewWriter(nil,
 			kzstd.WithEncoderLevel(kzstd.SpeedFastest),
 			kzstd.WithEncoderConcurrency(1),
 			kzstd.WithWindowSize(pageBufferSize),
@@ -86,7 +100,10 @@ func (c *pageZstd) Encode(dst, src []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("datafile: zstd encoder: %w", err)
 		}
-		c.enc = enc
 	}
-	return c.enc.EncodeAll(src, dst[:0]), nil
+	out := enc.EncodeAll(src, dst[:0])
+	c.mu.Lock()
+	c.idle = append(c.idle, enc)
+	c.mu.Unlock()
+	return out, nil
 }

@@ -35,6 +35,7 @@ type colStats struct {
 	minI, maxI int64
 	minF, maxF float64
 	nan        bool
+	unbounded  bool // a value could not be compared: write no bounds
 	minS, maxS string
 	minD, maxD decimal128.Num
 }
@@ -79,6 +80,20 @@ func (c *colStats) str(s string) {
 	}
 }
 
+// strBytes is str for a byte slice; it copies b only when it becomes a bound.
+func (c *colStats) strBytes(b []byte) {
+	if !c.seen {
+		c.minS, c.maxS, c.seen = string(b), string(b), true
+		return
+	}
+	if string(b) < c.minS {
+		c.minS = string(b)
+	}
+	if string(b) > c.maxS {
+		c.maxS = string(b)
+	}
+}
+
 func (c *colStats) decimal(d decimal128.Num) {
 	if !c.seen {
 		c.minD, c.maxD, c.seen = d, d, true
@@ -95,7 +110,7 @@ func (c *colStats) decimal(d decimal128.Num) {
 // bounds returns the JSON values of min and max; a nil value means "omit": a bound that
 // might be wrong must never be written, because readers would skip matching files.
 func (c *colStats) bounds() (lo, hi any) {
-	if !c.minmax || !c.seen {
+	if !c.minmax || !c.seen || c.unbounded {
 		return nil, nil
 	}
 	switch c.leaf {

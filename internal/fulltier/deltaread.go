@@ -22,6 +22,9 @@ const (
 	// Spark reads with Spark local[2] and delta-spark. It cannot read S3
 	// here (see docs/TESTING.md).
 	Spark Engine = "spark"
+	// Polars reads with polars (read_delta, scan_delta); local tables only.
+	// It is not among Engines: its nested values are not canonical yet.
+	Polars Engine = "polars"
 )
 
 // Engines returns every engine, for tests that compare all of them.
@@ -38,13 +41,38 @@ type ReadOptions struct {
 	Filter string
 	// AppIDs are the txn application ids whose versions the result reports.
 	AppIDs []string
+	// Predicate is a filter each API spells its own way (a pyarrow dataset
+	// filter, a polars expression, SQL); nil reads every row.
+	Predicate *Predicate
+	// RowsOnly skips what an engine reports beside the rows (Spark replays the
+	// log once more for the version, txns and protocol).
+	RowsOnly bool
+}
+
+// Predicate compares a column with a literal, as in id > 3.
+type Predicate struct {
+	Column string
+	// Op is one of > >= < <= =.
+	Op    string
+	Value any
+}
+
+// MarshalJSON writes deltaread.py's [column, op, value].
+func (p Predicate) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{p.Column, p.Op, p.Value})
 }
 
 // Request is one read for Read: an engine, a table path (local or s3://)
 // and what to read.
 type Request struct {
 	Engine Engine
-	Path   string
+	// API selects the engine's call (deltaread.py's "api"): "" for the
+	// engine's default, or e.g. "to_pandas", "scan_delta", "version_as_of".
+	API  string
+	Path string
+	// Code is the Python of API "recipe", run in deltaread.py's process once
+	// the engine has started; the result's one row holds its output.
+	Code string
 	ReadOptions
 }
 
@@ -53,7 +81,10 @@ type Request struct {
 // engines with require.Equal.
 type Table struct {
 	Engine Engine
-	Path   string
+	API    string
+	// EngineVersion names the packages that read, e.g. "deltalake 1.6.6".
+	EngineVersion string
+	Path          string
 	// Version is the snapshot version read, when the engine reports it.
 	Version *int64
 	// Schema lists the columns in table order.
@@ -71,6 +102,8 @@ type Table struct {
 	// Err is the engine's error message; ReadTable fails the test on it,
 	// Read leaves it to the caller.
 	Err string
+	// Seconds is the read's wall time in deltaread.py.
+	Seconds float64
 }
 
 // Field is a column of a Table's schema.
@@ -154,11 +187,15 @@ func Read(t testing.TB, reqs ...Request) []Table {
 	in := make([]wireRequest, len(reqs))
 	for i, r := range reqs {
 		in[i] = wireRequest{
-			Engine:  r.Engine,
-			Path:    r.Path,
-			Version: r.Version,
-			Filter:  r.Filter,
-			AppIDs:  r.AppIDs,
+			Engine:    r.Engine,
+			API:       r.API,
+			Path:      r.Path,
+			Version:   r.Version,
+			Filter:    r.Filter,
+			Predicate: r.Predicate,
+			AppIDs:    r.AppIDs,
+			RowsOnly:  r.RowsOnly,
+			Code:      r.Code,
 		}
 		if !r.Timestamp.IsZero() {
 			in[i].Timestamp = r.Timestamp.UTC().Format(time.RFC3339Nano)
@@ -180,19 +217,25 @@ func Read(t testing.TB, reqs ...Request) []Table {
 }
 
 type wireRequest struct {
-	Engine    Engine   `json:"engine"`
-	Path      string   `json:"path"`
-	Version   *int64   `json:"version,omitempty"`
-	Timestamp string   `json:"timestamp,omitempty"`
-	Filter    string   `json:"filter,omitempty"`
-	AppIDs    []string `json:"app_ids,omitempty"`
+	Engine    Engine     `json:"engine"`
+	API       string     `json:"api,omitempty"`
+	Predicate *Predicate `json:"predicate,omitempty"`
+	Path      string     `json:"path"`
+	Version   *int64     `json:"version,omitempty"`
+	Timestamp string     `json:"timestamp,omitempty"`
+	Filter    string     `json:"filter,omitempty"`
+	AppIDs    []string   `json:"app_ids,omitempty"`
+	RowsOnly  bool       `json:"rows_only,omitempty"`
+	Code      string     `json:"code,omitempty"`
 }
 
 type wireResult struct {
-	Engine  Engine `json:"engine"`
-	Path    string `json:"path"`
-	Version *int64 `json:"version"`
-	Schema  []struct {
+	Engine        Engine  `json:"engine"`
+	API           *string `json:"api"`
+	EngineVersion *string `json:"engine_version"`
+	Path          string  `json:"path"`
+	Version       *int64  `json:"version"`
+	Schema        []struct {
 		Name     string `json:"name"`
 		Type     any    `json:"type"`
 		Nullable *bool  `json:"nullable"`
@@ -201,6 +244,7 @@ type wireResult struct {
 	NumRows  int               `json:"num_rows"`
 	Txn      map[string]*int64 `json:"txn"`
 	Protocol *Protocol         `json:"protocol"`
+	Seconds  *json.Number      `json:"seconds"`
 	Error    *string           `json:"error"`
 }
 
@@ -233,6 +277,15 @@ func decodeTables(out string) ([]Table, error) {
 		}
 		if r.Error != nil {
 			tb.Err = *r.Error
+		}
+		if r.API != nil {
+			tb.API = *r.API
+		}
+		if r.EngineVersion != nil {
+			tb.EngineVersion = *r.EngineVersion
+		}
+		if r.Seconds != nil {
+			tb.Seconds, _ = r.Seconds.Float64()
 		}
 		tables[i] = tb
 	}

@@ -23,8 +23,7 @@ func BenchmarkMergeChangeDataFeed(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
 				require.NoError(b, err)
-				s, err := Open(b.Context(), Options{Store: store, TableName: "items", Mode: mode,
-					DisableDeletionVectors: mode == ModeCoW, EnableChangeDataFeed: cdf})
+				s, err := Open(b.Context(), Options{Store: store, TableName: "items", Mode: mode, EnableChangeDataFeed: cdf})
 				require.NoError(b, err)
 				tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
 				tbl.load(b, s, rows)

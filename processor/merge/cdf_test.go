@@ -12,8 +12,7 @@ import (
 
 func newCDFSink(t *testing.T, store deltalog.Store, mode Mode, del DeleteMode) *Sink {
 	t.Helper()
-	s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: del,
-		DisableDeletionVectors: mode == ModeCoW, EnableChangeDataFeed: true})
+	s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: del, EnableChangeDataFeed: true})
 	require.NoError(t, err)
 	return s
 }
@@ -173,34 +172,34 @@ func TestChangeDataFeedTableSetup(t *testing.T) {
 		},
 		{
 			name:      "legacy protocol: writer version 4",
-			opts:      Options{EnableChangeDataFeed: true, DisableDeletionVectors: true},
+			opts:      Options{EnableChangeDataFeed: true, DeletionVectors: new(false)},
 			plain:     true,
 			wantProto: deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 4},
 			wantCDF:   true,
 		},
 		{
 			name:      "the property set through Properties",
-			opts:      Options{DisableDeletionVectors: true, Properties: map[string]string{deltalog.PropEnableChangeDataFeed: "true"}},
+			opts:      Options{DeletionVectors: new(false), Properties: map[string]string{deltalog.PropEnableChangeDataFeed: "true"}},
 			plain:     true,
 			wantProto: deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 4},
 			wantCDF:   true,
 		},
 		{
 			name:      "off by default",
-			opts:      Options{DisableDeletionVectors: true},
+			opts:      Options{DeletionVectors: new(false)},
 			plain:     true,
 			wantProto: deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
 		},
 		{
 			name:      "an existing table without the property stays without",
-			opts:      Options{DisableDeletionVectors: true},
+			opts:      Options{DeletionVectors: new(false)},
 			plain:     true,
-			reopen:    &Options{DisableDeletionVectors: true, EnableChangeDataFeed: true},
+			reopen:    &Options{DeletionVectors: new(false), EnableChangeDataFeed: true},
 			wantProto: deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
 		},
 		{
 			name:      "a property turned on later is followed",
-			opts:      Options{DisableDeletionVectors: true},
+			opts:      Options{DeletionVectors: new(false)},
 			plain:     true,
 			alter:     true,
 			wantProto: deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 4},

@@ -31,8 +31,7 @@ func TestSinkModelPlaceholders(t *testing.T) {
 			}, 1200)
 			require.Positive(t, w.Counts().Unavailable)
 			store := newMemStore()
-			s, err := Open(t.Context(), Options{Store: store, TableName: "tickets", Mode: tc.mode, DeleteMode: tc.del,
-				DisableDeletionVectors: tc.mode == ModeCoW, EnableChangeDataFeed: true, TargetFileSize: 8 << 10})
+			s, err := Open(t.Context(), Options{Store: store, TableName: "tickets", Mode: tc.mode, DeleteMode: tc.del, EnableChangeDataFeed: true, TargetFileSize: 8 << 10})
 			require.NoError(t, err)
 			model := cdcmodel.New(cdcmodel.Options{SoftDelete: tc.del == DeleteSoft})
 			rng := rand.New(rand.NewPCG(tc.seed, 7))

@@ -66,6 +66,66 @@ func (x *keyIndex) apply(ops []indexOp) {
 	}
 }
 
+// fileMove is the index change of a file copied value for value: its rows not
+// in gone moved, in order, to the file to ("" when none was kept).
+type fileMove struct {
+	from, to string
+	gone     *roaring64.Bitmap
+	rows     int64 // physical rows of from
+}
+
+// move points the keys of moved files at their rows in the new files, in one
+// pass over the index. It runs after apply: the keys a batch changed no longer
+// point at the old files, and a key still at a gone row is dropped.
+func (x *keyIndex) move(moves []fileMove) {
+	if len(moves) == 0 {
+		return
+	}
+	// newRows[file id][old row] is the row in the new file + 1, 0 when gone.
+	newRows := make([][]uint32, len(x.files))
+	toIDs := make([]uint32, len(x.files))
+	for _, m := range moves {
+		id, ok := x.fileIDs[m.from]
+		if !ok {
+			continue
+		}
+		rows := make([]uint32, m.rows)
+		it := m.gone.Iterator()
+		next := uint64(m.rows)
+		if it.HasNext() {
+			next = it.Next()
+		}
+		kept := uint32(0)
+		for r := range uint64(m.rows) {
+			if r == next {
+				next = uint64(m.rows)
+				if it.HasNext() {
+					next = it.Next()
+				}
+				continue
+			}
+			kept++
+			rows[r] = kept
+		}
+		newRows[id] = rows
+		if m.to != "" {
+			toIDs[id] = x.fileID(m.to)
+		}
+		delete(x.fileIDs, m.from) // data file names are never reused
+	}
+	x.keys.updateFunc(func(loc rowLoc) (rowLoc, bool) {
+		if int(loc.file) >= len(newRows) || newRows[loc.file] == nil {
+			return loc, true
+		}
+		rows := newRows[loc.file]
+		if int64(loc.row) >= int64(len(rows)) || rows[loc.row] == 0 {
+			return loc, false
+		}
+		loc.file, loc.row = toIDs[loc.file], rows[loc.row]-1
+		return loc, true
+	})
+}
+
 // physicalRows reads the named columns of every physical row of add (deleted
 // ones included, so row i is physical row i) and the file's deletion vector.
 func physicalRows(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {

@@ -138,6 +138,25 @@ func (t *keyTable) deleteFunc(del func(rowLoc) bool) int {
 	return n
 }
 
+// updateFunc replaces the location of every key by what fn returns for it, or
+// removes the key when fn returns false.
+func (t *keyTable) updateFunc(fn func(rowLoc) (rowLoc, bool)) {
+	for r := range t.nrec {
+		rec := t.rec(r)
+		if rec.isFree() {
+			continue
+		}
+		loc, keep := fn(rec.loc())
+		if keep {
+			rec.setLoc(loc)
+			continue
+		}
+		if slot, ok := t.slotOf(r); ok {
+			t.remove(slot, r)
+		}
+	}
+}
+
 // slotOf returns the slot of live record r.
 func (t *keyTable) slotOf(r uint32) (uint32, bool) {
 	for i := uint32(t.hashOf(r)) & t.mask; t.slots[i] != 0; i = (i + 1) & t.mask {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -69,6 +71,9 @@ type mergePlan struct {
 	unresolved []unresolvedColumns
 	// dvs reads the deletion vectors the batch updates, each file once.
 	dvs *deltalog.DVReader
+	// moves are the files copied value for value, whose kept rows the index
+	// follows after the commit.
+	moves []fileMove
 }
 
 // fill copies the stored values of unavailable columns into a new row.
@@ -157,6 +162,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	keys := make([]string, len(recs))
 	var buf []byte
 	vals := make([]any, len(st.keyNames))
+	keySource := keySourceNames(st.schema, st.keyFields)
 	emptyNull := emptyPartitionNull(st)
 	for i := range recs {
 		c := &recs[i].Change
@@ -166,7 +172,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		if c.KeyLayout == nil || len(c.Key) != len(c.KeyLayout.Columns) {
 			return res, fmt.Errorf("table %s, %s/%d offset %d: %w", s.opts.TableName, recs[i].Topic, recs[i].Partition, recs[i].Offset, ErrNoKey)
 		}
-		for k, name := range st.keyNames {
+		for k, name := range keySource {
 			j := c.KeyLayout.Index(name)
 			if j < 0 {
 				return res, fmt.Errorf("table %s: key column %q missing from the event key: %w", s.opts.TableName, name, ErrNoKey)
@@ -486,27 +492,50 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 	st := p.st
 	t := time.Now()
 	defer func() { p.metrics.rewrite += time.Since(t) }()
-	if len(p.rows) > 0 {
-		adds, order, err := s.writeRows(ctx, st, p.rows)
-		if err != nil {
-			return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
-		}
-		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
-			pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
-			return p.rowKeys[i], pos, err
-		}); err != nil {
-			return err
-		}
-	}
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
 		paths = append(paths, path)
 	}
 	slices.Sort(paths)
-	if s.useDV(st) {
-		return s.writeDVs(ctx, p, paths)
+	dv := s.useDV(st)
+	// Copy-on-write writes the new rows while it rewrites files: both use
+	// the cores, neither waits for the other.
+	type written struct {
+		adds  []deltalog.Add
+		order []int
+		err   error
 	}
-	return s.rewriteFiles(ctx, p, paths)
+	rows := make(chan written, 1)
+	if len(p.rows) > 0 {
+		write := func() {
+			adds, order, err := s.writeRows(ctx, st, p.rows)
+			rows <- written{adds, order, err}
+		}
+		if dv {
+			write()
+		} else {
+			go write()
+		}
+	} else {
+		rows <- written{}
+	}
+	var err error
+	if dv {
+		err = s.writeDVs(ctx, p, paths)
+	} else {
+		err = s.rewriteFiles(ctx, p, paths)
+	}
+	w := <-rows
+	if err != nil {
+		return err
+	}
+	if w.err != nil {
+		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, w.err)
+	}
+	return p.addFiles(w.adds, w.order, func(i int) (string, codecs.Position, error) {
+		pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
+		return p.rowKeys[i], pos, err
+	})
 }
 
 // addFiles records new data files; order[k] is the index of the adds' k-th
@@ -600,9 +629,18 @@ func allGone(add *deltalog.Add, gone *roaring64.Bitmap) bool {
 }
 
 // rewriteFiles rewrites each touched file without its old rows (copy-on-write).
+// Files are copied value for value (datafile.Writer.CopyLive), several at a time;
+// a file that cannot be copied so (another schema, nested columns) is read and
+// written row by row.
 func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) error {
-	st := p.st
-	var buf []byte
+	type rewrite struct {
+		path   string
+		add    *deltalog.Add
+		gone   *roaring64.Bitmap
+		copied datafile.Copied
+		ok     bool
+	}
+	var jobs []*rewrite
 	for _, path := range paths {
 		add := p.files[path]
 		gone := p.dels[path]
@@ -617,39 +655,45 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 		if allGone(add, gone) {
 			continue // a truncate, say: nothing to copy
 		}
-		rows, err := p.fullRows(ctx, s.opts.Store, path)
-		if err != nil {
-			return err
-		}
-		var keep [][]any
-		for i, r := range rows {
-			if !gone.Contains(uint64(i)) {
-				keep = append(keep, r)
+		jobs = append(jobs, &rewrite{path: path, add: add, gone: gone})
+	}
+	// Files at once, and columns at once within each file: a batch rewrites
+	// one large file and a few small ones as often as many alike.
+	procs := runtime.GOMAXPROCS(0)
+	perFile := procs
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(procs)
+	for _, j := range jobs {
+		g.Go(func() error {
+			w, err := s.newWriter(p.st)
+			if err != nil {
+				return err
 			}
-		}
-		if len(keep) == 0 {
+			j.copied, j.ok, err = w.CopyLive(gctx, s.opts.Store, j.add, j.gone, perFile)
+			if err != nil {
+				return fmt.Errorf("rewriting %s: %w", j.path, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if !j.ok {
+			if err := s.rewriteRows(ctx, p, j.path, j.gone); err != nil {
+				return err
+			}
 			continue
 		}
-		p.metrics.copied += int64(len(keep))
-		adds, order, err := s.writeRows(ctx, st, keep)
-		if err != nil {
-			return fmt.Errorf("rewriting %s: %w", path, err)
+		m := fileMove{from: j.path, gone: j.gone, rows: j.copied.SourceRows}
+		if a := j.copied.Add; a != nil {
+			m.to = a.Path
+			p.metrics.copied += j.copied.Rows
+			p.metrics.bytesAdded += a.Size
+			p.adds = append(p.adds, deltalog.Action{Add: a})
 		}
-		vals := make([]any, len(st.keyFields))
-		if err := p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
-			for k, f := range st.keyFields {
-				vals[k] = keep[i][f]
-			}
-			var err error
-			if buf, err = appendKey(buf[:0], vals); err != nil {
-				return "", codecs.Position{}, err
-			}
-			hex, _ := keep[i][st.posField].(string)
-			pos, err := codecs.PositionFromHex(hex)
-			return string(buf), pos, err
-		}); err != nil {
-			return err
-		}
+		p.moves = append(p.moves, m)
 	}
 	return nil
 }
@@ -662,6 +706,56 @@ func plainJSON(v any) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // strings and maps of strings always encode
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// newWriter returns a data file writer for the table's schema.
+func (s *Sink) newWriter(st *tableState) (*datafile.Writer, error) {
+	w, err := datafile.NewWriter(datafile.Options{
+		Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
+		TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", s.opts.TableName, err)
+	}
+	return w, nil
+}
+
+// rewriteRows rewrites the file path without the rows gone by reading and writing
+// its rows as Go values.
+func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone *roaring64.Bitmap) error {
+	st := p.st
+	rows, err := p.fullRows(ctx, s.opts.Store, path)
+	if err != nil {
+		return err
+	}
+	var keep [][]any
+	for i, r := range rows {
+		if !gone.Contains(uint64(i)) {
+			keep = append(keep, r)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	p.metrics.copied += int64(len(keep))
+	adds, order, err := s.writeRows(ctx, st, keep)
+	if err != nil {
+		return fmt.Errorf("rewriting %s: %w", path, err)
+	}
+	var buf []byte
+	vals := make([]any, len(st.keyFields))
+	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
+		for k, f := range st.keyFields {
+			vals[k] = keep[i][f]
+		}
+		var err error
+		if buf, err = appendKey(buf[:0], vals); err != nil {
+			return "", codecs.Position{}, err
+		}
+		hex, _ := keep[i][st.posField].(string)
+		pos, err := codecs.PositionFromHex(hex)
+		return string(buf), pos, err
+	})
 }
 
 // operation describes the commit as Spark describes a MERGE.
@@ -723,6 +817,7 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 		st.tombs.floor = truncate.Change.Pos
 	}
 	st.index.apply(p.ops)
+	st.index.move(p.moves)
 	for k, ts := range p.tombs {
 		st.tombs.merge(k, ts)
 	}

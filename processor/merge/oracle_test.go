@@ -175,7 +175,7 @@ func (r *oracleRun) open() *merge.Sink {
 		opts.DeleteMode = merge.DeleteSoft
 	}
 	if r.cfg.cow {
-		opts.Mode, opts.DisableDeletionVectors = merge.ModeCoW, true
+		opts.Mode = merge.ModeCoW
 	}
 	if r.cfg.partitioned {
 		opts.PartitionBy = []string{"grp"}

@@ -72,6 +72,9 @@ func partitionColumns(table string, want []string, cols []codecs.Column) ([]stri
 		if i < 0 {
 			i = slices.IndexFunc(cols, func(c codecs.Column) bool { return strings.EqualFold(c.Name, w) })
 		}
+		if i < 0 { // the name a portable table gives the column
+			i = slices.IndexFunc(cols, func(c codecs.Column) bool { return strings.EqualFold(PortableName(c.Name), w) })
+		}
 		switch {
 		case isMetaColumn(w) || i < 0:
 			return nil, &PartitionError{Table: table, Column: w, Reason: "is not a column of the source table", Accepted: accepted}
@@ -164,12 +167,9 @@ func (s *Sink) writeRows(ctx context.Context, st *tableState, rows [][]any) ([]d
 	order := make([]int, 0, len(rows))
 	part := make([][]any, 0, len(rows))
 	for _, g := range groups {
-		w, err := datafile.NewWriter(datafile.Options{
-			Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
-			TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
-		})
+		w, err := s.newWriter(st)
 		if err != nil {
-			return nil, nil, fmt.Errorf("table %s: %w", s.opts.TableName, err)
+			return nil, nil, err
 		}
 		part = part[:0]
 		for _, i := range g {
@@ -185,7 +185,10 @@ func (s *Sink) writeRows(ctx context.Context, st *tableState, rows [][]any) ([]d
 	return adds, order, nil
 }
 
-// samePartitioning compares partition column lists as Delta names compare.
-func samePartitioning(a, b []string) bool {
-	return slices.EqualFunc(a, b, strings.EqualFold)
+// samePartitioning compares a table's partition columns with configured ones
+// as Delta names compare; a configured source name matches its portable name.
+func samePartitioning(table, config []string) bool {
+	return slices.EqualFunc(table, config, func(t, c string) bool {
+		return strings.EqualFold(t, c) || strings.EqualFold(t, PortableName(c))
+	})
 }

@@ -270,8 +270,7 @@ func TestPartitionedChangeDataFeedReaders(t *testing.T) {
 		}
 		store, err := localstore.New(localstore.Options{Dir: tb.dir})
 		require.NoError(t, err)
-		s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode,
-			DisableDeletionVectors: mode == ModeCoW, EnableChangeDataFeed: true, PartitionBy: []string{"name"}})
+		s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, EnableChangeDataFeed: true, PartitionBy: []string{"name"}})
 		require.NoError(t, err)
 		for _, evs := range history(moved) {
 			_, err := s.Apply(t.Context(), withoutPrice(batchOf(evs...)))

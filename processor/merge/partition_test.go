@@ -18,8 +18,7 @@ import (
 
 func openShip(t *testing.T, store deltalog.Store, mode Mode, partitionBy ...string) *Sink {
 	t.Helper()
-	s, err := Open(t.Context(), Options{Store: store, TableName: "ship", Mode: mode,
-		DisableDeletionVectors: mode == ModeCoW, PartitionBy: partitionBy})
+	s, err := Open(t.Context(), Options{Store: store, TableName: "ship", Mode: mode, PartitionBy: partitionBy})
 	require.NoError(t, err)
 	return s
 }
@@ -265,7 +264,7 @@ func TestPartitionedSinkModel(t *testing.T) {
 				Seed: tc.seed, Keys: 50, Snapshot: true, DeleteRatio: 0.15, KeyChangeRatio: 0.05,
 				MaxTxEvents: 4, Redeliver: 0.2, RedeliverWindow: 300,
 			}, 800)
-			opts := Options{Store: newMemStore(), TableName: "orders", Mode: tc.mode, DisableDeletionVectors: tc.mode == ModeCoW,
+			opts := Options{Store: newMemStore(), TableName: "orders", Mode: tc.mode,
 				TargetFileSize: 4 << 10, PartitionBy: []string{"status", "flag"}}
 			s, err := Open(t.Context(), opts)
 			require.NoError(t, err)
@@ -320,7 +319,7 @@ func TestPartitionedColumnMapping(t *testing.T) {
 	for _, mode := range []Mode{ModeDV, ModeCoW} {
 		t.Run(string(mode), func(t *testing.T) {
 			store := newMemStore()
-			opts := Options{Store: store, TableName: "items", Mode: mode, DisableDeletionVectors: mode == ModeCoW, PartitionBy: []string{"name"}}
+			opts := Options{Store: store, TableName: "items", Mode: mode, PartitionBy: []string{"name"}}
 			s, err := Open(t.Context(), opts)
 			require.NoError(t, err)
 			_, err = s.Apply(t.Context(), batchOf(

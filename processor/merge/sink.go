@@ -53,9 +53,18 @@ type Options struct {
 	TombstoneRetention time.Duration
 	// Mode defaults to ModeAuto.
 	Mode Mode
-	// DisableDeletionVectors creates new tables without delta.enableDeletionVectors,
-	// so they need only the legacy protocol and are merged copy-on-write.
-	DisableDeletionVectors bool
+	// DeletionVectors says whether a new table gets deletion vectors
+	// (delta.enableDeletionVectors and the deletionVectors feature, protocol
+	// 3/7), which Mode auto then merges on read. nil means true, the default
+	// (ADR 0027); false creates a table that needs no reader feature for it
+	// (the legacy protocol when nothing else needs features) and is merged
+	// copy-on-write. With Mode cow a new table never gets them. An existing
+	// table keeps its own protocol, whatever this says.
+	DeletionVectors *bool
+	// ColumnNames says how a new table names the source columns Delta refuses
+	// without column mapping (default ColumnNamesMapped). An existing table
+	// follows its own choice (PropColumnNames).
+	ColumnNames ColumnNames
 	// EnableChangeDataFeed sets delta.enableChangeDataFeed on new tables
 	// (ADR 0024). The table property decides whether commits carry change
 	// data, so an existing table follows its own setting.
@@ -173,6 +182,12 @@ func Open(ctx context.Context, opts Options) (*Sink, error) {
 	if opts.Mode != ModeAuto && opts.Mode != ModeDV && opts.Mode != ModeCoW {
 		return nil, fmt.Errorf("merge: unknown merge mode %q", opts.Mode)
 	}
+	if opts.ColumnNames == "" {
+		opts.ColumnNames = ColumnNamesMapped
+	}
+	if err := checkColumnNames(opts.ColumnNames); err != nil {
+		return nil, err
+	}
 	if opts.TombstoneRetention <= 0 {
 		opts.TombstoneRetention = DefaultTombstoneRetention
 	}
@@ -202,7 +217,35 @@ func Open(ctx context.Context, opts Options) (*Sink, error) {
 	if st := s.state; st != nil && len(opts.PartitionBy) > 0 && !samePartitioning(st.meta.PartitionColumns, opts.PartitionBy) {
 		s.log.Warn("the table exists with other partition columns than partition_by; it keeps its own", "partitionColumns", st.meta.PartitionColumns, "partitionBy", opts.PartitionBy)
 	}
+	if st := s.state; st != nil {
+		s.warnFeatures(st)
+	}
 	return s, nil
+}
+
+// newTableDeletionVectors reports whether a new table gets deletion vectors.
+func (o Options) newTableDeletionVectors() bool {
+	return o.Mode != ModeCoW && (o.DeletionVectors == nil || *o.DeletionVectors)
+}
+
+func protocolString(p deltalog.Protocol) string {
+	return fmt.Sprintf("reader %d %v, writer %d %v", p.MinReaderVersion, p.ReaderFeatureSet(), p.MinWriterVersion, p.WriterFeatureSet())
+}
+
+// warnFeatures says when an existing table has other features than the
+// options would give a new one: the table keeps its own.
+func (s *Sink) warnFeatures(st *tableState) {
+	has := st.proto.HasReaderFeature(deltalog.FeatureDeletionVectors)
+	switch want := s.opts.newTableDeletionVectors(); {
+	case has && !want && s.opts.Mode != ModeCoW:
+		s.log.Warn("the table has deletion vectors, which deletion_vectors: false gives new tables only; it keeps them, and readers without deletion vector support (delta-rs to_pandas) still refuse it. "+
+			"merge_mode: cow stops writing new vectors; Spark's ALTER TABLE ... DROP FEATURE deletionVectors removes the feature", "protocol", protocolString(st.proto))
+	case !has && want && s.opts.DeletionVectors != nil:
+		s.log.Warn("the table has no deletion vectors; deletion_vectors: true gives new tables only, this one is merged copy-on-write", "protocol", protocolString(st.proto))
+	}
+	if s.opts.ColumnNames == ColumnNamesPortable && deltalog.ColumnMappingMode(&st.meta) != "none" {
+		s.log.Warn("the table has column mapping; column_names: portable applies to new tables only, this one keeps its source names")
+	}
 }
 
 // Positions returns the last applied offset per partition, from the txn

@@ -120,7 +120,7 @@ func BenchmarkMerge(b *testing.B) {
 			}
 			store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
 			require.NoError(b, err)
-			opts := Options{Store: store, TableName: "items", Mode: mode, DisableDeletionVectors: mode == ModeCoW}
+			opts := Options{Store: store, TableName: "items", Mode: mode}
 			s, err := Open(b.Context(), opts)
 			require.NoError(b, err)
 			tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}

@@ -130,8 +130,7 @@ func readItems(t *testing.T, store deltalog.Store) map[int32]item {
 
 func newTestSink(t *testing.T, store deltalog.Store, mode Mode, del DeleteMode) *Sink {
 	t.Helper()
-	s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: del,
-		DisableDeletionVectors: mode == ModeCoW})
+	s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: del})
 	require.NoError(t, err)
 	return s
 }

@@ -125,7 +125,7 @@ func TestSinkModel(t *testing.T) {
 			}, 1500)
 			rng := rand.New(rand.NewPCG(tc.seed, 99))
 			store := newMemStore()
-			s, err := Open(t.Context(), Options{Store: store, TableName: "orders", Mode: tc.mode, DisableDeletionVectors: tc.mode == ModeCoW, TargetFileSize: 4 << 10})
+			s, err := Open(t.Context(), Options{Store: store, TableName: "orders", Mode: tc.mode, TargetFileSize: 4 << 10})
 			require.NoError(t, err)
 			var batches []Batch
 			for i := 0; i < len(recs); {

@@ -250,7 +250,7 @@ func TestSinkTableSchema(t *testing.T) {
 		mode    Mode
 		wantDV  bool
 		readerV int
-	}{{ModeAuto, true, 3}, {ModeCoW, false, 2}} {
+	}{{ModeAuto, true, 3}, {ModeCoW, false, 3}} { // column mapping is a reader feature, never legacy reader 2 (ADR 0027)
 		t.Run(string(tc.mode), func(t *testing.T) {
 			store := newMemStore()
 			s := newTestSink(t, store, tc.mode, DeleteHard)
@@ -267,6 +267,7 @@ func TestSinkTableSchema(t *testing.T) {
 			require.Equal(t, "name", meta.Configuration[deltalog.PropColumnMappingMode], "[Unit Price] needs column mapping")
 			require.Equal(t, tc.readerV, snap.Protocol().MinReaderVersion)
 			require.Equal(t, tc.wantDV, snap.Protocol().HasReaderFeature(deltalog.FeatureDeletionVectors))
+			require.Contains(t, snap.Protocol().ReaderFeatures, deltalog.FeatureColumnMapping)
 			var names []string
 			for _, f := range snap.Schema().Fields {
 				names = append(names, f.Name)

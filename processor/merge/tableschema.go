@@ -98,18 +98,28 @@ func sourceType(f deltalog.StructField) (codecs.Type, bool) {
 	return codecs.Type{}, false
 }
 
-func sourceField(c codecs.Column, nullable bool) deltalog.StructField {
+// sourceField is the table field of source column c, named name: c.Name, or
+// its portable name, which the field's metadata and comment then record.
+func sourceField(c codecs.Column, name string, nullable bool) deltalog.StructField {
 	meta := map[string]any{fieldMetaType: c.Type.String()}
 	comment := c.Comment
 	if comment == "" && c.SourceType != "" {
 		comment = "SQL Server " + c.SourceType
 	}
-	if comment == "" {
+	switch {
+	case name != c.Name:
+		meta[fieldMetaSource] = c.Name
+		if comment == "" {
+			comment = renamedComment(c.Name, "") + " (" + c.Type.String() + ")"
+		} else {
+			comment = renamedComment(c.Name, comment)
+		}
+	case comment == "":
 		// Without a propagated source type, say at least where it came from.
 		comment = "source column " + c.Name + " (" + c.Type.String() + ")"
 	}
 	meta["comment"] = comment
-	return deltalog.StructField{Name: c.Name, Type: deltaType(c.Type), Nullable: nullable, Metadata: meta}
+	return deltalog.StructField{Name: name, Type: deltaType(c.Type), Nullable: nullable, Metadata: meta}
 }
 
 func metaField(name string, t deltalog.PrimitiveType, nullable bool, comment string) deltalog.StructField {
@@ -133,24 +143,37 @@ func metaFields(soft bool) []deltalog.StructField {
 // newTableMetadata builds the schema, properties and protocol of a table
 // created from its first change.
 func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.Protocol, error) {
+	names := tableNames(c.Layout.Columns, s.opts.ColumnNames == ColumnNamesPortable)
+	tableName := func(source string) string {
+		if i := c.Layout.Index(source); i >= 0 {
+			return names[i]
+		}
+		return source
+	}
 	keyNames := c.KeyLayout.Names()
+	for i, k := range keyNames {
+		keyNames[i] = tableName(k)
+	}
 	parts, err := partitionColumns(s.opts.TableName, s.opts.PartitionBy, c.Layout.Columns)
 	if err != nil {
 		return nil, deltalog.Protocol{}, err
 	}
+	for i, p := range parts {
+		parts[i] = tableName(p)
+	}
 	st := &deltalog.StructType{}
 	mapping := false
-	for _, col := range c.Layout.Columns {
+	for i, col := range c.Layout.Columns {
 		nullable := col.Nullable
 		if k := c.KeyLayout.Index(col.Name); k >= 0 && !c.KeyLayout.Columns[k].Nullable {
 			nullable = false
 		}
-		if col.Type.Kind == codecs.KindString && slices.Contains(parts, col.Name) {
+		if col.Type.Kind == codecs.KindString && slices.Contains(parts, names[i]) {
 			// An empty string partition value is stored, and read, as null.
 			nullable = true
 		}
-		st.Fields = append(st.Fields, sourceField(col, nullable))
-		mapping = mapping || deltalog.NeedsColumnMapping(col.Name)
+		st.Fields = append(st.Fields, sourceField(col, names[i], nullable))
+		mapping = mapping || deltalog.NeedsColumnMapping(names[i])
 	}
 	st.Fields = append(st.Fields, metaFields(s.opts.DeleteMode == DeleteSoft)...)
 	keys, err := json.Marshal(keyNames)
@@ -164,7 +187,8 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 	conf[PropKeyColumns] = string(keys)
 	conf[PropDeleteMode] = string(s.opts.DeleteMode)
 	conf[PropSource] = c.Table.String()
-	if !s.opts.DisableDeletionVectors {
+	conf[PropColumnNames] = string(s.opts.ColumnNames)
+	if s.opts.newTableDeletionVectors() {
 		conf[deltalog.PropEnableDeletionVectors] = "true"
 	}
 	if s.opts.EnableChangeDataFeed {
@@ -204,7 +228,9 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		PartitionColumns: parts,
 		Configuration:    conf,
 	}
-	return meta, deltalog.MinimalProtocol(st, conf), nil
+	// Never legacy reader 2 (ADR 0027): delta-rs's pyarrow reader reads such a
+	// table as if it had no column mapping.
+	return meta, deltalog.MinimalFeaturesProtocol(st, conf), nil
 }
 
 // tableColumns returns the source columns of a table schema (metadata
@@ -216,7 +242,7 @@ func tableColumns(st *deltalog.StructType) []codecs.Column {
 			continue
 		}
 		t, _ := sourceType(f)
-		cols = append(cols, codecs.Column{Name: f.Name, Type: t, Nullable: f.Nullable})
+		cols = append(cols, codecs.Column{Name: sourceName(f), Type: t, Nullable: f.Nullable})
 	}
 	return cols
 }
@@ -232,7 +258,7 @@ func isMetaColumn(name string) bool {
 // evolve returns the metadata (and protocol, when it must grow) that lets the
 // table take changes of layout next; nil metadata means no change is needed.
 func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *deltalog.Protocol, error) {
-	ev, err := codecs.Evolve(tableColumns(st.schema), st.keyNames, c.Layout.Columns, c.KeyLayout.Names())
+	ev, err := codecs.Evolve(tableColumns(st.schema), keySourceNames(st.schema, st.keyFields), c.Layout.Columns, c.KeyLayout.Names())
 	if err != nil {
 		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "the source schema changed in a way the table cannot follow",
 			Remedy: "recreate the table (or migrate it with Spark) and replay from the schema change; the offsets of this batch are not committed", Err: err}
@@ -250,9 +276,9 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	}
 	meta := st.meta
 	next := &deltalog.StructType{Fields: slices.Clone(st.schema.Fields)}
-	relax := func(name string) {
+	relax := func(source string) {
 		for i := range next.Fields {
-			if next.Fields[i].Name == name {
+			if !isMetaColumn(next.Fields[i].Name) && sourceName(next.Fields[i]) == source {
 				next.Fields[i].Nullable = true
 			}
 		}
@@ -264,15 +290,31 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 		relax(c.Name)
 	}
 	mapping := deltalog.ColumnMappingMode(&meta) != "none"
-	// Added columns are appended: existing fields keep their positions.
+	portable := portableTable(&meta, s.opts.ColumnNames)
+	nm := newNamer(next.Fields)
+	renamed := false
+	// Added columns are appended: existing fields keep their positions and
+	// names; a new column's portable name avoids every name the table has.
 	for _, col := range ev.Added {
-		if !mapping && deltalog.NeedsColumnMapping(col.Name) {
+		name := col.Name
+		switch {
+		case portable && (deltalog.NeedsColumnMapping(name) || nm.taken[strings.ToLower(name)]):
+			name = nm.portable(col.Name)
+			renamed = true
+		case !mapping && deltalog.NeedsColumnMapping(name):
 			return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: fmt.Sprintf("new column %q needs column mapping, which the table lacks", col.Name),
-				Remedy: "enable column mapping on the table (ALTER TABLE ... SET TBLPROPERTIES delta.columnMapping.mode = 'name') and restart; the offsets of this batch are not committed"}
+				Remedy: "enable column mapping on the table (ALTER TABLE ... SET TBLPROPERTIES delta.columnMapping.mode = 'name'), " +
+					"or set column_names: portable for the table (new columns then get names Delta takes, such as " + PortableName(col.Name) + "), and restart; the offsets of this batch are not committed"}
+		default:
+			nm.reserve(name)
 		}
-		next.Fields = append(next.Fields, sourceField(col, true))
+		next.Fields = append(next.Fields, sourceField(col, name, true))
 	}
 	conf := maps.Clone(meta.Configuration)
+	if renamed {
+		// The table's names are portable from now on, whatever the options say.
+		conf[PropColumnNames] = string(ColumnNamesPortable)
+	}
 	if mapping {
 		var maxID int64
 		next, maxID = deltalog.AssignColumnMapping(next, deltalog.MaxColumnID(conf))
@@ -290,7 +332,12 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	meta.Configuration = conf
 	var proto *deltalog.Protocol
 	cur := st.proto
-	if up := deltalog.UpgradeProtocol(cur, deltalog.MinimalProtocol(next, conf)); !up.Equal(cur) {
+	need := deltalog.MinimalProtocol(next, conf)
+	if cur.MinWriterVersion >= 7 {
+		// Features, not the legacy versions that would list every feature they imply.
+		need = deltalog.MinimalFeaturesProtocol(next, conf)
+	}
+	if up := deltalog.UpgradeProtocol(cur, need); !up.Equal(cur) {
 		proto = &up
 	}
 	return &meta, proto, nil
@@ -307,7 +354,7 @@ func newRowMapper(st *deltalog.StructType, l *codecs.Layout) *rowMapper {
 	for i, f := range st.Fields {
 		m.src[i] = -1
 		if !isMetaColumn(f.Name) {
-			m.src[i] = l.Index(f.Name)
+			m.src[i] = l.Index(sourceName(f))
 		}
 	}
 	return m

@@ -8,12 +8,31 @@ extension and Spark with delta-spark.
 Input: a JSON list of requests, from the file named by the first argument or
 from stdin. Each request is an object:
 
-    {"engine": "deltars" | "duckdb" | "spark",
+    {"engine": "deltars" | "polars" | "duckdb" | "spark",
+     "api": "querybuilder",              (optional; the engine's call, below)
      "path": "/abs/table" or "s3://bucket/table",
      "version": 3,                       (optional time travel)
      "timestamp": "2024-01-01T00:00:00Z", (optional time travel)
      "filter": "id > 3",                 (optional SQL predicate)
-     "app_ids": ["app-0"]}               (optional txn lookups)
+     "predicate": ["id", ">", 3],        (optional; a column compared with a
+                                          literal, as each API spells a filter)
+     "app_ids": ["app-0"],               (optional txn lookups)
+     "rows_only": true}                  (optional: skip what Spark reports
+                                          beside the rows: version, txn,
+                                          protocol; a log replay per read)
+
+APIs (the first is the default): deltars: querybuilder (DataFusion SQL),
+to_pandas (DeltaTable.to_pandas()), to_pyarrow_dataset (with the predicate
+as a dataset filter), load_cdf (the change data feed from version 0);
+polars: read_delta, scan_delta (with the predicate as a LazyFrame filter);
+duckdb: delta_scan; spark: read (DataFrameReader), read_change_feed
+(readChangeFeed from version 0), version_as_of (SQL SELECT ... VERSION AS OF,
+needs "version"). Every engine also takes api "recipe" with "code": Python
+source run in this process once the engine has started (a Spark recipe's
+getOrCreate then gets this session); the result is one row {"output": what
+the code printed}. A change data feed result has the table's columns plus
+_change_type and _commit_version (_commit_timestamp is left out: engines
+derive it differently).
 
 Output on stdout: a JSON list with one result per request, in order:
 
@@ -21,6 +40,8 @@ Output on stdout: a JSON list with one result per request, in order:
      "schema": [{"name", "type", "nullable"}],
      "rows": [{column: value}], "num_rows",
      "txn": {appId: version or null}, "protocol": {...} or null,
+     "engine_version": "deltalake 1.6.6" (the packages doing the read),
+     "seconds": 0.12 (the read's wall time),
      "error": null or "message"}
 
 Types are Delta type strings ("long", "decimal(10,2)", "timestamp_ntz") or,
@@ -45,6 +66,7 @@ tiny table with it, exiting non-zero if any engine fails.
 import base64
 import datetime as dt
 import decimal
+import io
 import json
 import math
 import os
@@ -133,6 +155,7 @@ def read_one(readers, req):
     engine = req.get("engine")
     res = {
         "engine": engine,
+        "api": req.get("api"),
         "path": req.get("path"),
         "version": None,
         "schema": [],
@@ -140,8 +163,11 @@ def read_one(readers, req):
         "num_rows": 0,
         "txn": {},
         "protocol": None,
+        "engine_version": None,
+        "seconds": None,
         "error": None,
     }
+    start = time.monotonic()
     try:
         factory = ENGINES.get(engine)
         if factory is None:
@@ -152,6 +178,24 @@ def read_one(readers, req):
             except Exception as e:
                 # Remember the failure: starting Spark again would only fail slowly again.
                 readers[engine] = Broken(f"starting {engine}: {error_text(e)}")
+        res["engine_version"] = getattr(readers[engine], "version", None)
+        api = req.get("api")
+        if api == "recipe":
+            if isinstance(readers[engine], Broken):
+                readers[engine].read(req)
+            buf = io.StringIO()
+            saved, sys.stdout = sys.stdout, buf
+            try:
+                exec(compile(req["code"], "<recipe>", "exec"), {"__name__": "__recipe__"})
+            finally:
+                sys.stdout = saved
+            res["schema"] = [{"name": "output", "type": "string", "nullable": True}]
+            res["rows"], res["num_rows"] = [{"output": buf.getvalue()}], 1
+            res["seconds"] = round(time.monotonic() - start, 3)
+            return res
+        apis = getattr(readers[engine], "APIS", ())
+        if api is not None and api not in apis:
+            raise ValueError(f"{engine} has no api {api!r}; want one of {list(apis)}")
         schema, rows, extra = readers[engine].read(req)
         res["schema"] = [
             {"name": f["name"], "type": f["type"], "nullable": f["nullable"]} for f in schema
@@ -161,6 +205,7 @@ def read_one(readers, req):
         res.update(extra)
     except Exception as e:  # reported per request; the Go side fails the test
         res["error"] = error_text(e)
+    res["seconds"] = round(time.monotonic() - start, 3)
     return res
 
 
@@ -312,6 +357,66 @@ def parse_timestamp(s):
     return t
 
 
+PREDICATE_OPS = (">", ">=", "<", "<=", "=")
+
+
+def predicate(req):
+    """The request's predicate as (column, op, value), or None."""
+    p = req.get("predicate")
+    if p is None:
+        return None
+    col, op, value = p
+    if op not in PREDICATE_OPS:
+        raise ValueError(f"predicate op {op!r}; want one of {PREDICATE_OPS}")
+    return col, op, value
+
+
+def predicate_sql(req, quote):
+    """The request's filter and predicate as one SQL condition, or ""."""
+    conds = []
+    if req.get("filter"):
+        conds.append(f"({req['filter']})")
+    p = predicate(req)
+    if p:
+        col, op, value = p
+        conds.append(f"{quote(col)} {op} {sql_literal(value)}")
+    return " AND ".join(conds)
+
+
+def sql_literal(v):
+    if isinstance(v, str):
+        return sql_string(v)
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    return repr(v)
+
+
+def double_quoted(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def backquoted(name):
+    return "`" + name.replace("`", "``") + "`"
+
+
+def pandas_rows(df):
+    """Rows of a pandas DataFrame with pandas' missing values (NaN in an
+    integer column that has nulls, NaT, NA) as None."""
+    import pandas as pd
+
+    rows = []
+    for t in df.itertuples(index=False, name=None):
+        rows.append(tuple(None if not isinstance(v, (list, dict, bytes)) and pd.isna(v) else v for v in t))
+    return rows
+
+
+def cdf_fields(schema):
+    return schema + [
+        {"name": "_change_type", "type": "string", "nullable": True},
+        {"name": "_commit_version", "type": "long", "nullable": True},
+    ]
+
+
 # ---------------------------------------------------------------- S3 settings
 
 
@@ -335,8 +440,12 @@ def is_s3(path):
 
 
 class DeltaRS:
+    APIS = ("querybuilder", "to_pandas", "to_pyarrow_dataset", "load_cdf")
+
     def __init__(self):
-        import deltalake  # noqa: F401 (fail early if missing)
+        import deltalake
+
+        self.version = f"deltalake {deltalake.__version__}"
 
     def close(self):
         pass
@@ -363,14 +472,41 @@ class DeltaRS:
         if req.get("timestamp"):
             table.load_as_version(parse_timestamp(req["timestamp"]))
         schema = schema_fields(json.loads(table.schema().to_json()))
-        # QueryBuilder (DataFusion) reads column mapping and deletion vectors, which
-        # to_pyarrow_table refuses in deltalake 1.6.
-        qb = deltalake.QueryBuilder().register("t", table)
-        where = f" WHERE {req['filter']}" if req.get("filter") else ""
-        data = pa.table(qb.execute(f"SELECT * FROM t{where}"))
         names = [f["name"] for f in schema]
-        cols = [data.column(n).to_pylist() for n in names]
-        rows = list(zip(*cols)) if cols else []
+        api = req.get("api") or "querybuilder"
+        if api == "to_pandas":
+            if req.get("filter") or req.get("predicate"):
+                raise ValueError("to_pandas: the request has a filter; use to_pyarrow_dataset")
+            rows = pandas_rows(table.to_pandas()[names])
+        elif api == "to_pyarrow_dataset":
+            import pyarrow.compute as pc
+
+            if req.get("filter"):
+                raise ValueError("to_pyarrow_dataset takes a predicate, not an SQL filter")
+            ds = table.to_pyarrow_dataset()
+            p = predicate(req)
+            expr = None
+            if p:
+                col, op, value = p
+                f = pc.field(col)
+                expr = {">": f > value, ">=": f >= value, "<": f < value, "<=": f <= value, "=": f == value}[op]
+            data = ds.to_table(filter=expr)
+            rows = list(zip(*[data.column(n).to_pylist() for n in names])) if names else []
+        elif api == "load_cdf":
+            data = pa.table(table.load_cdf(starting_version=0))
+            if req.get("filter") or req.get("predicate"):
+                raise ValueError("load_cdf: filters are not supported here")
+            schema = cdf_fields(schema)
+            names = [f["name"] for f in schema]
+            rows = list(zip(*[data.column(n).to_pylist() for n in names]))
+        else:
+            # QueryBuilder (DataFusion) reads column mapping and deletion vectors, which
+            # to_pyarrow_table refuses in deltalake 1.6.
+            qb = deltalake.QueryBuilder().register("t", table)
+            where = predicate_sql(req, double_quoted)
+            data = pa.table(qb.execute(f"SELECT * FROM t{' WHERE ' + where if where else ''}"))
+            cols = [data.column(n).to_pylist() for n in names]
+            rows = list(zip(*cols)) if cols else []
         p = table.protocol()
         extra = {
             "version": table.version(),
@@ -385,14 +521,63 @@ class DeltaRS:
         return schema, rows, extra
 
 
-# ---------------------------------------------------------------- DuckDB
+# ---------------------------------------------------------------- polars
+
+
+class Polars:
+    APIS = ("read_delta", "scan_delta")
+
+    def __init__(self):
+        import polars
+
+        self.version = f"polars {polars.__version__}"
+
+    def close(self):
+        pass
+
+    def read(self, req):
+        import deltalake
+        import polars as pl
+
+        path = req["path"]
+        if is_s3(path):
+            raise ValueError("polars: S3 is not set up here")
+        if req.get("timestamp") or req.get("filter"):
+            raise ValueError("polars: no timestamp travel or SQL filter here")
+        # The Delta types of the columns, for canonical values.
+        schema = schema_fields(json.loads(deltalake.DeltaTable(path, version=req.get("version")).schema().to_json()))
+        names = [f["name"] for f in schema]
+        api = req.get("api") or "read_delta"
+        if api == "scan_delta":
+            lf = pl.scan_delta(path, version=req.get("version"))
+            p = predicate(req)
+            if p:
+                col, op, value = p
+                c = pl.col(col)
+                lf = lf.filter({">": c > value, ">=": c >= value, "<": c < value, "<=": c <= value, "=": c == value}[op])
+            df = lf.collect()
+        else:
+            if req.get("predicate"):
+                raise ValueError("read_delta takes no predicate; use scan_delta")
+            df = pl.read_delta(path, version=req.get("version"))
+        rows = df.select(names).rows()
+        return schema, rows, {}
+
+
+# ---------------------------------------------------------------- DuckDB# ---------------------------------------------------------------- DuckDB
 
 
 class DuckDB:
+    APIS = ("delta_scan",)
+
     def __init__(self):
+        import importlib.metadata
+
         import duckdb
         import duckdb_extension_delta
 
+        self.version = (f"duckdb {duckdb.__version__} + duckdb-extension-delta "
+                        f"{importlib.metadata.version('duckdb-extension-delta')}")
         self.con = duckdb.connect(config={"autoinstall_known_extensions": False,
                                           "autoload_known_extensions": False})
         # Load the extension shipped in the pip wheel by path: there is no
@@ -432,8 +617,9 @@ class DuckDB:
         if req.get("version") is not None:
             args.append(f"version := {int(req['version'])}")
         sql = f"SELECT * FROM delta_scan({', '.join(args)})"
-        if req.get("filter"):
-            sql += f" WHERE {req['filter']}"
+        where = predicate_sql(req, double_quoted)
+        if where:
+            sql += f" WHERE {where}"
         rel = self.con.sql(sql)
         schema = [
             {"name": n, "type": duck_type(t), "nullable": None}
@@ -515,6 +701,8 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 
 
 class Spark:
+    APIS = ("read", "read_change_feed", "version_as_of")
+
     def __init__(self):
         import importlib.metadata
 
@@ -540,11 +728,16 @@ class Spark:
             .config("spark.jars.ivy", os.path.join(cache, "ivy"))
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.sql.shuffle.partitions", "1")
             .config("spark.default.parallelism", "2")
             # Delta rebuilds snapshot state with 50 tasks by default; test
             # tables are tiny and the machine has 2 cores.
-            .config("spark.databricks.delta.snapshotPartitions", "2")
+            .config("spark.databricks.delta.snapshotPartitions", "1")
+            # Compiling generated code costs more than it saves on tables of a
+            # few rows: a third less time over the reader matrix's reads.
+            .config("spark.sql.codegen.wholeStage", "false")
+            .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+            .config("spark.sql.adaptive.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.memory", "1g")
             .config("spark.local.dir", self.tmp)
@@ -572,6 +765,7 @@ class Spark:
         self.spark.sparkContext.setLogLevel("ERROR")
         self.jvm = self.spark.sparkContext._jvm
         self.pyspark_version = pyspark.__version__
+        self.version = f"pyspark {pyspark.__version__} + delta-spark {importlib.metadata.version('delta-spark')}"
 
     def close(self):
         try:
@@ -583,17 +777,29 @@ class Spark:
         path = req["path"]
         if is_s3(path):
             raise ValueError("spark: S3 is not set up (hadoop-aws is not installed)")
-        reader = self.spark.read.format("delta")
-        if req.get("version") is not None:
-            reader = reader.option("versionAsOf", int(req["version"]))
-        if req.get("timestamp"):
-            ts = parse_timestamp(req["timestamp"]).strftime("%Y-%m-%d %H:%M:%S.%f")
-            reader = reader.option("timestampAsOf", ts)
-        df = reader.load(path)
-        if req.get("filter"):
-            df = df.where(req["filter"])
+        api = req.get("api") or "read"
+        if api == "version_as_of":
+            if req.get("version") is None:
+                raise ValueError("version_as_of needs a version")
+            df = self.spark.sql(f"SELECT * FROM delta.{backquoted(path)} VERSION AS OF {int(req['version'])}")
+        elif api == "read_change_feed":
+            df = (self.spark.read.format("delta").option("readChangeFeed", "true")
+                  .option("startingVersion", 0).load(path).drop("_commit_timestamp"))
+        else:
+            reader = self.spark.read.format("delta")
+            if req.get("version") is not None:
+                reader = reader.option("versionAsOf", int(req["version"]))
+            if req.get("timestamp"):
+                ts = parse_timestamp(req["timestamp"]).strftime("%Y-%m-%d %H:%M:%S.%f")
+                reader = reader.option("timestampAsOf", ts)
+            df = reader.load(path)
+        where = predicate_sql(req, backquoted)
+        if where:
+            df = df.where(where)
         schema = schema_fields(df.schema.jsonValue())
         rows = [tuple(r) for r in df.collect()]
+        if req.get("rows_only"):
+            return schema, rows, {}
         snap = self.snapshot(path, req)
         txns = snap.transactions()
         txn = {}
@@ -659,7 +865,7 @@ def scala_set(opt):
     return sorted(out)
 
 
-ENGINES = {"deltars": DeltaRS, "duckdb": DuckDB, "spark": Spark}
+ENGINES = {"deltars": DeltaRS, "polars": Polars, "duckdb": DuckDB, "spark": Spark}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,338 @@
+package datafile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+)
+
+// Copied describes what Writer.CopyLive wrote.
+type Copied struct {
+	// Add is the new data file, nil when every row was dropped (no file is written).
+	Add *deltalog.Add
+	// SourceRows counts the physical rows of the source file, dropped ones included.
+	SourceRows int64
+	// Rows counts the rows copied: SourceRows less the dropped ones, in source order.
+	Rows int64
+}
+
+// CopyLive writes the rows of the data file add that drop does not hold into one new
+// data file of w's table, in their order, as the copy-on-write rewrite of a touched
+// file. It copies Parquet values column by column: nothing is converted to Go values
+// or shredded again, and the statistics are recomputed from the values kept. The new
+// file keeps add's partition values and its row groups (less the dropped rows), so it
+// is no larger than add's file even when that exceeds the target file size.
+//
+// ok is false, and nothing is written, when the fast copy does not apply: the table
+// has nested columns, or the file's Parquet schema is not exactly the one w writes
+// (a file from before a schema change, or one another writer wrote with other
+// physical types). The caller then reads the rows (Read) and writes them (Write).
+//
+// Up to parallel columns are decoded, filtered and encoded at once (at least one).
+func (w *Writer) CopyLive(ctx context.Context, store deltalog.Store, add *deltalog.Add, drop *roaring64.Bitmap, parallel int) (res Copied, ok bool, err error) {
+	leaves, flat := w.flatLeaves()
+	if !flat {
+		return Copied{}, false, nil
+	}
+	key, err := objectKey(add.Path)
+	if err != nil {
+		return Copied{}, false, err
+	}
+	part, err := w.partitionValuesOf(add)
+	if err != nil {
+		return Copied{}, false, fmt.Errorf("data file %s: %w", key, err)
+	}
+	data, err := fetch(ctx, store, key)
+	if err != nil {
+		return Copied{}, false, err
+	}
+	f, err := openChecked(data)
+	if err != nil {
+		return Copied{}, false, &deltalog.CorruptFileError{Path: key, Err: err}
+	}
+	if !sameFlatSchema(f.Schema(), w.schema) {
+		return Copied{}, false, nil
+	}
+	res.SourceRows = f.NumRows()
+	dropped := denseBitmap(drop, res.SourceRows)
+	if res.Rows, err = w.copyRowGroups(ctx, f, leaves, dropped, len(data), parallel); err != nil {
+		if ctx.Err() != nil {
+			return Copied{}, false, ctx.Err()
+		}
+		return Copied{}, false, &deltalog.CorruptFileError{Path: key, Err: err}
+	}
+	if res.Rows == 0 {
+		return res, true, nil
+	}
+	out, err := w.finish(ctx, store, part, res.Rows, 0)
+	if err != nil {
+		return Copied{}, false, err
+	}
+	res.Add = &out
+	return res, true, nil
+}
+
+// flatLeaves returns the plan's leaf per Parquet column when every data column is a
+// top-level primitive: then each column holds one value per row.
+func (w *Writer) flatLeaves() ([]*wnode, bool) {
+	leaves := make([]*wnode, len(w.plan.children))
+	for i, c := range w.plan.children {
+		if c.kind != nodeLeaf || c.col != i {
+			return nil, false
+		}
+		leaves[i] = c
+	}
+	return leaves, true
+}
+
+// partitionValuesOf returns add's partition values in the order of w's partition
+// columns.
+func (w *Writer) partitionValuesOf(add *deltalog.Add) ([]*string, error) {
+	part := make([]*string, len(w.partNames))
+	for i, n := range w.partNames {
+		v, ok := add.PartitionValues[n]
+		if !ok {
+			return nil, fmt.Errorf("%w: no value for partition column %q", ErrSchema, n)
+		}
+		part[i] = v
+	}
+	return part, nil
+}
+
+// openChecked opens a Parquet file held in memory after the checks Read makes; a
+// panic of parquet-go on malformed input becomes an error.
+func openChecked(data []byte) (f *parquet.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("malformed parquet: %v", r)
+		}
+	}()
+	if err := checkFraming(data); err != nil {
+		return nil, err
+	}
+	f, err = parquet.OpenFile(bytes.NewReader(data), int64(len(data)), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPages(data, f, pageLimits{uncompressed: maxPageBytes, values: maxPageValues}); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// sameFlatSchema reports whether the file's columns are exactly those the writer
+// writes: same names, order, repetition, field ids and physical and logical types.
+// Values can then move from one to the other unchanged.
+func sameFlatSchema(file, want *parquet.Schema) bool {
+	a, b := file.Fields(), want.Fields()
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if !x.Leaf() || !y.Leaf() || x.Name() != y.Name() || x.ID() != y.ID() ||
+			x.Optional() != y.Optional() || x.Repeated() != y.Repeated() || x.Required() != y.Required() {
+			return false
+		}
+		tx, ty := x.Type(), y.Type()
+		if tx.Kind() != ty.Kind() || tx.Length() != ty.Length() || !reflect.DeepEqual(tx.LogicalType(), ty.LogicalType()) {
+			return false
+		}
+	}
+	return true
+}
+
+// denseBitmap turns drop into a bit per physical row, which is cheaper to test once per
+// value than the roaring bitmap.
+func denseBitmap(drop *roaring64.Bitmap, rows int64) []uint64 {
+	bits := make([]uint64, (rows+63)/64)
+	if drop == nil {
+		return bits
+	}
+	for it := drop.Iterator(); it.HasNext(); {
+		r := it.Next()
+		if r < uint64(rows) {
+			bits[r/64] |= 1 << (r % 64)
+		}
+	}
+	return bits
+}
+
+// copyRowGroups copies the kept rows of every row group of f into a fresh file buffer,
+// one output row group per input row group, and returns how many rows it kept. Up to
+// parallel columns are copied at once: parquet-go's column writers share nothing but
+// the codec until the row group is flushed, and the codecs of concurrentCodec are safe
+// for concurrent use. sizeHint presizes the file buffer (the new file is about as
+// large as the old).
+func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*wnode, dropped []uint64, sizeHint, parallel int) (kept int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed parquet: %v", r)
+		}
+	}()
+	if !w.codec.concurrent {
+		parallel = 1
+	}
+	w.newFile()
+	w.buf.Grow(sizeHint)
+	for _, s := range w.stats {
+		s.reset()
+	}
+	bufs := make([][]parquet.Value, len(leaves))
+	var base int64
+	groups := f.RowGroups()
+	for g, rg := range groups {
+		n := rg.NumRows()
+		chunks := rg.ColumnChunks()
+		cws := w.pw.ColumnWriters()
+		if len(chunks) != len(leaves) || len(cws) != len(leaves) {
+			return 0, fmt.Errorf("row group %d has %d columns, want %d", g, len(chunks), len(leaves))
+		}
+		eg, ectx := errgroup.WithContext(ctx)
+		eg.SetLimit(max(parallel, 1))
+		for c, chunk := range chunks {
+			eg.Go(func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("malformed parquet: %v", r)
+					}
+				}()
+				if err := ectx.Err(); err != nil {
+					return err
+				}
+				if bufs[c] == nil {
+					bufs[c] = make([]parquet.Value, 1024)
+				}
+				if err := copyColumn(chunk, cws[c], leaves[c], base, n, dropped, bufs[c]); err != nil {
+					return fmt.Errorf("column %s: %w", leaves[c].path, err)
+				}
+				return nil
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return 0, err
+		}
+		for r := base; r < base+n; r++ {
+			if dropped[r/64]&(1<<(r%64)) == 0 {
+				kept++
+			}
+		}
+		base += n
+		if g < len(groups)-1 {
+			if err := w.pw.Flush(); err != nil {
+				return 0, fmt.Errorf("flushing row group: %w", err)
+			}
+		}
+	}
+	if base != f.NumRows() {
+		return 0, fmt.Errorf("footer claims %d rows, row groups %d", f.NumRows(), base)
+	}
+	return kept, nil
+}
+
+// copyColumn writes the values of one column chunk whose rows are not dropped to cw,
+// feeding the column's statistics. Rows of the chunk are base..base+n-1; buf is the
+// caller's scratch space.
+func copyColumn(chunk parquet.ColumnChunk, cw *parquet.ColumnWriter, leaf *wnode, base, n int64, dropped []uint64, buf []parquet.Value) error {
+	pages := chunk.Pages()
+	defer pages.Close()
+	row := base
+	for {
+		page, err := pages.ReadPage()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		err = copyPage(page, cw, leaf, &row, base+n, dropped, buf)
+		// The values written were copied, so the page's buffers can go back.
+		parquet.Release(page)
+		if err != nil {
+			return err
+		}
+	}
+	if row != base+n {
+		return fmt.Errorf("%d values for %d rows", row-base, n)
+	}
+	return nil
+}
+
+// copyPage writes the kept values of one page, a buffer at a time: the kept values
+// move to the front of buf and go to cw while the page still holds their bytes.
+func copyPage(page parquet.Page, cw *parquet.ColumnWriter, leaf *wnode, row *int64, end int64, dropped []uint64, buf []parquet.Value) error {
+	vr := page.Values()
+	for {
+		k, err := vr.ReadValues(buf)
+		if *row+int64(k) > end {
+			return fmt.Errorf("more values than the row group's %d rows", end)
+		}
+		j := 0
+		for _, v := range buf[:k] {
+			r := *row
+			*row = r + 1
+			if dropped[r/64]&(1<<(r%64)) != 0 {
+				continue
+			}
+			leaf.stat(v)
+			buf[j] = v
+			j++
+		}
+		// (An empty slice is not written: parquet-go's buffers do pointer
+		// arithmetic on it that the race detector's checkptr refuses.)
+		if j > 0 {
+			if _, werr := cw.WriteRowValues(buf[:j]); werr != nil {
+				return fmt.Errorf("writing values: %w", werr)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// stat feeds one value of a flat leaf into its statistics, as value does for Go values.
+func (n *wnode) stat(v parquet.Value) {
+	st := n.stats
+	if st == nil {
+		return
+	}
+	if v.IsNull() {
+		st.nulls++
+		return
+	}
+	switch n.leaf {
+	case leafInt8, leafInt16, leafInt32, leafDate:
+		st.int(int64(v.Int32()))
+	case leafInt64, leafTimestamp, leafTimestampNTZ:
+		st.int(v.Int64())
+	case leafFloat:
+		st.float(float64(v.Float()))
+	case leafDouble:
+		st.float(v.Double())
+	case leafString:
+		st.strBytes(v.ByteArray())
+	case leafDecimal32:
+		st.decimal(decimal128.FromInt64(int64(v.Int32())))
+	case leafDecimal64:
+		st.decimal(decimal128.FromInt64(v.Int64()))
+	case leafDecimalFixed:
+		if d, ok := decimal128.FromBytes(v.ByteArray()); ok {
+			st.decimal(d)
+		} else {
+			st.unbounded = true // a bound that might be wrong is never written
+		}
+	}
+}
