@@ -14,7 +14,7 @@ type commitInfoFields CommitInfo
 
 // MarshalJSON writes the modelled fields and then Extra, which never overrides them.
 func (ci CommitInfo) MarshalJSON() ([]byte, error) {
-	known, err := marshalPlain(commitInfoFields(ci))
+	known, err := MarshalPlain(commitInfoFields(ci))
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (ci CommitInfo) MarshalJSON() ([]byte, error) {
 	for k, v := range km {
 		m[k] = v
 	}
-	return marshalPlain(m)
+	return MarshalPlain(m)
 }
 
 // UnmarshalJSON reads the modelled fields leniently: a writer that puts another JSON type

@@ -106,15 +106,15 @@ func stringValues(m map[string]string) OperationValues {
 	}
 	out := make(OperationValues, len(m))
 	for k, v := range m {
-		b, _ := marshalPlain(v) // a string always marshals
+		b, _ := MarshalPlain(v) // a string always marshals
 		out[k] = b
 	}
 	return out
 }
 
-// marshalPlain is json.Marshal without HTML escaping: a predicate "a > 5" is stored as
-// Spark stores it, not as "a \u003e 5".
-func marshalPlain(v any) ([]byte, error) {
+// MarshalPlain is json.Marshal without HTML escaping, as Spark writes JSON into the
+// log: a predicate "a > 5" is stored as "a > 5", not as "a \u003e 5".
+func MarshalPlain(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -360,4 +361,9 @@ func checkGenerated(t *testing.T, path, block, text string) {
 	}
 	t.Errorf("%s is not what the reader matrix produced; regenerate it with\n"+
 		"  %s=1 go test -tags integration -run TestReaderMatrix ./cmd/cdc2delta/\n(with the full tier's environment, docs/TESTING.md)", path, envUpdateReaders)
+}
+
+// sortedIDs returns the ids of rows in order.
+func sortedIDs(rows map[int32]matrixRow) []int32 {
+	return slices.Sorted(maps.Keys(rows))
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -188,11 +187,6 @@ func legacyColumnMappingProtocol(dir string) error {
 	}
 	data = re.ReplaceAll(data, []byte(`{"protocol":{"minReaderVersion":2,"minWriterVersion":5}}`))
 	return os.WriteFile(p, data, 0o644)
-}
-
-// sortedIDs returns the ids of rows in order.
-func sortedIDs(rows map[int32]matrixRow) []int32 {
-	return slices.Sorted(maps.Keys(rows))
 }
 
 // TestReaderTables builds every table of the reader matrix (without readers, which

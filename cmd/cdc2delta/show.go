@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -184,27 +183,15 @@ func (r orderedRow) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		k, err := marshalJSON(nv.name)
+		k, err := deltalog.MarshalPlain(nv.name)
 		if err != nil {
 			return nil, err
 		}
-		v, err := marshalJSON(nv.value)
+		v, err := deltalog.MarshalPlain(nv.value)
 		if err != nil {
 			return nil, err
 		}
 		b = append(append(append(b, k...), ':'), v...)
 	}
 	return append(b, '}'), nil
-}
-
-// marshalJSON is json.Marshal without HTML escaping: values print as stored, "a<b" and
-// not "a\u003cb".
-func marshalJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }

@@ -118,7 +118,7 @@ func textValue(v any) string {
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	b, err := marshalJSON(v)
+	b, err := deltalog.MarshalPlain(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}

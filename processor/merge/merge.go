@@ -2,7 +2,6 @@ package merge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -698,14 +697,10 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 	return nil
 }
 
-// plainJSON encodes v as Spark writes predicates: "<" and ">" as they are, not as
-// \u003c and \u003e.
+// plainJSON encodes v as Spark writes predicates: "<" and ">" as they are.
 func plainJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // strings and maps of strings always encode
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := deltalog.MarshalPlain(v) // strings and maps of strings always encode
+	return string(b)
 }
 
 // newWriter returns a data file writer for the table's schema.
