@@ -54,12 +54,12 @@ type DMLMetrics struct {
 	// values and statistics ruled out.
 	FilesScanned, FilesPruned int
 	// MatchedFiles hold at least one matching row.
-	MatchedFiles                                                                int
-	NumUpdatedRows, NumDeletedRows, NumCopiedRows                               int64
-	NumAddedFiles, NumRemovedFiles, NumAddedChangeFiles                         int
+	MatchedFiles                                                                  int
+	NumUpdatedRows, NumDeletedRows, NumCopiedRows                                 int64
+	NumAddedFiles, NumRemovedFiles, NumAddedChangeFiles                           int
 	NumDeletionVectorsAdded, NumDeletionVectorsRemoved, NumDeletionVectorsUpdated int
-	NumAddedBytes, NumRemovedBytes                                              int64
-	ExecutionTime, ScanTime, RewriteTime                                        time.Duration
+	NumAddedBytes, NumRemovedBytes                                                int64
+	ExecutionTime, ScanTime, RewriteTime                                          time.Duration
 	// Sample holds up to SampleRows matching rows, aligned with Schema.
 	Sample [][]any
 	Schema *deltalog.StructType
@@ -160,10 +160,10 @@ type dmlPlan struct {
 	m       DMLMetrics
 
 	actions []deltalog.Action
-	read    []string     // candidate files, for conflict detection
-	newRows [][]any      // updated rows to write
-	changes [][]any      // change data rows, _change_type last
-	deleted [][]any      // rows deleted, for OnDelete
+	read    []string // candidate files, for conflict detection
+	newRows [][]any  // updated rows to write
+	changes [][]any  // change data rows, _change_type last
+	deleted [][]any  // rows deleted, for OnDelete
 	bitmaps []*roaring64.Bitmap
 	dvFiles []*deltalog.Add
 }
