@@ -57,8 +57,8 @@ func TestManualEdits(t *testing.T) {
 
 			// The sink lost the race to both commands: it re-applies on the new snapshot.
 			res, err := s.Apply(ctx, batchOf(
-				ev{op: opU, id: 1, pos: 10, name: "old again", offset: 3}, // a re-delivery: stale
-				ev{op: opU, id: 2, pos: 13, name: "newer", offset: 4},     // newer: overwrites
+				ev{op: opU, id: 1, pos: 10, name: "old again", offset: 3},  // a re-delivery: stale
+				ev{op: opU, id: 2, pos: 13, name: "newer", offset: 4},      // newer: overwrites
 				ev{op: opU, id: 3, pos: 12, name: "resurrect?", offset: 5}, // at the deleted position: stale
 			))
 			require.NoError(t, err)
