@@ -539,13 +539,9 @@ func (p *dmlPlan) write(ctx context.Context) error {
 }
 
 func (p *dmlPlan) commit(ctx context.Context, t *deltalog.Table) (DMLMetrics, error) {
-	params := map[string]string{}
-	if p.d.op == deltalog.OpDelete {
-		b, _ := deltalog.MarshalPlain([]string{p.pred.SQL()}) // a []string always marshals
-		params["predicate"] = string(b)
-	} else {
-		params["predicate"] = p.pred.SQL()
-	}
+	// Spark records both operations' predicate as a JSON list of conjuncts.
+	b, _ := deltalog.MarshalPlain([]string{p.pred.SQL()}) // a []string always marshals
+	params := map[string]string{"predicate": string(b)}
 	op := deltalog.Operation{Name: p.d.op, Parameters: params, Metrics: p.m.operationMetrics(p.d.op)}
 	copts := []deltalog.CommitOption{
 		deltalog.ReadFiles(p.read...),
