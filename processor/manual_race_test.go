@@ -67,7 +67,10 @@ func TestManualEditsRaceTheProcessor(t *testing.T) {
 			return r["status"] == nil || id >= 20 && id <= 24
 		}},
 		{set: "priority = NULL", where: "ticket_id % 4 = 0 AND status <> 'redacted'",
-			match: func(r cdcmodel.Row) bool { s, ok := r["status"].(string); return ticketID(r)%4 == 0 && ok && s != "redacted" },
+			match: func(r cdcmodel.Row) bool {
+				s, ok := r["status"].(string)
+				return ticketID(r)%4 == 0 && ok && s != "redacted"
+			},
 			apply: func(r cdcmodel.Row) { r["priority"] = nil }},
 		// The last one, alone once the table caught up, deletes the keys
 		// whose older events are delivered again.
