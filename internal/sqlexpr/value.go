@@ -77,12 +77,7 @@ func toRow(t Type, v any) (any, error) {
 	return v, nil
 }
 
-var (
-	bigTen  = big.NewInt(10)
-	bigZero = new(big.Int)
-)
-
-func pow10(n int) *big.Int { return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil) }
+func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
 
 // rescale returns v (at scale from) at scale to, rounding half away from zero (Spark's
 // HALF_UP) when digits are dropped.
