@@ -73,6 +73,8 @@ func commands() []command {
 		restoreCommand(),
 		vacuumCommand(),
 		optimizeCommand(),
+		updateCommand(),
+		deleteCommand(),
 		quickstartCommand(),
 		offsetsCommand(),
 		replayCommand(),

@@ -73,6 +73,9 @@ type Request struct {
 	// Code is the Python of API "recipe", run in deltaread.py's process once
 	// the engine has started; the result's one row holds its output.
 	Code string
+	// Statements are the Spark SQL of API "sql", run in order ({table} stands
+	// for delta.`Path`); the result holds the last one's rows.
+	Statements []string
 	ReadOptions
 }
 
@@ -187,15 +190,16 @@ func Read(t testing.TB, reqs ...Request) []Table {
 	in := make([]wireRequest, len(reqs))
 	for i, r := range reqs {
 		in[i] = wireRequest{
-			Engine:    r.Engine,
-			API:       r.API,
-			Path:      r.Path,
-			Version:   r.Version,
-			Filter:    r.Filter,
-			Predicate: r.Predicate,
-			AppIDs:    r.AppIDs,
-			RowsOnly:  r.RowsOnly,
-			Code:      r.Code,
+			Engine:     r.Engine,
+			API:        r.API,
+			Path:       r.Path,
+			Version:    r.Version,
+			Filter:     r.Filter,
+			Predicate:  r.Predicate,
+			AppIDs:     r.AppIDs,
+			RowsOnly:   r.RowsOnly,
+			Code:       r.Code,
+			Statements: r.Statements,
 		}
 		if !r.Timestamp.IsZero() {
 			in[i].Timestamp = r.Timestamp.UTC().Format(time.RFC3339Nano)
@@ -217,16 +221,17 @@ func Read(t testing.TB, reqs ...Request) []Table {
 }
 
 type wireRequest struct {
-	Engine    Engine     `json:"engine"`
-	API       string     `json:"api,omitempty"`
-	Predicate *Predicate `json:"predicate,omitempty"`
-	Path      string     `json:"path"`
-	Version   *int64     `json:"version,omitempty"`
-	Timestamp string     `json:"timestamp,omitempty"`
-	Filter    string     `json:"filter,omitempty"`
-	AppIDs    []string   `json:"app_ids,omitempty"`
-	RowsOnly  bool       `json:"rows_only,omitempty"`
-	Code      string     `json:"code,omitempty"`
+	Engine     Engine     `json:"engine"`
+	API        string     `json:"api,omitempty"`
+	Predicate  *Predicate `json:"predicate,omitempty"`
+	Path       string     `json:"path"`
+	Version    *int64     `json:"version,omitempty"`
+	Timestamp  string     `json:"timestamp,omitempty"`
+	Filter     string     `json:"filter,omitempty"`
+	AppIDs     []string   `json:"app_ids,omitempty"`
+	RowsOnly   bool       `json:"rows_only,omitempty"`
+	Code       string     `json:"code,omitempty"`
+	Statements []string   `json:"statements,omitempty"`
 }
 
 type wireResult struct {

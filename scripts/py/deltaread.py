@@ -27,7 +27,10 @@ as a dataset filter), load_cdf (the change data feed from version 0);
 polars: read_delta, scan_delta (with the predicate as a LazyFrame filter);
 duckdb: delta_scan; spark: read (DataFrameReader), read_change_feed
 (readChangeFeed from version 0), version_as_of (SQL SELECT ... VERSION AS OF,
-needs "version"). Every engine also takes api "recipe" with "code": Python
+needs "version"), sql (runs "statements", a list of Spark SQL statements in
+which {table} stands for delta.`path`, in order, and returns the rows of the
+last one: an UPDATE's or DELETE's num_affected_rows, DESCRIBE HISTORY's
+history). Every engine also takes api "recipe" with "code": Python
 source run in this process once the engine has started (a Spark recipe's
 getOrCreate then gets this session); the result is one row {"output": what
 the code printed}. A change data feed result has the table's columns plus
@@ -701,7 +704,7 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 
 
 class Spark:
-    APIS = ("read", "read_change_feed", "version_as_of")
+    APIS = ("read", "read_change_feed", "version_as_of", "sql")
 
     def __init__(self):
         import importlib.metadata
@@ -778,6 +781,8 @@ class Spark:
         if is_s3(path):
             raise ValueError("spark: S3 is not set up (hadoop-aws is not installed)")
         api = req.get("api") or "read"
+        if api == "sql":
+            return self.run_sql(path, req)
         if api == "version_as_of":
             if req.get("version") is None:
                 raise ValueError("version_as_of needs a version")
@@ -818,6 +823,19 @@ class Spark:
             },
         }
         return schema, rows, extra
+
+    def run_sql(self, path, req):
+        """Runs req["statements"] on the table at path; the last one's rows."""
+        statements = req.get("statements") or []
+        if not statements:
+            raise ValueError("sql needs statements")
+        # Another writer may have changed the table since the last request.
+        self.jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+        df = None
+        for st in statements:
+            df = self.spark.sql(st.replace("{table}", "delta." + backquoted(path)))
+        schema = schema_fields(df.schema.jsonValue())
+        return schema, [tuple(r) for r in df.collect()], {}
 
     def snapshot(self, path, req):
         """The Delta snapshot the request reads, from Delta's JVM API."""
