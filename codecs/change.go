@@ -59,8 +59,13 @@ type Change struct {
 	// Snapshot is the source.snapshot marker ("true", "first", "last",
 	// "incremental", ...); empty for streaming events ("false" or null).
 	Snapshot string
-	// TxID is the transaction block's id when transaction metadata is on.
+	// TxID is the transaction block's id when transaction metadata is on:
+	// the commit LSN, as the transaction topic's events name it.
 	TxID string
+	// TxOrder is the transaction block's data_collection_order: the event's
+	// 1-based place among its transaction's events of this table, so that
+	// a re-delivered event is not counted twice against the END's count.
+	TxOrder int64
 
 	// Layout describes Row's columns: the value schema's row record. It is
 	// shared by every change with the same value schema id, so a pointer

@@ -249,6 +249,7 @@ func TestDbzgenOpsAndPositions(t *testing.T) {
 		require.Equal(t, ev.Source.Snapshot, ch.Snapshot)
 		if ev.Transaction != nil {
 			require.Equal(t, ev.Transaction.ID, ch.TxID)
+			require.Equal(t, ev.Transaction.DataCollectionOrder, ch.TxOrder)
 		}
 		// The workload emits in log order, so positions never go back.
 		require.GreaterOrEqual(t, ch.Pos.Compare(last), 0, "event %d", i)

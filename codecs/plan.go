@@ -142,6 +142,7 @@ func (p *envPlan) decode(body []byte, ch *Change) (map[string]any, error) {
 		}
 		if m, ok := unwrap(v).(map[string]any); ok {
 			ch.TxID, _ = m["id"].(string)
+			ch.TxOrder, _ = m["data_collection_order"].(int64)
 		}
 	}
 	if codec == nil {

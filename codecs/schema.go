@@ -21,6 +21,9 @@ type compiled struct {
 	// plan decodes envelopes without materializing unused parts; nil when
 	// the envelope has a shape the plan does not cover.
 	plan *envPlan
+	// transaction marks a transaction topic's value schema
+	// (TransactionMetadataValue); its layout has no columns.
+	transaction bool
 }
 
 // compile parses the Avro schema text of one id and derives its layout.
@@ -37,6 +40,9 @@ func compile(id int, text string, opts *Options) (*compiled, error) {
 	collectNames(root, "", names)
 
 	c := &compiled{id: id}
+	if isTransactionValue(rec) {
+		return compileTransaction(c, root, rec)
+	}
 	rowRec := rec
 	if env := envelopeRow(rec, names); env != nil {
 		c.envelope = true

@@ -39,6 +39,7 @@ func (d *Decoder) decodeWhole(vc *compiled, body []byte, ch *Change) (map[string
 	}
 	if tx, ok := unwrap(env["transaction"]).(map[string]any); ok {
 		ch.TxID, _ = tx["id"].(string)
+		ch.TxOrder, _ = tx["data_collection_order"].(int64)
 	}
 	if imageField == "" {
 		return nil, nil

@@ -19,10 +19,12 @@ const (
 // adjusted "Unit_Price"). A missing column or a nil value is NULL.
 type Row map[string]any
 
-// Event is one change to encode.
+// Event is one change to encode, or, with Marker set, one event of the
+// transaction topic (Table is then nil).
 type Event struct {
-	Table *Table
-	Op    Op
+	Table  *Table
+	Marker *TxMarker
+	Op     Op
 	// Before is the old row (u, d); After the new one (c, u, r).
 	Before, After Row
 	Source        Source

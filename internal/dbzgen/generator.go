@@ -20,6 +20,7 @@ type Registrar interface {
 type Generator struct {
 	reg  Registrar
 	opts Options
+	tx   txTopic
 }
 
 // New returns a generator registering schemas through reg. A nil reg gives
@@ -72,9 +73,13 @@ var ErrNoRegistry = errors.New("dbzgen: no schema registry")
 var ErrBadEvent = errors.New("dbzgen: invalid event")
 
 // Encode returns the Kafka key and value Debezium would produce for ev, in
-// the Confluent wire format. The key is nil for a table without key and for
-// truncate events; the value is nil for a tombstone.
+// the Confluent wire format, on the topic g.Topic(ev). The key is nil for a
+// table without key and for truncate events; the value is nil for a
+// tombstone.
 func (g *Generator) Encode(ctx context.Context, ev Event) (key, value []byte, err error) {
+	if ev.Marker != nil {
+		return g.encodeMarker(ctx, ev.Marker)
+	}
 	t := ev.Table
 	if t == nil {
 		return nil, nil, fmt.Errorf("%w: no table", ErrBadEvent)

@@ -31,6 +31,14 @@ type WorkloadOptions struct {
 	MaxTxEvents int
 	// TransactionMetadata fills the envelope's transaction block.
 	TransactionMetadata bool
+	// TransactionTopic also emits the transaction topic's BEGIN before and
+	// END after each streaming transaction's events (Event.Marker); it
+	// implies TransactionMetadata. The snapshot has no transactions.
+	TransactionTopic bool
+	// LateEnd is the probability that a transaction's END is held back
+	// until after the next transaction's first event, as on an Always-On
+	// read-only replica (brief §7).
+	LateEnd float64
 	// SkipTombstones turns tombstones.on.delete off.
 	SkipTombstones bool
 	// Redeliver is the probability that Next returns an event it returned
@@ -66,6 +74,7 @@ type Workload struct {
 	tables []*tableState
 
 	queue   []queued
+	lateEnd *queued // an END held back until the next transaction's first event
 	history []Event // last RedeliverWindow emitted events
 	lsn     LSN
 	now     time.Time
@@ -95,6 +104,8 @@ type queued struct {
 // WorkloadCounts says what a workload emitted so far.
 type WorkloadCounts struct {
 	Reads, Creates, Updates, Deletes, Tombstones, Redeliveries int
+	// Markers counts the transaction topic's BEGIN and END events.
+	Markers int
 	// Unavailable counts the updates with at least one placeholder.
 	Unavailable int
 }
@@ -111,6 +122,9 @@ func NewWorkload(o WorkloadOptions, tables ...*Table) (*Workload, error) {
 	}
 	if o.DeleteRatio == 0 {
 		o.DeleteRatio = 0.1
+	}
+	if o.TransactionTopic {
+		o.TransactionMetadata = true
 	}
 	if o.MaxTxEvents <= 0 {
 		o.MaxTxEvents = 1
@@ -188,6 +202,8 @@ func (w *Workload) Next() Event {
 	w.queue = w.queue[1:]
 	ev := q.ev
 	switch {
+	case ev.Marker != nil:
+		w.counts.Markers++
 	case ev.Tombstone:
 	case ev.Op == OpDelete:
 		delete(q.table.emitted, q.key)
@@ -201,6 +217,7 @@ func (w *Workload) Next() Event {
 		w.history = w.history[1:]
 	}
 	switch {
+	case ev.Marker != nil:
 	case ev.Tombstone:
 		w.counts.Tombstones++
 	case ev.Op == OpRead:
@@ -258,6 +275,12 @@ func (w *Workload) transaction() {
 	commit := w.advance()
 	processed := w.now.Add(time.Duration(50+w.rng.IntN(450)) * time.Millisecond)
 	perTable := map[*Table]int64{}
+	marker := func(status string, counts map[*Table]int64) queued {
+		return queued{ev: Event{Marker: &TxMarker{Status: status, ID: commit.String(), Counts: counts, ProcessedAt: processed}}}
+	}
+	if w.opts.TransactionTopic {
+		w.queue = append(w.queue, marker(TxBegin, nil))
+	}
 	for j := range evs {
 		ev := &evs[j].ev
 		ev.Source.CommitLSN = commit
@@ -267,10 +290,22 @@ func (w *Workload) transaction() {
 			ev.Transaction = &Transaction{ID: commit.String(), TotalOrder: int64(j + 1), DataCollectionOrder: perTable[ev.Table]}
 		}
 		w.queue = append(w.queue, evs[j])
+		if j == 0 && w.lateEnd != nil {
+			w.queue = append(w.queue, *w.lateEnd)
+			w.lateEnd = nil
+		}
 		if ev.Op == OpDelete && !w.opts.SkipTombstones {
 			tomb := evs[j]
 			tomb.ev.Tombstone = true
 			w.queue = append(w.queue, tomb)
+		}
+	}
+	if w.opts.TransactionTopic {
+		end := marker(TxEnd, perTable)
+		if w.opts.LateEnd > 0 && w.rng.Float64() < w.opts.LateEnd {
+			w.lateEnd = &end
+		} else {
+			w.queue = append(w.queue, end)
 		}
 	}
 }
