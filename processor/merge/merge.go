@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -225,10 +226,18 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	actions = append(append(append(append(append(actions, pre...), p.removes...), p.adds...), p.cdcs...), txns...)
 	op := s.operation(st, &res, p, len(b.Records), time.Since(start))
 	copts := []deltalog.CommitOption{deltalog.ReadWholeTable()}
+	op.Extra = map[string]string{}
+	if prog := progressOf(recs); !prog.empty() {
+		js, err := json.Marshal(prog)
+		if err != nil {
+			return res, fmt.Errorf("recording progress: %w", err)
+		}
+		op.Extra[progressField] = string(js)
+	}
 	if p.tombFile != "" {
 		// Only the commit of the version in the file's name may name it, so
 		// a commit that lost that version fails rather than landing later.
-		op.Extra = map[string]string{tombstonesField: p.tombFile}
+		op.Extra[tombstonesField] = p.tombFile
 		copts = append(copts, deltalog.ExactVersion())
 	}
 	cr, err := s.table.Commit(ctx, st.snap, actions, op, copts...)
