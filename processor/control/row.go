@@ -18,8 +18,10 @@ type Row struct {
 	CompleteThroughCommit time.Time
 	LastApplied           codecs.Position
 	LastAppliedCommit     time.Time
-	FinalizedUntil        time.Time
-	UpdatedAt             time.Time
+	// ScanFrom is -1 when absent.
+	ScanFrom       int64
+	FinalizedUntil time.Time
+	UpdatedAt      time.Time
 }
 
 // values renders r aligned with schema().
@@ -36,9 +38,12 @@ func (r Row) values() []any {
 		}
 		return t.UTC().UnixMicro()
 	}
-	var version, lsn any
+	var version, lsn, scan any
 	if r.DeltaVersion >= 0 {
 		version = r.DeltaVersion
+	}
+	if r.ScanFrom >= 0 {
+		scan = r.ScanFrom
 	}
 	if r.CompleteThrough != (codecs.Position{}) {
 		lsn = r.CompleteThrough.Commit.String()
@@ -48,7 +53,7 @@ func (r Row) values() []any {
 		path = r.TablePath
 	}
 	return []any{r.Kind, r.Name, path, version, pos(r.CompleteThrough), lsn, ts(r.CompleteThroughCommit),
-		pos(r.LastApplied), ts(r.LastAppliedCommit), ts(r.FinalizedUntil), r.UpdatedAt.UTC().UnixMicro()}
+		pos(r.LastApplied), ts(r.LastAppliedCommit), scan, ts(r.FinalizedUntil), r.UpdatedAt.UTC().UnixMicro()}
 }
 
 // rowFrom parses values read back.
@@ -67,10 +72,13 @@ func rowFrom(vals []any) (Row, error) {
 		}
 		return time.UnixMicro(us).UTC()
 	}
-	r := Row{Kind: str(0), Name: str(1), TablePath: str(2), DeltaVersion: -1,
-		CompleteThroughCommit: ts(6), LastAppliedCommit: ts(8), FinalizedUntil: ts(9), UpdatedAt: ts(10)}
+	r := Row{Kind: str(0), Name: str(1), TablePath: str(2), DeltaVersion: -1, ScanFrom: -1,
+		CompleteThroughCommit: ts(6), LastAppliedCommit: ts(8), FinalizedUntil: ts(10), UpdatedAt: ts(11)}
 	if v, ok := vals[3].(int64); ok {
 		r.DeltaVersion = v
+	}
+	if v, ok := vals[9].(int64); ok {
+		r.ScanFrom = v
 	}
 	var err error
 	if r.CompleteThrough, err = pos(4); err != nil {
@@ -88,9 +96,15 @@ func rowFrom(vals []any) (Row, error) {
 func ahead(old, upd Row) (Row, bool, bool) {
 	out := old
 	moved, completed := false, false
-	if upd.CompleteThrough.Compare(old.CompleteThrough) > 0 {
+	switch c := upd.CompleteThrough.Compare(old.CompleteThrough); {
+	case c > 0:
 		out.CompleteThrough, out.CompleteThroughCommit = upd.CompleteThrough, upd.CompleteThroughCommit
+		out.ScanFrom = upd.ScanFrom
 		moved, completed = true, true
+	case c == 0 && upd.ScanFrom >= 0 && (old.ScanFrom < 0 || upd.ScanFrom < old.ScanFrom):
+		// Two views of one completeness: reading from the earlier version
+		// loses nothing.
+		out.ScanFrom, moved = upd.ScanFrom, true
 	}
 	if upd.LastApplied.Compare(old.LastApplied) > 0 {
 		out.LastApplied, out.LastAppliedCommit = upd.LastApplied, upd.LastAppliedCommit

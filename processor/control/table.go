@@ -160,7 +160,7 @@ func (c *Table) advance(ctx context.Context, snap *deltalog.Snapshot, st *State,
 		key := upd.Kind + "\x00" + upd.Name
 		old, ok := state[key]
 		if !ok {
-			old = Row{Kind: upd.Kind, Name: upd.Name, DeltaVersion: -1}
+			old = Row{Kind: upd.Kind, Name: upd.Name, DeltaVersion: -1, ScanFrom: -1}
 		}
 		next, m, completed := ahead(old, upd)
 		if !m && ok {
@@ -169,7 +169,7 @@ func (c *Table) advance(ctx context.Context, snap *deltalog.Snapshot, st *State,
 		next.UpdatedAt = now
 		state[key], moved = next, true
 		if completed && upd.Kind == KindTable {
-			versions = append(versions, Row{Kind: KindVersion, Name: next.Name, TablePath: next.TablePath, DeltaVersion: next.DeltaVersion,
+			versions = append(versions, Row{Kind: KindVersion, Name: next.Name, TablePath: next.TablePath, DeltaVersion: next.DeltaVersion, ScanFrom: -1,
 				CompleteThrough: next.CompleteThrough, CompleteThroughCommit: next.CompleteThroughCommit,
 				LastApplied: next.LastApplied, LastAppliedCommit: next.LastAppliedCommit, UpdatedAt: now})
 		}

@@ -20,7 +20,7 @@ func at(n int) codecs.Position {
 
 func tableRow(name string, version int64, complete, last int) Row {
 	base := time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC)
-	return Row{Kind: KindTable, Name: name, TablePath: "tables/" + name, DeltaVersion: version,
+	return Row{Kind: KindTable, Name: name, TablePath: "tables/" + name, DeltaVersion: version, ScanFrom: -1,
 		CompleteThrough: at(complete), CompleteThroughCommit: base.Add(time.Duration(complete) * time.Second),
 		LastApplied: at(last), LastAppliedCommit: base.Add(time.Duration(last) * time.Second)}
 }
@@ -44,7 +44,7 @@ func TestAdvance(t *testing.T) {
 	fin := time.Date(2024, 3, 15, 0, 0, 4, 0, time.UTC)
 	_, err = c.Advance(t.Context(), Update{
 		Tables: []Row{tableRow("sales.dbo.orders", 5, 8, 9)},
-		Groups: []Row{{Kind: KindGroup, Name: "sales", CompleteThrough: at(4), CompleteThroughCommit: fin, FinalizedUntil: fin}},
+		Groups: []Row{{Kind: KindGroup, Name: "sales", DeltaVersion: -1, ScanFrom: -1, CompleteThrough: at(4), CompleteThroughCommit: fin, FinalizedUntil: fin}},
 	})
 	require.NoError(t, err)
 
@@ -83,7 +83,7 @@ func TestAdvanceConcurrently(t *testing.T) {
 				fin := time.Date(2024, 3, 15, 0, 0, i, 0, time.UTC)
 				_, err := c.Advance(t.Context(), Update{
 					Tables: []Row{tableRow(fmt.Sprintf("t%d", w), int64(i), i, i)},
-					Groups: []Row{{Kind: KindGroup, Name: "g", CompleteThrough: at(i), CompleteThroughCommit: fin, FinalizedUntil: fin}},
+					Groups: []Row{{Kind: KindGroup, Name: "g", DeltaVersion: -1, ScanFrom: -1, CompleteThrough: at(i), CompleteThroughCommit: fin, FinalizedUntil: fin}},
 				})
 				if err != nil {
 					t.Error(err)

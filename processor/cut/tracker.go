@@ -52,6 +52,8 @@ type Change struct {
 	// TxOrder is the transaction block's data_collection_order (0 without
 	// transaction metadata); the transaction is Pos.Commit.
 	TxOrder int64
+	// Version is the table version that applied the change.
+	Version int64
 }
 
 // Tracker follows applied changes (and, under the transaction rule, the
@@ -106,6 +108,16 @@ func (t *Tracker) table(id codecs.TableID) *table {
 	return tb
 }
 
+// Resume starts a table at what an earlier tracker found (the control
+// table's row), so that a tracker rebuilt after a restart needs only the
+// changes and transactions above it.
+func (t *Tracker) Resume(id codecs.TableID, c Completeness) {
+	tb := t.table(id)
+	if c.Through.Compare(tb.through.Through) > 0 {
+		tb.through = c
+	}
+}
+
 // Track declares a table and its partitions before any of its changes
 // apply, so that a partition with nothing applied yet holds the table back
 // under the watermark rule.
@@ -152,7 +164,7 @@ func (t *Tracker) Apply(c Change) {
 		t.high, t.highMillis = c.Pos, c.CommitMillis
 	}
 	if t.opts.Transactions && c.Snapshot == "" && c.TxOrder > 0 {
-		t.txs.apply(c.Table, c.Pos.Commit, c.TxOrder, c.CommitMillis)
+		t.txs.apply(c.Table, c.Pos.Commit, c.TxOrder, c.CommitMillis, c.Version)
 	}
 }
 
@@ -195,6 +207,19 @@ func (t *Tracker) watermark(tb *table) Completeness {
 		tb.through = out
 	}
 	return tb.through
+}
+
+// ScanFrom is the earliest table version that applied a change of a
+// transaction the table is not yet known complete through, or -1 for none:
+// a tracker rebuilt after a restart must read the table's versions from
+// there to count those transactions again.
+func (t *Tracker) ScanFrom(id codecs.TableID) int64 {
+	tb := t.tables[id]
+	if tb == nil || !t.opts.Transactions {
+		return -1
+	}
+	t.Complete(id)
+	return t.txs.scanFrom(id, tb.frontier)
 }
 
 // Group is the consistent cut across tables: the least complete of them.

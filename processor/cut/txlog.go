@@ -24,6 +24,8 @@ type tx struct {
 	// applied holds each table's applied data_collection_orders: a set, so
 	// that a re-delivered event counts once.
 	applied map[codecs.TableID]map[int64]bool
+	// first is, per table, the earliest version that applied any of them.
+	first map[codecs.TableID]int64
 	// millis is the source commit time, from any applied event; 0 unknown.
 	millis int64
 }
@@ -35,7 +37,7 @@ func (l *txLog) get(commit codecs.LSN) *tx {
 	if x := l.byID[commit]; x != nil {
 		return x
 	}
-	x := &tx{commit: commit, applied: map[codecs.TableID]map[int64]bool{}}
+	x := &tx{commit: commit, applied: map[codecs.TableID]map[int64]bool{}, first: map[codecs.TableID]int64{}}
 	i, _ := slices.BinarySearchFunc(l.list, commit, func(a *tx, c codecs.LSN) int { return a.commit.Compare(c) })
 	l.list = slices.Insert(l.list, i, x)
 	l.byID[commit] = x
@@ -56,14 +58,16 @@ func (l *txLog) observe(ev codecs.TxEvent) {
 	}
 }
 
-func (l *txLog) apply(table codecs.TableID, commit codecs.LSN, order, millis int64) {
+func (l *txLog) apply(table codecs.TableID, commit codecs.LSN, order, millis, version int64) {
 	if l.pastPruned(commit) {
 		return
 	}
 	x := l.get(commit)
 	if x.applied[table] == nil {
 		x.applied[table] = map[int64]bool{}
+		x.first[table] = version
 	}
+	x.first[table] = min(x.first[table], version)
 	x.applied[table][order] = true
 	if millis > 0 {
 		x.millis = millis
@@ -75,6 +79,9 @@ func (l *txLog) apply(table codecs.TableID, commit codecs.LSN, order, millis int
 func (l *txLog) advance(table codecs.TableID, i int, through Completeness) (int, Completeness) {
 	for ; i < len(l.list); i++ {
 		x := l.list[i]
+		if End(x.commit).Compare(through.Through) <= 0 {
+			continue // complete already (Resume)
+		}
 		if !x.ended || int64(len(x.applied[table])) < x.counts[table] {
 			break
 		}
@@ -100,4 +107,16 @@ func (l *txLog) prune(n int) {
 	}
 	l.list = slices.Delete(l.list, 0, n)
 	l.pruned += n
+}
+
+// scanFrom is the earliest version that applied a change of the
+// transactions from index i on, for the table; -1 for none.
+func (l *txLog) scanFrom(table codecs.TableID, i int) int64 {
+	out := int64(-1)
+	for _, x := range l.list[i:] {
+		if v, ok := x.first[table]; ok && (out < 0 || v < out) {
+			out = v
+		}
+	}
+	return out
 }
