@@ -132,7 +132,7 @@ func (pl *pipeline) produce(n int) {
 		ev := pl.w.Next()
 		key, value, err := pl.gen.Encode(ctx, ev)
 		require.NoError(pl.t, err)
-		recs = append(recs, &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value})
+		recs = append(recs, &kgo.Record{Topic: pl.gen.Topic(ev), Key: key, Value: value})
 	}
 	require.NoError(pl.t, pl.producer.ProduceSync(ctx, recs...).FirstErr())
 }

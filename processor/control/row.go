@@ -96,14 +96,14 @@ func rowFrom(vals []any) (Row, error) {
 func ahead(old, upd Row) (Row, bool, bool) {
 	out := old
 	moved, completed := false, false
-	switch c := upd.CompleteThrough.Compare(old.CompleteThrough); {
-	case c > 0:
+	c := upd.CompleteThrough.Compare(old.CompleteThrough)
+	if c > 0 {
 		out.CompleteThrough, out.CompleteThroughCommit = upd.CompleteThrough, upd.CompleteThroughCommit
-		out.ScanFrom = upd.ScanFrom
 		moved, completed = true, true
-	case c == 0 && upd.ScanFrom >= 0 && (old.ScanFrom < 0 || upd.ScanFrom < old.ScanFrom):
-		// Two views of one completeness: reading from the earlier version
-		// loses nothing.
+	}
+	// scan_from belongs to the view it was computed in: taken from a view
+	// at least as far on, in versions and in completeness.
+	if c >= 0 && upd.DeltaVersion >= old.DeltaVersion && upd.ScanFrom != old.ScanFrom {
 		out.ScanFrom, moved = upd.ScanFrom, true
 	}
 	if upd.LastApplied.Compare(old.LastApplied) > 0 {

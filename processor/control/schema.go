@@ -45,7 +45,7 @@ func schema() *deltalog.StructType {
 		field(colCompleteCommitTS, deltalog.TypeTimestampNTZ, true, "UTC source commit time at complete_through; commits share milliseconds, so only changes committed before it are surely complete"),
 		field(colLastApplied, deltalog.TypeString, true, "the highest position applied (table and version rows), as complete_through; above complete_through the table may hold part of a transaction"),
 		field(colLastCommitTS, deltalog.TypeTimestampNTZ, true, "UTC source commit time at last_applied"),
-		field(colScanFrom, deltalog.TypeLong, true, "table rows: the earliest Delta version holding a change of a transaction the table is not yet complete through; cdc2delta reads the table's log from there after a restart"),
+		field(colScanFrom, deltalog.TypeLong, true, "table rows: the Delta version from which cdc2delta reads the table's log after a restart: the earliest holding a change of a transaction the table is not yet complete through, else the one after delta_version"),
 		field(colFinalizedUntil, deltalog.TypeTimestampNTZ, true, "group rows: UTC source commit time through which every table of the group is complete; never moves backwards"),
 		field(colUpdatedAt, deltalog.TypeTimestampNTZ, false, "UTC time the row was written"),
 	}}

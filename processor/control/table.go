@@ -87,6 +87,15 @@ func (c *Table) Read(ctx context.Context) (*State, error) {
 	return c.read(ctx, snap)
 }
 
+// ReadAt reads the state as of version v.
+func (c *Table) ReadAt(ctx context.Context, v int64) (*State, error) {
+	snap, err := c.t.SnapshotAt(ctx, v)
+	if err != nil {
+		return nil, fmt.Errorf("reading the control table at version %d: %w", v, err)
+	}
+	return c.read(ctx, snap)
+}
+
 func (c *Table) read(ctx context.Context, snap *deltalog.Snapshot) (*State, error) {
 	st := &State{Version: snap.Version(), Tables: map[string]Row{}, Groups: map[string]Row{}, Versions: map[string][]Row{}}
 	meta := snap.Metadata()
@@ -169,7 +178,7 @@ func (c *Table) advance(ctx context.Context, snap *deltalog.Snapshot, st *State,
 		next.UpdatedAt = now
 		state[key], moved = next, true
 		if completed && upd.Kind == KindTable {
-			versions = append(versions, Row{Kind: KindVersion, Name: next.Name, TablePath: next.TablePath, DeltaVersion: next.DeltaVersion, ScanFrom: -1,
+			versions = append(versions, Row{Kind: KindVersion, Name: next.Name, TablePath: next.TablePath, DeltaVersion: upd.DeltaVersion, ScanFrom: -1,
 				CompleteThrough: next.CompleteThrough, CompleteThroughCommit: next.CompleteThroughCommit,
 				LastApplied: next.LastApplied, LastAppliedCommit: next.LastAppliedCommit, UpdatedAt: now})
 		}

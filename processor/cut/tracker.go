@@ -101,7 +101,7 @@ func New(opts Options) *Tracker {
 func (t *Tracker) table(id codecs.TableID) *table {
 	tb := t.tables[id]
 	if tb == nil {
-		tb = &table{last: map[int32]codecs.Position{}, millis: map[int32]int64{}, caughtUp: map[int32]bool{}, frontier: t.txs.pruned}
+		tb = &table{last: map[int32]codecs.Position{}, millis: map[int32]int64{}, caughtUp: map[int32]bool{}}
 		tb.through = t.txs.prunedThrough
 		t.tables[id] = tb
 	}
@@ -168,6 +168,17 @@ func (t *Tracker) Apply(c Change) {
 	}
 }
 
+// ApplyOrder records, under the transaction rule, that the table applied
+// the event of data_collection_order order of the transaction committed at
+// commit (source commit time millis, 0 unknown), in table version version:
+// what a commit's progress says when the changes themselves are gone.
+func (t *Tracker) ApplyOrder(id codecs.TableID, commit codecs.LSN, order, millis, version int64) {
+	t.table(id)
+	if t.opts.Transactions && order > 0 {
+		t.txs.apply(id, commit, order, millis, version)
+	}
+}
+
 // Observe records an event of the transaction topic, read in order.
 func (t *Tracker) Observe(ev codecs.TxEvent) { t.txs.observe(ev) }
 
@@ -177,7 +188,7 @@ func (t *Tracker) Complete(id codecs.TableID) Completeness {
 	if tb == nil {
 		return Completeness{}
 	}
-	if !t.pastSnapshot(tb) {
+	if !t.pastSnapshot(tb) || !tb.started() {
 		return tb.through // what was complete stays complete
 	}
 	if t.opts.Transactions {
@@ -262,13 +273,28 @@ func (t *Tracker) Prune() {
 	}
 }
 
+// started reports whether every partition has applied a change or has
+// nothing to read: a partition none of whose changes is applied may begin
+// with snapshot rows, which carry no transaction, of a snapshot nothing
+// else has shown yet.
+func (tb *table) started() bool {
+	for p, pos := range tb.last {
+		if pos == (codecs.Position{}) && !tb.caughtUp[p] {
+			return false
+		}
+	}
+	return true
+}
+
 // pastSnapshot reports whether the table holds every row of the latest
 // snapshot. While the snapshot runs, a table that has not applied its end
 // marker may still get rows; once it is over, all its rows were produced, so
 // a partition holds none unapplied once it has passed their position or has
 // nothing more to read.
 func (t *Tracker) pastSnapshot(tb *table) bool {
-	if tb.pastSnapshot == t.snapshotPos {
+	// Known complete at or past the snapshot's position (Resume): all its
+	// rows are in, even if this tracker never saw the snapshot end.
+	if tb.pastSnapshot == t.snapshotPos || tb.through.Through.Compare(t.snapshotPos) >= 0 {
 		return true
 	}
 	if t.snapshotRunning && tb.snapshotEnded != t.snapshotPos {

@@ -145,6 +145,18 @@ func (d *delivery) caughtUp(tr *cut.Tracker) {
 // transaction such that it and every earlier one known have ended and have
 // all their events of the table delivered.
 func (d *delivery) frontier(id codecs.TableID) (codecs.LSN, bool) {
+	// Nothing is claimed while a partition with changes to read has applied
+	// none.
+	for p := range int32(partitions) {
+		q := fmt.Sprintf("%s/%d", d.topicOf(id), p)
+		applied := false
+		for _, it := range d.emitted[id] {
+			applied = applied || it.queue == q && d.seen[it.id]
+		}
+		if !applied && len(d.queues[q]) > 0 {
+			return codecs.LSN{}, false
+		}
+	}
 	known := map[codecs.LSN]bool{}
 	for c := range d.begun {
 		known[c] = true
@@ -257,4 +269,13 @@ func TestTracker(t *testing.T) {
 			})
 		}
 	}
+}
+
+func (d *delivery) topicOf(id codecs.TableID) string {
+	for _, tb := range d.tables {
+		if tableID(tb) == id {
+			return tb.Topic()
+		}
+	}
+	return ""
 }

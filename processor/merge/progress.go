@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -20,12 +21,16 @@ type Progress struct {
 	// Partitions holds, per partition (by txn app id), the highest position
 	// the commit applied.
 	Partitions map[string]PartitionProgress `json:"partitions,omitempty"`
-	// SnapshotEnds are the snapshot end markers (last_in_data_collection,
-	// last) the commit applied.
+	// Snapshots holds, per partition, the highest snapshot row the commit
+	// applied (initial snapshots, not incremental ones); SnapshotEnds the
+	// snapshot end markers (last_in_data_collection, last) it applied.
+	Snapshots    []PartitionProgress `json:"snapshots,omitempty"`
 	SnapshotEnds []PartitionProgress `json:"snapshotEnds,omitempty"`
 	// Tx holds, per transaction id, the data_collection_orders of the
 	// commit's events of it, as inclusive ranges.
 	Tx map[string][][2]int64 `json:"tx,omitempty"`
+	// TxMillis holds each transaction's source commit time.
+	TxMillis map[string]int64 `json:"txMs,omitempty"`
 }
 
 // PartitionProgress is one applied change's place.
@@ -40,6 +45,7 @@ type PartitionProgress struct {
 func progressOf(recs []Record) Progress {
 	var p Progress
 	best := map[TopicPartition]*codecs.Change{}
+	snaps := map[TopicPartition]*codecs.Change{}
 	orders := map[string][]int64{}
 	for i := range recs {
 		c := &recs[i].Change
@@ -47,11 +53,20 @@ func progressOf(recs []Record) Progress {
 			best[recs[i].TopicPartition] = c
 		}
 		switch c.Snapshot {
+		case "", "false", "incremental":
 		case "last_in_data_collection", "last":
 			p.SnapshotEnds = append(p.SnapshotEnds, PartitionProgress{AppID: recs[i].AppID(), Pos: c.Pos.Hex(), Millis: c.CommitMillis, Snapshot: c.Snapshot})
+		default:
+			if cur := snaps[recs[i].TopicPartition]; cur == nil || c.Pos.Compare(cur.Pos) > 0 {
+				snaps[recs[i].TopicPartition] = c
+			}
 		}
 		if c.TxID != "" && c.TxOrder > 0 {
 			orders[c.TxID] = append(orders[c.TxID], c.TxOrder)
+			if p.TxMillis == nil {
+				p.TxMillis = map[string]int64{}
+			}
+			p.TxMillis[c.TxID] = c.CommitMillis
 		}
 	}
 	if len(best) > 0 {
@@ -59,6 +74,10 @@ func progressOf(recs []Record) Progress {
 		for tp, c := range best {
 			p.Partitions[tp.AppID()] = PartitionProgress{Pos: c.Pos.Hex(), Millis: c.CommitMillis, Snapshot: c.Snapshot}
 		}
+	}
+	for _, tp := range slices.SortedFunc(maps.Keys(snaps), func(a, b TopicPartition) int { return strings.Compare(a.AppID(), b.AppID()) }) {
+		c := snaps[tp]
+		p.Snapshots = append(p.Snapshots, PartitionProgress{AppID: tp.AppID(), Pos: c.Pos.Hex(), Millis: c.CommitMillis, Snapshot: c.Snapshot})
 	}
 	if len(orders) > 0 {
 		p.Tx = make(map[string][][2]int64, len(orders))

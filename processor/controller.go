@@ -1,0 +1,493 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/control"
+	"github.com/cdc2delta/cdc2delta/processor/cut"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// ControllerOptions configure a Controller.
+type ControllerOptions struct {
+	// Brokers and ClientOptions connect to Kafka as the processor does.
+	Brokers       []string
+	ClientOptions []kgo.Opt
+	// Topics or TopicRegex name the tables' topics, as for the processor.
+	Topics     []string
+	TopicRegex string
+	// TablePath routes a topic to its table (Options.TablePath).
+	TablePath string
+	// OpenStore opens a table's store by path, as Options.OpenStore.
+	OpenStore func(ctx context.Context, path string) (deltalog.Store, error)
+	// Control is the control table's store.
+	Control deltalog.Store
+	// Groups are named sets of source tables (database.schema.table) whose
+	// consistent cut gets a row.
+	Groups map[string][]string
+	// TransactionTopic is Debezium's transaction topic; set, completeness
+	// follows the transaction metadata rule, else the watermark rule.
+	TransactionTopic string
+	// Decoder decodes the transaction topic.
+	Decoder *codecs.Decoder
+	// Interval is how often the control table is brought up to date
+	// (default 5 s).
+	Interval time.Duration
+	Logger   *slog.Logger
+	// Now stamps updated_at; default time.Now.
+	Now func() time.Time
+}
+
+// Controller keeps the control table (ADR 0029). It reads what each table's
+// commits recorded (merge.Progress), the transaction topic when there is
+// one, and the topics' end offsets, and writes how far each table and group
+// is complete. It shares nothing with the processor but the tables and the
+// control table: any number of controllers, in any processes, may run.
+type Controller struct {
+	opts    ControllerOptions
+	log     *slog.Logger
+	client  *kgo.Client
+	adm     *kadm.Client
+	router  *Router
+	regex   *regexp.Regexp
+	tracker *cut.Tracker
+	tables  map[string]*controlledTable // by topic
+	ctl     *control.Table
+	resumed bool
+}
+
+// controlledTable is one table the controller follows.
+type controlledTable struct {
+	src   TableSource
+	id    codecs.TableID
+	name  string
+	table *deltalog.Table
+	snap  *deltalog.Snapshot
+	read  int64 // the last version fed to the tracker; -1 for none
+	// resumed is the version the control row's completeness was found at:
+	// a version read again after a restart (from scan_from) counts as it.
+	resumed int64
+	last  cut.Completeness
+	high  cut.Completeness // the highest position applied, for last_applied
+	// versions are the table's completeness after each version fed since
+	// the last update, for version rows.
+	versions []versionMark
+	// parts are the partitions the last end offsets listed.
+	parts []int32
+}
+
+type versionMark struct {
+	version int64
+	c       cut.Completeness
+}
+
+// NewController validates opts and creates the Kafka client.
+func NewController(opts ControllerOptions) (*Controller, error) {
+	if opts.Control == nil || opts.OpenStore == nil || len(opts.Brokers) == 0 {
+		return nil, fmt.Errorf("%w: a controller needs brokers, OpenStore and a control table store", ErrOptions)
+	}
+	if opts.TransactionTopic != "" && opts.Decoder == nil {
+		return nil, fmt.Errorf("%w: reading the transaction topic needs a decoder", ErrOptions)
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	router, err := NewRouter(opts.TablePath)
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{opts: opts, log: opts.Logger.With("component", "control"), router: router,
+		tracker: cut.New(cut.Options{Transactions: opts.TransactionTopic != ""}), tables: map[string]*controlledTable{}}
+	if opts.TopicRegex != "" {
+		if c.regex, err = regexp.Compile(opts.TopicRegex); err != nil {
+			return nil, fmt.Errorf("%w: topic regex: %v", ErrOptions, err)
+		}
+	}
+	kopts := append(slices.Clone(opts.ClientOptions), kgo.SeedBrokers(opts.Brokers...))
+	if opts.TransactionTopic != "" {
+		kopts = append(kopts, kgo.ConsumeTopics(opts.TransactionTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	}
+	if c.client, err = kgo.NewClient(kopts...); err != nil {
+		return nil, fmt.Errorf("creating the control table's Kafka client: %w", err)
+	}
+	c.adm = kadm.NewClient(c.client)
+	return c, nil
+}
+
+// Close releases the Kafka client.
+func (c *Controller) Close() { c.client.Close() }
+
+// Run updates the control table every Interval until ctx ends. A failed
+// round is logged and retried at the next one: the control table only lags.
+func (c *Controller) Run(ctx context.Context) error {
+	t := time.NewTicker(c.opts.Interval)
+	defer t.Stop()
+	for {
+		if err := c.Round(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("updating the control table failed; retrying at the next round", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Round brings the control table up to date once.
+func (c *Controller) Round(ctx context.Context) error {
+	if c.ctl == nil {
+		ctl, err := control.Open(ctx, c.opts.Control, c.opts.Now)
+		if err != nil {
+			return err
+		}
+		c.ctl = ctl
+	}
+	st, err := c.ctl.Read(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.readTransactions(ctx); err != nil {
+		return err
+	}
+	if err := c.discover(ctx, st); err != nil {
+		return err
+	}
+	if err := c.partitions(ctx); err != nil {
+		return err
+	}
+	for _, topic := range slices.Sorted(mapKeys(c.tables)) {
+		if err := c.readTable(ctx, c.tables[topic]); err != nil {
+			return err
+		}
+	}
+	// End offsets after the logs: a partition whose txn reached its end
+	// then has applied every change produced before the logs were read.
+	if err := c.caughtUp(ctx); err != nil {
+		return err
+	}
+	_, err = c.ctl.Advance(ctx, c.update(st))
+	c.tracker.Prune()
+	return err
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// readTransactions takes what the transaction topic has now.
+func (c *Controller) readTransactions(ctx context.Context) error {
+	if c.opts.TransactionTopic == "" {
+		return nil
+	}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		fs := c.client.PollRecords(pctx, 10_000)
+		cancel()
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				ferr = err
+			}
+		})
+		if ferr != nil {
+			return fmt.Errorf("reading %s: %w", c.opts.TransactionTopic, ferr)
+		}
+		n := 0
+		var derr error
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			ev, err := c.opts.Decoder.DecodeTransaction(ctx, r.Topic, r.Partition, r.Offset, r.Value)
+			if err != nil {
+				derr = err
+				return
+			}
+			c.tracker.Observe(ev)
+		})
+		if derr != nil {
+			return derr
+		}
+		if n == 0 || ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// discover finds the tables' topics and opens the tables that exist.
+func (c *Controller) discover(ctx context.Context, st *control.State) error {
+	topics := c.opts.Topics
+	if c.regex != nil {
+		listed, err := c.adm.ListTopics(ctx)
+		if err != nil {
+			return fmt.Errorf("listing topics: %w", err)
+		}
+		topics = nil
+		for _, name := range listed.Names() {
+			if c.regex.MatchString(name) {
+				topics = append(topics, name)
+			}
+		}
+	}
+	for _, topic := range topics {
+		if c.tables[topic] != nil || topic == c.opts.TransactionTopic {
+			continue
+		}
+		src, err := c.router.Source(topic)
+		if err != nil {
+			return err
+		}
+		store, err := c.opts.OpenStore(ctx, src.Path)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", src.Path, err)
+		}
+		tbl, err := deltalog.Open(ctx, store)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", src.Path, err)
+		}
+		id := codecs.TableID{Database: src.Database, Schema: src.Schema, Table: src.Table}
+		ct := &controlledTable{src: src, id: id, name: id.String(), table: tbl, read: -1, resumed: -1}
+		if row, ok := st.Tables[ct.name]; ok && !c.resumed {
+			// Pick up where the control table is: a restart reads the log
+			// from the first version it may still need.
+			ct.last = cut.Completeness{Through: row.CompleteThrough, CommitMillis: row.CompleteThroughCommit.UnixMilli()}
+			c.tracker.Resume(id, ct.last)
+			ct.read, ct.resumed = row.DeltaVersion, row.DeltaVersion
+			if row.ScanFrom >= 0 {
+				ct.read = min(ct.read, row.ScanFrom-1)
+			}
+		}
+		c.tables[topic] = ct
+	}
+	c.resumed = true
+	return nil
+}
+
+// partitions declares every table's partitions to the tracker, so that a
+// partition none of whose changes was read yet holds its table back.
+func (c *Controller) partitions(ctx context.Context) error {
+	if len(c.tables) == 0 {
+		return nil
+	}
+	md, err := c.adm.ListTopics(ctx, slices.Collect(mapKeys(c.tables))...)
+	if err != nil {
+		return fmt.Errorf("listing the tables' topics: %w", err)
+	}
+	for _, td := range md.Sorted() {
+		ct := c.tables[td.Topic]
+		if ct == nil || td.Err != nil {
+			continue
+		}
+		ct.parts = ct.parts[:0]
+		for _, pd := range td.Partitions.Sorted() {
+			ct.parts = append(ct.parts, pd.Partition)
+		}
+		c.tracker.Track(ct.id, ct.parts...)
+	}
+	return nil
+}
+
+// readTable feeds the tracker with the versions committed since the last
+// round, noting the table's completeness after each.
+func (c *Controller) readTable(ctx context.Context, ct *controlledTable) error {
+	var err error
+	if ct.snap == nil {
+		ct.snap, err = ct.table.Snapshot(ctx)
+	} else {
+		ct.snap, err = ct.table.Update(ctx, ct.snap)
+	}
+	if errors.Is(err, deltalog.ErrNotExist) {
+		ct.snap = nil
+		return nil // not created yet
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", ct.src.Path, err)
+	}
+	// A partition caught up at the last round may not be now: until the
+	// end offsets say so again, the versions read count on positions alone.
+	for _, p := range ct.parts {
+		c.tracker.CaughtUp(ct.id, p, false)
+	}
+	for v := ct.read + 1; v <= ct.snap.Version(); v++ {
+		ci, err := ct.table.CommitInfo(ctx, v)
+		if errors.Is(err, deltalog.ErrNotExist) {
+			c.log.Warn("a version's commitInfo is gone (log cleanup); its progress is not counted", "table", ct.name, "version", v)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s version %d: %w", ct.src.Path, v, err)
+		}
+		prog, ok, err := merge.ReadProgress(ci)
+		if err != nil {
+			return fmt.Errorf("%s version %d: %w", ct.src.Path, v, err)
+		}
+		if ok {
+			if err := c.feed(ct, v, prog); err != nil {
+				return fmt.Errorf("%s version %d: %w", ct.src.Path, v, err)
+			}
+		}
+		ct.read = v
+		if now := c.tracker.Complete(ct.id); now.Through.Compare(ct.last.Through) > 0 {
+			// Below the resumed version, the completeness resumed with
+			// holds only from that version on.
+			ct.last = now
+			ct.versions = append(ct.versions, versionMark{version: max(v, ct.resumed), c: now})
+		}
+	}
+	return nil
+}
+
+// feed gives the tracker one version's progress.
+func (c *Controller) feed(ct *controlledTable, v int64, prog merge.Progress) error {
+	apply := func(appID string, pp merge.PartitionProgress) error {
+		tp, ok := merge.ParseAppID(appID)
+		if !ok {
+			return fmt.Errorf("progress names partition %q", appID)
+		}
+		pos, err := codecs.PositionFromHex(pp.Pos)
+		if err != nil {
+			return err
+		}
+		c.tracker.Apply(cut.Change{Table: ct.id, Partition: tp.Partition, Pos: pos, CommitMillis: pp.Millis, Snapshot: pp.Snapshot, Version: v})
+		if pos.Compare(ct.high.Through) > 0 {
+			ct.high = cut.Completeness{Through: pos, CommitMillis: pp.Millis}
+		}
+		return nil
+	}
+	for _, pp := range slices.Concat(prog.Snapshots, prog.SnapshotEnds) {
+		if err := apply(pp.AppID, pp); err != nil {
+			return err
+		}
+	}
+	for _, appID := range slices.Sorted(mapKeys(prog.Partitions)) {
+		if err := apply(appID, prog.Partitions[appID]); err != nil {
+			return err
+		}
+	}
+	for _, id := range prog.TxIDs() {
+		commit, err := codecs.ParseLSN(id)
+		if err != nil {
+			return fmt.Errorf("progress names transaction %q: %w", id, err)
+		}
+		for _, o := range prog.Orders(id) {
+			c.tracker.ApplyOrder(ct.id, commit, o, prog.TxMillis[id], v)
+		}
+	}
+	return nil
+}
+
+// caughtUp tells the tracker, per partition, whether the table's txn has
+// reached the partition's end.
+func (c *Controller) caughtUp(ctx context.Context) error {
+	var topics []string
+	for topic, ct := range c.tables {
+		if ct.snap != nil {
+			topics = append(topics, topic)
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	ends, err := c.adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("listing end offsets: %w", err)
+	}
+	if err := ends.Error(); err != nil {
+		return fmt.Errorf("listing end offsets: %w", err)
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		ct := c.tables[o.Topic]
+		txn, ok := ct.snap.TxnVersion(merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
+		c.tracker.CaughtUp(ct.id, o.Partition, o.Offset == 0 || ok && txn >= o.Offset-1)
+	})
+	return nil
+}
+
+// update renders what the tracker knows as control rows.
+func (c *Controller) update(st *control.State) control.Update {
+	var u control.Update
+	best := map[string]cut.Completeness{}
+	for _, row := range st.Tables {
+		best[row.Name] = cut.Completeness{Through: row.CompleteThrough, CommitMillis: row.CompleteThroughCommit.UnixMilli()}
+	}
+	for _, topic := range slices.Sorted(mapKeys(c.tables)) {
+		ct := c.tables[topic]
+		if ct.snap == nil {
+			continue
+		}
+		now := c.tracker.Complete(ct.id)
+		if now.Through.Compare(ct.last.Through) > 0 {
+			// End offsets made more complete than the versions read.
+			ct.last = now
+			ct.versions = append(ct.versions, versionMark{version: ct.snap.Version(), c: now})
+		}
+		scan := c.tracker.ScanFrom(ct.id)
+		if scan < 0 {
+			scan = ct.snap.Version() + 1
+		}
+		base := control.Row{Kind: control.KindTable, Name: ct.name, TablePath: ct.src.Path, DeltaVersion: ct.snap.Version(),
+			ScanFrom: scan, LastApplied: ct.high.Through, LastAppliedCommit: millis(ct.high.CommitMillis)}
+		for _, m := range ct.versions {
+			r := base
+			r.DeltaVersion, r.CompleteThrough, r.CompleteThroughCommit = m.version, m.c.Through, millis(m.c.CommitMillis)
+			u.Tables = append(u.Tables, r)
+		}
+		ct.versions = nil
+		r := base
+		r.CompleteThrough, r.CompleteThroughCommit = now.Through, millis(now.CommitMillis)
+		u.Tables = append(u.Tables, r)
+		if now.Through.Compare(best[ct.name].Through) > 0 {
+			best[ct.name] = now
+		}
+	}
+	for _, name := range slices.Sorted(mapKeys(c.opts.Groups)) {
+		var g cut.Completeness
+		complete := true
+		for i, member := range c.opts.Groups[name] {
+			m, ok := best[member]
+			if !ok || m.IsZero() {
+				complete = false
+				break
+			}
+			if i == 0 || m.Through.Compare(g.Through) < 0 {
+				g = m
+			}
+		}
+		if !complete {
+			continue
+		}
+		at := millis(g.CommitMillis)
+		u.Groups = append(u.Groups, control.Row{Kind: control.KindGroup, Name: name, DeltaVersion: -1, ScanFrom: -1,
+			CompleteThrough: g.Through, CompleteThroughCommit: at, FinalizedUntil: at})
+	}
+	return u
+}
+
+func millis(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}

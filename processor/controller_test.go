@@ -1,0 +1,308 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/control"
+	"github.com/cdc2delta/cdc2delta/processor/cut"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// TestControlTable runs the processor and a controller, both stopped
+// abruptly at random points and restarted, on transactions that span two
+// tables and three partitions, with the transaction topic's ENDs sometimes
+// late. Every version of the control table must claim no more than the
+// tables held: each row's complete_through is covered by the txn offsets of
+// the table version the row names. The group's finalized_until never moves
+// back, and once everything is applied it reaches the last transaction that
+// ended.
+func TestControlTable(t *testing.T) {
+	for _, rule := range []string{"transactions", "watermark"} {
+		t.Run(rule, func(t *testing.T) {
+			for _, seed := range controlSeeds() {
+				t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { testControlTable(t, rule == "transactions", seed) })
+			}
+		})
+	}
+}
+
+func testControlTable(t *testing.T, transactions bool, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0xc0))
+	pl := newPipelineOf(t, dbzgen.WorkloadOptions{
+		Seed: seed, Keys: 30, Snapshot: true, MaxTxEvents: 6, TransactionTopic: true, LateEnd: 0.3, Redeliver: 0.05,
+	}, nil, "ctl", dbzgen.Customers(), dbzgen.Orders())
+	txTopic := pl.gen.TransactionTopic()
+	_, err := pl.adm.CreateTopics(t.Context(), 1, 1, nil, txTopic)
+	require.NoError(t, err)
+	opts := pl.options("ctl")
+	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond}
+	opts.ShutdownTimeout = time.Nanosecond
+	ctlStore := memstore.New(memstore.Options{})
+	copts := ControllerOptions{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore, Control: ctlStore,
+		Groups: map[string][]string{"sales": {"sales.dbo.customers", "sales.dbo.orders"}}, Decoder: opts.Decoder,
+		Interval: 20 * time.Millisecond, Logger: testLogger()}
+	if transactions {
+		copts.TransactionTopic = txTopic
+	}
+	startController := func() (stop func()) {
+		c, err := NewController(copts)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		return func() {
+			cancel()
+			require.NoError(t, <-done)
+			c.Close()
+		}
+	}
+	for round := range 4 {
+		pl.produce(150 + rng.IntN(200))
+		r := pl.start(opts)
+		stop := startController()
+		if round < 3 {
+			time.Sleep(time.Duration(200+rng.IntN(300)) * time.Millisecond)
+		} else {
+			pl.waitCaughtUp()
+		}
+		r.close(t)
+		stop()
+	}
+	// Every change is applied: the controller, once more, must reach the
+	// last transaction that ended.
+	lastEnd := lastEndedTx(t, pl, txTopic)
+	stop := startController()
+	ctl, err := control.Open(t.Context(), ctlStore, nil)
+	require.NoError(t, err)
+	var st *control.State
+	reached := func() bool {
+		st, err = ctl.Read(t.Context())
+		require.NoError(t, err)
+		g := st.Groups["sales"]
+		if transactions {
+			return g.CompleteThrough == cut.End(lastEnd)
+		}
+		return g.CompleteThrough.Commit.Compare(lastEnd) >= 0
+	}
+	for deadline := time.Now().Add(20 * time.Second); !reached() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !reached() {
+		debugStuck(t, pl, txTopic, st)
+	}
+	require.True(t, reached(), "the group reaches the last transaction that ended, %s; the tables: %+v", lastEnd, st.Tables)
+	stop()
+	require.False(t, st.Groups["sales"].FinalizedUntil.IsZero())
+
+	recs := map[string][]cdcmodel.Record{}
+	for _, tb := range pl.tables {
+		recs[tb.Topic()] = pl.consumeAll(tb.Topic(), opts.Decoder)
+	}
+	checkControlHistory(t, pl, ctlStore, recs)
+}
+
+// lastEndedTx is the commit of the latest END on the transaction topic.
+func lastEndedTx(t *testing.T, pl *pipeline, topic string) codecs.LSN {
+	var last codecs.LSN
+	dec := pl.options("x").Decoder
+	for _, r := range pl.rawRecordsOf(topic) {
+		ev, err := dec.DecodeTransaction(t.Context(), r.Topic, r.Partition, r.Offset, r.Value)
+		require.NoError(t, err)
+		if ev.Status == codecs.TxEnd && ev.Commit.Compare(last) > 0 {
+			last = ev.Commit
+		}
+	}
+	return last
+}
+
+// checkControlHistory reads every version of the control table and checks
+// that no row claims more than its table version holds, and that the
+// group's finalized_until never moves back.
+func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, recs map[string][]cdcmodel.Record) {
+	ctl, err := control.Open(t.Context(), ctlStore, nil)
+	require.NoError(t, err)
+	latest, err := ctl.Read(t.Context())
+	require.NoError(t, err)
+	byName := map[string]*dbzgen.Table{}
+	for _, tb := range pl.tables {
+		d := tb.Def()
+		byName[d.Database+"."+d.Schema+"."+d.Name] = tb
+	}
+	txnsAt := map[string]map[int64]map[merge.TopicPartition]int64{}
+	txns := func(name string, v int64) map[merge.TopicPartition]int64 {
+		if txnsAt[name] == nil {
+			txnsAt[name] = map[int64]map[merge.TopicPartition]int64{}
+		}
+		if m, ok := txnsAt[name][v]; ok {
+			return m
+		}
+		tt, err := deltalog.Open(t.Context(), pl.store(byName[name]))
+		require.NoError(t, err)
+		snap, err := tt.SnapshotAt(t.Context(), v)
+		require.NoError(t, err)
+		m := map[merge.TopicPartition]int64{}
+		for id, txn := range snap.Txns() {
+			tp, ok := merge.ParseAppID(id)
+			require.True(t, ok)
+			m[tp] = txn.Version
+		}
+		txnsAt[name][v] = m
+		return m
+	}
+	covered := func(row control.Row) {
+		tb := byName[row.Name]
+		require.NotNil(t, tb, row.Name)
+		applied := txns(row.Name, row.DeltaVersion)
+		// A change re-delivered is one change: one applied copy is enough.
+		done, first := map[string]bool{}, map[string]cdcmodel.Record{}
+		for _, r := range recs[tb.Topic()] {
+			if r.Change.Op == codecs.OpTombstone || r.Change.Pos.Compare(row.CompleteThrough) > 0 {
+				continue
+			}
+			id := fmt.Sprint(r.Change.Key, r.Change.Pos)
+			off, ok := applied[merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}]
+			done[id] = done[id] || ok && r.Offset <= off
+			if _, seen := first[id]; !seen {
+				first[id] = r
+			}
+		}
+		for id, ok := range done {
+			r := first[id]
+			require.True(t, ok, "%s row of %s claims complete through %s at version %d, but %s/%d offset %d (%s) is not applied there",
+				row.Kind, row.Name, row.CompleteThrough, row.DeltaVersion, r.Topic, r.Partition, r.Offset, r.Change.Pos)
+		}
+	}
+	var finalized time.Time
+	rows, versionRows := 0, 0
+	for v := int64(1); v <= latest.Version; v++ {
+		st, err := ctl.ReadAt(t.Context(), v)
+		require.NoError(t, err)
+		for _, row := range st.Tables {
+			if row.CompleteThrough != (codecs.Position{}) {
+				covered(row)
+				rows++
+			}
+		}
+		for _, vs := range st.Versions {
+			for _, row := range vs {
+				covered(row)
+				versionRows++
+			}
+		}
+		g := st.Groups["sales"]
+		require.False(t, g.FinalizedUntil.Before(finalized), "control version %d: finalized_until went back", v)
+		finalized = g.FinalizedUntil
+		for _, name := range []string{"sales.dbo.customers", "sales.dbo.orders"} {
+			if tr, ok := st.Tables[name]; ok && g.CompleteThrough != (codecs.Position{}) {
+				require.LessOrEqual(t, g.CompleteThrough.Compare(tr.CompleteThrough), 0, "control version %d: the group passes %s", v, name)
+			}
+		}
+	}
+	require.Positive(t, rows)
+	require.Positive(t, versionRows)
+	require.Greater(t, latest.Version, int64(3), "controllers committed while the processor ran")
+	t.Logf("%d control versions, %d table rows and %d version rows checked", latest.Version, rows, versionRows)
+}
+
+// rawRecordsOf reads every record of topic.
+func (pl *pipeline) rawRecordsOf(topic string) []*kgo.Record {
+	ends := pl.endOffsets(topic)
+	want := 0
+	for _, e := range ends {
+		want += int(e)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(pl.brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(pl.t, err)
+	defer cl.Close()
+	var out []*kgo.Record
+	for len(out) < want {
+		fs := cl.PollFetches(pl.t.Context())
+		require.NoError(pl.t, fs.Err())
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+// controlSeeds are TestControlTable's seeds: two fixed ones, or
+// CDC2DELTA_CONTROL_SEEDS fresh ones.
+func controlSeeds() []uint64 {
+	if s, err := strconv.ParseUint(os.Getenv("CDC2DELTA_CONTROL_SEED"), 10, 64); err == nil {
+		return []uint64{s}
+	}
+	n, _ := strconv.Atoi(os.Getenv("CDC2DELTA_CONTROL_SEEDS"))
+	if n <= 0 {
+		return []uint64{3, 8}
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(time.Now().UnixNano()) + uint64(i)
+	}
+	return seeds
+}
+
+func debugStuck(t *testing.T, pl *pipeline, txTopic string, st *control.State) {
+	dec := pl.options("x").Decoder
+	ends := map[codecs.LSN]codecs.TxEvent{}
+	var order []codecs.LSN
+	for _, r := range pl.rawRecordsOf(txTopic) {
+		ev, _ := dec.DecodeTransaction(t.Context(), r.Topic, r.Partition, r.Offset, r.Value)
+		if ev.Status == codecs.TxEnd {
+			if _, ok := ends[ev.Commit]; !ok {
+				order = append(order, ev.Commit)
+			}
+			ends[ev.Commit] = ev
+		}
+	}
+	for _, tb := range pl.tables {
+		d := tb.Def()
+		name := d.Database + "." + d.Schema + "." + d.Name
+		row := st.Tables[name]
+		id := codecs.TableID{Database: d.Database, Schema: d.Schema, Table: d.Name}
+		tt, _ := deltalog.Open(t.Context(), pl.store(tb))
+		snap, _ := tt.Snapshot(t.Context())
+		got := map[string]map[int64][]int64{}
+		for v := int64(0); v <= snap.Version(); v++ {
+			ci, _ := tt.CommitInfo(t.Context(), v)
+			p, ok, _ := merge.ReadProgress(ci)
+			if !ok {
+				continue
+			}
+			for _, tx := range p.TxIDs() {
+				if got[tx] == nil {
+					got[tx] = map[int64][]int64{}
+				}
+				got[tx][v] = p.Orders(tx)
+			}
+		}
+		for _, c := range order {
+			if cut.End(c).Compare(row.CompleteThrough) <= 0 {
+				continue
+			}
+			n := ends[c].Counts[id]
+			have := map[int64]bool{}
+			for _, os := range got[c.String()] {
+				for _, o := range os {
+					have[o] = true
+				}
+			}
+			if int64(len(have)) < n {
+				t.Logf("%s: first incomplete tx %s: END counts %d, progress has %v", name, c, n, got[c.String()])
+				break
+			}
+		}
+	}
+}
