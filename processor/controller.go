@@ -78,8 +78,8 @@ type controlledTable struct {
 	// resumed is the version the control row's completeness was found at:
 	// a version read again after a restart (from scan_from) counts as it.
 	resumed int64
-	last  cut.Completeness
-	high  cut.Completeness // the highest position applied, for last_applied
+	last    cut.Completeness
+	high    cut.Completeness // the highest position applied, for last_applied
 	// versions are the table's completeness after each version fed since
 	// the last update, for version rows.
 	versions []versionMark
