@@ -143,6 +143,10 @@ func (b *binder) bind(n Node) (*expr, error) {
 		if n.Op == "+" {
 			return x, nil
 		}
+		if l, ok := n.X.(*Lit); ok && l.Kind == LitNumber && !strings.HasPrefix(l.Text, "-") {
+			// Spark's grammar reads -2147483648 as one INT literal, not -(BIGINT).
+			return bindLit(&Lit{At: n.At, Kind: LitNumber, Text: "-" + l.Text})
+		}
 		// A negative literal keeps its literal typing (-5 is an INT literal of 1 digit).
 		e := fold(&expr{op: opNeg, typ: x.typ, pos: n.At, args: []*expr{x}})
 		if e.op == opConst {
@@ -360,8 +364,32 @@ func (b *binder) binary(n *Binary) (*expr, error) {
 			return nil, err
 		}
 		return fold(&expr{op: opConcat, typ: tString, pos: n.At, args: []*expr{l, r}}), nil
+	case "div":
+		return integralDivide(n, l, r)
 	}
 	return b.arith(n, l, r)
+}
+
+// integralDivide binds a div b as Spark's IntegralDivide: integers (as BIGINT) or
+// decimals, never FLOAT or DOUBLE; a BIGINT, the quotient truncated toward zero.
+func integralDivide(n *Binary, l, r *expr) (*expr, error) {
+	for _, side := range []struct {
+		x *expr
+		n Node
+	}{{l, n.L}, {r, n.R}} {
+		if t := side.x.typ; t.Kind != KNull && (!t.numeric() || t.fractional()) {
+			return nil, typeErr(start(side.n), t, "div needs integers or decimals, not %s", describeNode(side.n, t))
+		}
+	}
+	if l.typ.Kind == KNull || r.typ.Kind == KNull {
+		return constant(tLong, nil, n.At), nil
+	}
+	if l.typ.Kind == KDecimal || r.typ.Kind == KDecimal {
+		l, r = castTo(l, decimalOperand(l)), castTo(r, decimalOperand(r))
+	} else {
+		l, r = castTo(l, tLong), castTo(r, tLong)
+	}
+	return fold(&expr{op: opArith, typ: tLong, pos: n.At, name: "div", args: []*expr{l, r}}), nil
 }
 
 // concatOperand casts an operand of || or CONCAT to a string, as Spark does for the
@@ -412,9 +440,10 @@ func (b *binder) arith(n *Binary, l, r *expr) (*expr, error) {
 	case lt.Kind == KDouble || rt.Kind == KDouble, n.Op == "/" && !(lt.Kind == KDecimal || rt.Kind == KDecimal) || n.Op == "/" && (lt.fractional() || rt.fractional()):
 		t = tDouble
 	case lt.Kind == KFloat || rt.Kind == KFloat:
-		if lt.Kind == KDecimal || rt.Kind == KDecimal {
-			t = tDouble
-		} else {
+		// Spark's ANSI least common type skips FLOAT (it cannot hold every INT or
+		// DECIMAL): only FLOAT with FLOAT stays FLOAT, anything else is DOUBLE.
+		t = tDouble
+		if lt.Kind == KFloat && rt.Kind == KFloat {
 			t = Type{Kind: KFloat}
 		}
 	case lt.Kind == KDecimal || rt.Kind == KDecimal:
@@ -529,7 +558,26 @@ func (b *binder) common(xs []*expr, ns []Node, pos int, what string) (Type, erro
 			}
 		}
 	}
-	return t, nil
+	return stringPromotion(t, xs), nil
+}
+
+// stringPromotion is the type Spark's ANSI coercion gives a string beside t: BIGINT
+// beside an integral type and DOUBLE beside a decimal or a float (so s = '100000' is
+// FALSE for a SMALLINT s, not an overflow, and dec = '12.345' is FALSE for a
+// DECIMAL(10,2) dec, not rounded to 12.35), t itself otherwise.
+func stringPromotion(t Type, xs []*expr) Type {
+	if !t.numeric() || t.Kind == KDouble || t.Kind == KLong {
+		return t
+	}
+	for _, x := range xs {
+		if isStringLit(x) {
+			if t.integral() {
+				return tLong
+			}
+			return tDouble
+		}
+	}
+	return t
 }
 
 func mismatch(what string, ln Node, lt Type, rn Node, rt Type) error {
@@ -554,11 +602,10 @@ func wider(a, b Type) (Type, bool) {
 	case a.Kind == KDecimal && b.Kind == KDecimal:
 		return widerDecimal(a, b), true
 	case a.numeric() && b.numeric():
-		if a.Kind == KDouble || b.Kind == KDouble || (a.Kind == KFloat || b.Kind == KFloat) && (a.Kind == KDecimal || b.Kind == KDecimal) {
+		// FLOAT beside any other number is DOUBLE: Spark's ANSI type precedence skips
+		// FLOAT for the least common type (16777217 is not a FLOAT).
+		if a.Kind == KDouble || b.Kind == KDouble || a.Kind == KFloat || b.Kind == KFloat {
 			return tDouble, true
-		}
-		if a.Kind == KFloat || b.Kind == KFloat {
-			return Type{Kind: KFloat}, true
 		}
 		if a.Kind == KDecimal {
 			return widerDecimal(a, integralDecimal(b)), true

@@ -219,7 +219,7 @@ func parseDate(s string) (int64, bool) {
 // parseTimestamp reads Spark's timestamp forms: a date, then optionally ' ' or 'T',
 // [h]h:[m]m[:[s]s[.fraction]], then a zone (Z, UTC, GMT, +hh:mm, +hhmm, +hh or a region
 // id). Without a zone the time is UTC, the session time zone cdc2delta assumes; ntz
-// refuses a zone. The fraction is cut to microseconds.
+// ignores a valid zone. The fraction is cut to microseconds.
 func parseTimestamp(s string, ntz bool) (int64, bool) {
 	s = strings.TrimSpace(s)
 	i := strings.IndexAny(s, " T")
@@ -272,10 +272,12 @@ func parseTimestamp(s string, ntz bool) (int64, bool) {
 	if zone == "" {
 		return ts, true
 	}
-	if ntz {
-		return 0, false
-	}
 	offset, ok := zoneOffset(zone, ts)
+	if ntz {
+		// Spark checks the zone of a TIMESTAMP_NTZ text and ignores it:
+		// '2024-07-04 12:00:00+02:00' is 12:00.
+		return ts, ok
+	}
 	return ts - offset*1_000_000, ok
 }
 

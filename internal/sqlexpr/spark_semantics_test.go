@@ -1,0 +1,155 @@
+package sqlexpr
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+)
+
+// The answers below are Spark 4.1's (ANSI mode, session time zone UTC), each from
+// SELECT or UPDATE on the same values; the comments say what we answered before.
+
+func semanticsSchema() *deltalog.StructType {
+	f := func(name string, t deltalog.Type) deltalog.StructField {
+		return deltalog.StructField{Name: name, Type: t, Nullable: true}
+	}
+	return &deltalog.StructType{Fields: []deltalog.StructField{
+		f("f", deltalog.TypeFloat), f("s", deltalog.TypeShort), f("i", deltalog.TypeInteger),
+		f("dec", deltalog.DecimalType{Precision: 10, Scale: 2}), f("big", deltalog.DecimalType{Precision: 38, Scale: 10}),
+		f("ntz", deltalog.TypeTimestampNTZ), f("str", deltalog.TypeString), f("l", deltalog.TypeLong), f("d", deltalog.TypeDouble),
+	}}
+}
+
+func semanticsRow() []any {
+	ntz := time.Date(2024, 7, 4, 12, 0, 0, 0, time.UTC)
+	return []any{float32(0.1), int16(32000), int32(5), dec("12.35"), decimal128.Num{}, ntz, "a", int64(7), math.NaN()}
+}
+
+func TestSparkSemanticsPredicates(t *testing.T) {
+	cases := []struct {
+		expr string
+		want any // the row's answer, or the error kind
+	}{
+		// A string literal beside an integral type is a BIGINT, beside a decimal or a
+		// float a DOUBLE (before: read as the column's own type).
+		{"s = '100000'", false},                 // before: ErrType, 100000 overflows SMALLINT
+		{"i IN ('5', '3000000000')", true},      // before: ErrType
+		{"COALESCE(i, '3000000000') = 5", true}, // before: ErrType
+		{"dec = '12.345'", false},               // before: true, '12.345' rounded to 12.35
+		{"dec > '12.349'", true},                // before: false
+		{"f = '0.1'", false},                    // before: true, '0.1' read as a FLOAT
+		{"i = '5.0'", ErrType},                  // Spark: CAST_INVALID_INPUT to BIGINT
+		// FLOAT beside any other number is DOUBLE.
+		{"f * 3 = 0.30000000447034836D", true}, // before: false, f * 3 was a FLOAT
+		{"f = 0.10000000149011612D", true},
+		{"CAST(16777216 AS FLOAT) = 16777217", false}, // before: true
+		{"CAST(16777216 AS FLOAT) = CAST(16777217 AS FLOAT)", true},
+		// A FLOAT goes to a decimal through its DOUBLE text.
+		{"CAST(f AS DECIMAL(20,10)) = 0.1000000015", true}, // before: 0.1000000000
+		// A TIMESTAMP_NTZ text's zone is checked and ignored.
+		{"ntz = '2024-07-04 12:00:00+02:00'", true}, // before: ErrType
+		{"ntz = TIMESTAMP_NTZ '2024-07-04 12:00:00Z'", true},
+		{"ntz = '2024-07-04 12:00:00 Europe/Paris'", true},
+		{"ntz = '2024-07-04 12:00:00 bogus'", ErrType},
+		// Java's Double.parseDouble, after Spark's own inf and nan.
+		{"CAST(' 1.5d ' AS DOUBLE) = 1.5", true}, // before: ErrEval
+		{"CAST('1.5F' AS FLOAT) = 1.5", true},
+		{"CAST('0x1p3' AS DOUBLE) = 8", true},
+		{"CAST('nAn' AS DOUBLE) = d", true},
+		{"CAST('1_0' AS DOUBLE) = 10", ErrEval},
+		{"CAST('+nan' AS DOUBLE) = d", ErrEval},
+		{"CAST('0x10' AS DOUBLE) = 16", ErrEval},
+		// Decimals cast to plain text.
+		{"CAST(CAST(0.0000001 AS DECIMAL(10,8)) AS STRING) = '0.00000010'", true}, // before: ErrEval
+		{"CAST(big AS STRING) = '0.0000000000'", true},
+		// -2147483648 is one INT literal (before: a BIGINT, so no overflow).
+		{"abs(-2147483648) > 0", ErrEval},
+		{"-2147483648 - 1 < 0", ErrEval},
+		{"-2147483648 = -2147483648L", true},
+		// div: BIGINT, truncated toward zero; integers or decimals only (before: ErrUnsupported).
+		{"7 div 2 = 3", true},
+		{"-7 div 2 = -3", true},
+		{"7.5 div 0.5 = 15", true},
+		{"-1.0 div 0.3 = -3", true},
+		{"dec div 5 = 2", true},
+		{"s div 3 = 10666", true},
+		{"NULL div 2 IS NULL", true},
+		{"7 div 0 = 0", ErrEval},
+		{"-9223372036854775808 div -1 = 0", ErrEval},
+		{"1.5D div 1 = 1", ErrType},
+		{"f div 1 = 0", ErrType},
+		// NaN equals NaN and is above every number.
+		{"d = d AND d > 1e308 AND d = 'NaN'", true},
+		{"i % 0 = 0", ErrEval},
+	}
+	for _, tc := range cases {
+		t.Run(tc.expr, func(t *testing.T) {
+			p, err := BindPredicate(tc.expr, semanticsSchema())
+			if kind, ok := tc.want.(error); ok && kind != ErrEval {
+				require.ErrorIs(t, err, kind)
+				return
+			}
+			require.NoError(t, err)
+			got, err := p.Matches(semanticsRow())
+			if kind, ok := tc.want.(error); ok {
+				require.ErrorIs(t, err, kind)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestSparkSemanticsAssignments(t *testing.T) {
+	ntz := func(s string) int64 {
+		v, err := time.Parse("2006-01-02 15:04:05", s)
+		require.NoError(t, err)
+		return v.UnixMicro()
+	}
+	big := func(s string) decimal128.Num {
+		n, err := decimal128.Parse(s, 38, 10)
+		require.NoError(t, err)
+		return n
+	}
+	cases := []struct {
+		set  string
+		want any
+	}{
+		{"big = f", big("0.1000000015")}, // before: 0.1000000000
+		{"dec = f", dec("0.10")},
+		{"d = f * 3", 0.30000000447034836}, // before: 0.30000001192092896
+		{"l = l div 2", int64(3)},          // before: ErrUnsupported
+		{"l = -7 div 2", int64(-3)},
+		{"ntz = '2024-12-31 23:00:00-05:00'", ntz("2024-12-31 23:00:00")}, // before: ErrType
+		{"str = CAST(0.00000010 AS DECIMAL(10,8))", "0.00000010"},         // before: ErrEval
+		{"str = concat(str, CAST(big AS STRING))", "a0.0000000000"},
+		{"i = -2147483648", int32(math.MinInt32)},
+		{"f = 16777217", float32(16777216)},
+		{"i = '5'", int32(5)}, // store assignment reads the literal as the column's type
+		{"i = '3000000000'", ErrType},
+		{"i = -2147483648 - 1", ErrEval},
+	}
+	for _, tc := range cases {
+		t.Run(tc.set, func(t *testing.T) {
+			ss, err := BindAssignments(tc.set, semanticsSchema(), SetterOptions{})
+			if kind, ok := tc.want.(error); ok && kind != ErrEval {
+				require.ErrorIs(t, err, kind)
+				return
+			}
+			require.NoError(t, err)
+			got, err := ss[0].Value(semanticsRow())
+			if kind, ok := tc.want.(error); ok {
+				require.ErrorIs(t, err, kind)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
