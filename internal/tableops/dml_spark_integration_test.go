@@ -162,6 +162,7 @@ func oracleCases() []oracleCase {
 		}},
 		{name: "nothing, everything, one row per file, copy-on-write", table: grid(false, false, nil), stmts: gridStmts, duckdb: true},
 		{name: "nothing, everything, one row per file, partitioned, deletion vectors, cdf", table: grid(true, true, []string{"part"}), stmts: gridStmts, duckdb: true},
+		semanticsCase(),
 	}
 }
 
