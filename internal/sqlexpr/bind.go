@@ -836,6 +836,7 @@ func (b *binder) call(n *Call) (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		first := args[0]
 		for i := range args {
 			if args[i], err = coerceOperand(args[i], t, n.Args[i]); err != nil {
 				return nil, err
@@ -846,15 +847,22 @@ func (b *binder) call(n *Call) (*expr, error) {
 			if t.Kind == KOther {
 				return nil, typeErr(n.At, t, "NULLIF cannot compare nested values")
 			}
+			// The result keeps a's own type (Spark builds the IF before coercing the
+			// comparison): NULLIF(i, 5.5) is an INT, compared as a decimal.
 			eq := fold(&expr{op: opCmp, typ: tBool, pos: n.At, name: "=", args: args})
-			return fold(&expr{op: opCase, typ: t, pos: n.At, hasElse: true, args: []*expr{eq, constant(t, nil, n.At), args[0]}}), nil
+			if first.typ.Kind != KNull {
+				t = first.typ
+			} else {
+				first = args[0]
+			}
+			return fold(&expr{op: opCase, typ: t, pos: n.At, hasElse: true, args: []*expr{eq, constant(t, nil, n.At), first}}), nil
 		}
 		return fold(&expr{op: opCoalesce, typ: t, pos: n.At, args: args}), nil
 	case "CONCAT":
-		if err := arity(1, -1); err != nil {
-			return nil, err
+		e := constant(tString, "", n.At) // Spark's concat() is ''
+		if len(args) > 0 {
+			e = nil
 		}
-		e := (*expr)(nil)
 		for i, a := range args {
 			x, err := concatOperand(a, n.Args[i])
 			if err != nil {

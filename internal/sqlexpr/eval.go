@@ -506,10 +506,16 @@ func castValue(v any, from, to Type) (any, error) {
 			n = x
 		case float64:
 			t := math.Trunc(x)
-			if math.IsNaN(x) || t < math.MinInt64 || t >= math.MaxInt64 {
+			switch {
+			case math.IsNaN(x) || t < math.MinInt64 || t > math.MaxInt64:
 				return overflow()
+			case t == math.MaxInt64:
+				// 2^63: Spark's bound check passes it (Long.MaxValue as a double is 2^63)
+				// and Java's conversion saturates.
+				n = math.MaxInt64
+			default:
+				n = int64(t)
 			}
-			n = int64(t)
 		case *big.Int:
 			q := new(big.Int).Quo(x, pow10(from.S)) // truncates toward zero
 			if !q.IsInt64() {

@@ -1,6 +1,7 @@
 package sqlexpr
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -86,6 +87,10 @@ func TestSparkSemanticsPredicates(t *testing.T) {
 		// NaN equals NaN and is above every number.
 		{"d = d AND d > 1e308 AND d = 'NaN'", true},
 		{"i % 0 = 0", ErrEval},
+		{"concat() = ''", true}, // before: ErrType
+		// 2^63 passes Spark's bound check and saturates (before: CAST_OVERFLOW).
+		{"CAST(9.2233720368547758E18 AS BIGINT) = 9223372036854775807", true},
+		{"CAST(1e19 AS BIGINT) = 0", ErrEval},
 	}
 	for _, tc := range cases {
 		t.Run(tc.expr, func(t *testing.T) {
@@ -134,6 +139,8 @@ func TestSparkSemanticsAssignments(t *testing.T) {
 		{"i = '5'", int32(5)}, // store assignment reads the literal as the column's type
 		{"i = '3000000000'", ErrType},
 		{"i = -2147483648 - 1", ErrEval},
+		{"str = NULLIF(i, 5.5)", "5"}, // NULLIF keeps its first type (before: "5.0")
+		{"str = NULLIF('5', i)", nil}, // a STRING, NULL as i = 5
 	}
 	for _, tc := range cases {
 		t.Run(tc.set, func(t *testing.T) {
@@ -151,5 +158,74 @@ func TestSparkSemanticsAssignments(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
+	}
+}
+
+func TestSparkDatetimeText(t *testing.T) {
+	// want is Spark's CAST(CAST(text AS TIMESTAMP) AS STRING) in UTC; "" when Spark
+	// refuses the text.
+	timestamps := []struct{ text, want string }{
+		{"2024-07-04T12", "2024-07-04 12:00:00"}, // before: refused
+		{"2024-07-04 1:2", "2024-07-04 01:02:00"},
+		{"2024-07-04 12:00:00.", "2024-07-04 12:00:00"}, // before: refused
+		{"2024-07-04 12:00:00.123456789+01:00", "2024-07-04 11:00:00.123456"},
+		{"2024-07-04 14:00:00 UTC+2", "2024-07-04 12:00:00"},     // before: refused
+		{"2024-07-04 14:00:00 GMT+02:00", "2024-07-04 12:00:00"}, // before: refused
+		{"2024-07-04 14:00:00+02:00:00", "2024-07-04 12:00:00"},  // before: refused
+		{"2024-07-04 12:00:00 UTC+02:5", "2024-07-04 09:55:00"},
+		{"2024-07-04 12:00:00+2:30", "2024-07-04 09:30:00"},
+		{"2024-07-04 12:00:00+023000", "2024-07-04 09:30:00"},
+		{"2024-07-04 12:00:00 +18:00", "2024-07-03 18:00:00"},
+		{"2024-07-04 12:00:00UTC", "2024-07-04 12:00:00"},
+		{"2024-07-04 12:00:00 PST", "2024-07-04 19:00:00"}, // before: refused
+		{"2024-07-04 12:00:00 EST", "2024-07-04 17:00:00"},
+		{"2024-07-04 12:00:00 IST", "2024-07-04 06:30:00"},
+		{"2024-07-04 12:00:00 CET", "2024-07-04 10:00:00"},
+		{"2024-07-04 12:00:00 Etc/GMT+2", "2024-07-04 14:00:00"},
+		{"2024-07-04 12:00:00 z", ""}, // before: read as Z
+		{"2024-07-04 12:00:00 utc", ""},
+		{"2024-07-04 12:00:00 Local", ""},
+		{"2024-07-04 12:00:00 Europe/paris", ""},
+		{"2024-07-04 12:00:00 +18:01", ""},
+		{"2024-07-04 12:00:00 UTC+25", ""},
+		{"2024-07-04T12:00Z", ""},
+		{"2024-07-04 12.5", ""},
+		{"2024-07-04 12:30.5", ""},
+		{"2024-07-04 12:", ""},
+		{"2024-07-04 12:00:60", ""},
+		{"2024-07-04 24:00:00", ""},
+	}
+	for _, tc := range timestamps {
+		us, ok := parseTimestamp(tc.text, false)
+		got := ""
+		if ok {
+			got, _ = formatTimestamp(us)
+		}
+		require.Equal(t, tc.want, got, tc.text)
+	}
+	// want is Spark's CAST(CAST(text AS DATE) AS STRING), without the + Spark puts
+	// before a year above 9999.
+	dates := []struct{ text, want string }{
+		{"0000-01-01", "0000-01-01"}, // before: refused
+		{"+2024-07-04", "2024-07-04"},
+		{"-0001-01-01", "-0001-01-01"},
+		{"12024-07-04", "12024-07-04"},
+		{"2024-1-5", "2024-01-05"},
+		{" 2024-01-05T10:00", "2024-01-05"},
+		{"024-07-04", ""},
+		{"12345678-07-04", ""},
+		{"2024-02-30", ""},
+	}
+	for _, tc := range dates {
+		days, ok := parseDate(tc.text)
+		got := ""
+		if ok {
+			d := time.Unix(days*86400, 0).UTC()
+			got = fmt.Sprintf("%04d-%02d-%02d", d.Year(), d.Month(), d.Day())
+			if d.Year() < 0 {
+				got = fmt.Sprintf("-%04d-%02d-%02d", -d.Year(), d.Month(), d.Day())
+			}
+		}
+		require.Equal(t, tc.want, got, tc.text)
 	}
 }
