@@ -137,6 +137,11 @@ func (b *binder) bind(n Node) (*expr, error) {
 		if x.typ.Kind == KNull {
 			return x, nil
 		}
+		if isStringLit(x) { // Spark reads -'5' as a DOUBLE
+			if x, err = coerceOperand(x, tDouble, n.X); err != nil {
+				return nil, err
+			}
+		}
 		if !x.typ.numeric() {
 			return nil, typeErr(start(n.X), x.typ, "unary %s needs a number, not %s", n.Op, describeNode(n.X, x.typ))
 		}
@@ -410,6 +415,18 @@ func concatOperand(x *expr, n Node) (*expr, error) {
 }
 
 func (b *binder) arith(n *Binary, l, r *expr) (*expr, error) {
+	// A string literal beside a number takes the type it takes in a comparison:
+	// i + '5' is a BIGINT sum, dec + '1.5' a DOUBLE one.
+	var err error
+	switch {
+	case isStringLit(l) && r.typ.numeric():
+		l, err = coerceOperand(l, stringPromotion(r.typ, []*expr{l}), n.L)
+	case isStringLit(r) && l.typ.numeric():
+		r, err = coerceOperand(r, stringPromotion(l.typ, []*expr{r}), n.R)
+	}
+	if err != nil {
+		return nil, err
+	}
 	for _, side := range []struct {
 		x *expr
 		n Node
@@ -498,6 +515,14 @@ func castTo(x *expr, t Type) *expr {
 // comparable brings both sides of a comparison (or IN, CASE, COALESCE) to one type.
 // A string literal beside a typed operand is read as that type.
 func (b *binder) comparable(l, r *expr, ln, rn Node, pos int, op string) (*expr, *expr, error) {
+	// Beside a decimal an integral literal is a decimal of its own digits (Spark's
+	// literalPickMinimumPrecision), so a DECIMAL(38,30) compares with 0 at scale 30.
+	if l.typ.Kind == KDecimal && isIntegralLit(r) {
+		r = castTo(r, decimalOperand(r))
+	}
+	if r.typ.Kind == KDecimal && isIntegralLit(l) {
+		l = castTo(l, decimalOperand(l))
+	}
 	t, err := b.common([]*expr{l, r}, []Node{ln, rn}, pos, op)
 	if err != nil {
 		return nil, nil, err
@@ -527,6 +552,11 @@ func coerceOperand(x *expr, t Type, n Node) (*expr, error) {
 		return constant(t, v, x.pos), nil
 	}
 	return castTo(x, t), nil
+}
+
+// isIntegralLit reports whether x is a non-null integral literal.
+func isIntegralLit(x *expr) bool {
+	return x.op == opConst && x.lit != nil && x.val != nil && x.typ.integral()
 }
 
 // isStringLit reports whether x is a string constant (a literal or folded).
@@ -899,6 +929,12 @@ func (b *binder) call(n *Call) (*expr, error) {
 		x := args[0]
 		if x.typ.Kind == KNull {
 			return x, nil
+		}
+		if isStringLit(x) { // Spark reads abs('5') as a DOUBLE
+			var err error
+			if x, err = coerceOperand(x, tDouble, n.Args[0]); err != nil {
+				return nil, err
+			}
 		}
 		if !x.typ.numeric() {
 			return nil, typeErr(start(n.Args[0]), x.typ, "ABS needs a number, not %s", describeNode(n.Args[0], x.typ))

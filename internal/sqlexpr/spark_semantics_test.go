@@ -91,6 +91,22 @@ func TestSparkSemanticsPredicates(t *testing.T) {
 		// 2^63 passes Spark's bound check and saturates (before: CAST_OVERFLOW).
 		{"CAST(9.2233720368547758E18 AS BIGINT) = 9223372036854775807", true},
 		{"CAST(1e19 AS BIGINT) = 0", ErrEval},
+		// Past precision 38 the common decimal keeps the integral digits (before:
+		// DECIMAL(38,6), so 0.6 stayed 0.6).
+		{"CAST(1 AS DECIMAL(38,0)) = CAST(0.6 AS DECIMAL(38,10))", true},
+		{"CAST(1 AS DECIMAL(38,0)) IN (CAST(0.6 AS DECIMAL(38,10)))", true},
+		// An integral literal beside a decimal has only its own digits.
+		{"CAST(0.000000000000000000000000000001 AS DECIMAL(38,30)) = 0", false}, // before: true
+		{"CAST(0.000000000000000000000000000001 AS DECIMAL(38,30)) = CAST(0 AS INT)", true},
+		// A string literal in arithmetic (before: ErrType).
+		{"i + ' 5 ' = 10", true},
+		{"'7' - i = 2", true},
+		{"s + '1000' = 33000", true},
+		{"dec + '1.5' = 13.85D", true},
+		{"-'5' = -5.0D", true},
+		{"abs('-5.5') = 5.5D", true},
+		{"i * '1.5' = 7.5", ErrType}, // Spark: '1.5' is not a BIGINT
+		{"'5' + '5' = 10", ErrType},
 	}
 	for _, tc := range cases {
 		t.Run(tc.expr, func(t *testing.T) {
