@@ -137,11 +137,20 @@ func (b *binder) bind(n Node) (*expr, error) {
 		if x.typ.Kind == KNull {
 			return x, nil
 		}
+		if isStringLit(x) { // Spark reads -'5' as a DOUBLE
+			if x, err = coerceOperand(x, tDouble, n.X); err != nil {
+				return nil, err
+			}
+		}
 		if !x.typ.numeric() {
 			return nil, typeErr(start(n.X), x.typ, "unary %s needs a number, not %s", n.Op, describeNode(n.X, x.typ))
 		}
 		if n.Op == "+" {
 			return x, nil
+		}
+		if l, ok := n.X.(*Lit); ok && l.Kind == LitNumber && !strings.HasPrefix(l.Text, "-") {
+			// Spark's grammar reads -2147483648 as one INT literal, not -(BIGINT).
+			return bindLit(&Lit{At: n.At, Kind: LitNumber, Text: "-" + l.Text})
 		}
 		// A negative literal keeps its literal typing (-5 is an INT literal of 1 digit).
 		e := fold(&expr{op: opNeg, typ: x.typ, pos: n.At, args: []*expr{x}})
@@ -360,8 +369,32 @@ func (b *binder) binary(n *Binary) (*expr, error) {
 			return nil, err
 		}
 		return fold(&expr{op: opConcat, typ: tString, pos: n.At, args: []*expr{l, r}}), nil
+	case "div":
+		return integralDivide(n, l, r)
 	}
 	return b.arith(n, l, r)
+}
+
+// integralDivide binds a div b as Spark's IntegralDivide: integers (as BIGINT) or
+// decimals, never FLOAT or DOUBLE; a BIGINT, the quotient truncated toward zero.
+func integralDivide(n *Binary, l, r *expr) (*expr, error) {
+	for _, side := range []struct {
+		x *expr
+		n Node
+	}{{l, n.L}, {r, n.R}} {
+		if t := side.x.typ; t.Kind != KNull && (!t.numeric() || t.fractional()) {
+			return nil, typeErr(start(side.n), t, "div needs integers or decimals, not %s", describeNode(side.n, t))
+		}
+	}
+	if l.typ.Kind == KNull || r.typ.Kind == KNull {
+		return constant(tLong, nil, n.At), nil
+	}
+	if l.typ.Kind == KDecimal || r.typ.Kind == KDecimal {
+		l, r = castTo(l, decimalOperand(l)), castTo(r, decimalOperand(r))
+	} else {
+		l, r = castTo(l, tLong), castTo(r, tLong)
+	}
+	return fold(&expr{op: opArith, typ: tLong, pos: n.At, name: "div", args: []*expr{l, r}}), nil
 }
 
 // concatOperand casts an operand of || or CONCAT to a string, as Spark does for the
@@ -382,6 +415,18 @@ func concatOperand(x *expr, n Node) (*expr, error) {
 }
 
 func (b *binder) arith(n *Binary, l, r *expr) (*expr, error) {
+	// A string literal beside a number takes the type it takes in a comparison:
+	// i + '5' is a BIGINT sum, dec + '1.5' a DOUBLE one.
+	var err error
+	switch {
+	case isStringLit(l) && r.typ.numeric():
+		l, err = coerceOperand(l, stringPromotion(r.typ, []*expr{l}), n.L)
+	case isStringLit(r) && l.typ.numeric():
+		r, err = coerceOperand(r, stringPromotion(l.typ, []*expr{r}), n.R)
+	}
+	if err != nil {
+		return nil, err
+	}
 	for _, side := range []struct {
 		x *expr
 		n Node
@@ -412,9 +457,10 @@ func (b *binder) arith(n *Binary, l, r *expr) (*expr, error) {
 	case lt.Kind == KDouble || rt.Kind == KDouble, n.Op == "/" && !(lt.Kind == KDecimal || rt.Kind == KDecimal) || n.Op == "/" && (lt.fractional() || rt.fractional()):
 		t = tDouble
 	case lt.Kind == KFloat || rt.Kind == KFloat:
-		if lt.Kind == KDecimal || rt.Kind == KDecimal {
-			t = tDouble
-		} else {
+		// Spark's ANSI least common type skips FLOAT (it cannot hold every INT or
+		// DECIMAL): only FLOAT with FLOAT stays FLOAT, anything else is DOUBLE.
+		t = tDouble
+		if lt.Kind == KFloat && rt.Kind == KFloat {
 			t = Type{Kind: KFloat}
 		}
 	case lt.Kind == KDecimal || rt.Kind == KDecimal:
@@ -469,6 +515,14 @@ func castTo(x *expr, t Type) *expr {
 // comparable brings both sides of a comparison (or IN, CASE, COALESCE) to one type.
 // A string literal beside a typed operand is read as that type.
 func (b *binder) comparable(l, r *expr, ln, rn Node, pos int, op string) (*expr, *expr, error) {
+	// Beside a decimal an integral literal is a decimal of its own digits (Spark's
+	// literalPickMinimumPrecision), so a DECIMAL(38,30) compares with 0 at scale 30.
+	if l.typ.Kind == KDecimal && isIntegralLit(r) {
+		r = castTo(r, decimalOperand(r))
+	}
+	if r.typ.Kind == KDecimal && isIntegralLit(l) {
+		l = castTo(l, decimalOperand(l))
+	}
 	t, err := b.common([]*expr{l, r}, []Node{ln, rn}, pos, op)
 	if err != nil {
 		return nil, nil, err
@@ -500,6 +554,11 @@ func coerceOperand(x *expr, t Type, n Node) (*expr, error) {
 	return castTo(x, t), nil
 }
 
+// isIntegralLit reports whether x is a non-null integral literal.
+func isIntegralLit(x *expr) bool {
+	return x.op == opConst && x.lit != nil && x.val != nil && x.typ.integral()
+}
+
 // isStringLit reports whether x is a string constant (a literal or folded).
 func isStringLit(x *expr) bool { return x.op == opConst && x.typ.Kind == KString }
 
@@ -529,7 +588,26 @@ func (b *binder) common(xs []*expr, ns []Node, pos int, what string) (Type, erro
 			}
 		}
 	}
-	return t, nil
+	return stringPromotion(t, xs), nil
+}
+
+// stringPromotion is the type Spark's ANSI coercion gives a string beside t: BIGINT
+// beside an integral type and DOUBLE beside a decimal or a float (so s = '100000' is
+// FALSE for a SMALLINT s, not an overflow, and dec = '12.345' is FALSE for a
+// DECIMAL(10,2) dec, not rounded to 12.35), t itself otherwise.
+func stringPromotion(t Type, xs []*expr) Type {
+	if !t.numeric() || t.Kind == KDouble || t.Kind == KLong {
+		return t
+	}
+	for _, x := range xs {
+		if isStringLit(x) {
+			if t.integral() {
+				return tLong
+			}
+			return tDouble
+		}
+	}
+	return t
 }
 
 func mismatch(what string, ln Node, lt Type, rn Node, rt Type) error {
@@ -554,11 +632,10 @@ func wider(a, b Type) (Type, bool) {
 	case a.Kind == KDecimal && b.Kind == KDecimal:
 		return widerDecimal(a, b), true
 	case a.numeric() && b.numeric():
-		if a.Kind == KDouble || b.Kind == KDouble || (a.Kind == KFloat || b.Kind == KFloat) && (a.Kind == KDecimal || b.Kind == KDecimal) {
+		// FLOAT beside any other number is DOUBLE: Spark's ANSI type precedence skips
+		// FLOAT for the least common type (16777217 is not a FLOAT).
+		if a.Kind == KDouble || b.Kind == KDouble || a.Kind == KFloat || b.Kind == KFloat {
 			return tDouble, true
-		}
-		if a.Kind == KFloat || b.Kind == KFloat {
-			return Type{Kind: KFloat}, true
 		}
 		if a.Kind == KDecimal {
 			return widerDecimal(a, integralDecimal(b)), true
@@ -789,6 +866,7 @@ func (b *binder) call(n *Call) (*expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		first := args[0]
 		for i := range args {
 			if args[i], err = coerceOperand(args[i], t, n.Args[i]); err != nil {
 				return nil, err
@@ -799,15 +877,22 @@ func (b *binder) call(n *Call) (*expr, error) {
 			if t.Kind == KOther {
 				return nil, typeErr(n.At, t, "NULLIF cannot compare nested values")
 			}
+			// The result keeps a's own type (Spark builds the IF before coercing the
+			// comparison): NULLIF(i, 5.5) is an INT, compared as a decimal.
 			eq := fold(&expr{op: opCmp, typ: tBool, pos: n.At, name: "=", args: args})
-			return fold(&expr{op: opCase, typ: t, pos: n.At, hasElse: true, args: []*expr{eq, constant(t, nil, n.At), args[0]}}), nil
+			if first.typ.Kind != KNull {
+				t = first.typ
+			} else {
+				first = args[0]
+			}
+			return fold(&expr{op: opCase, typ: t, pos: n.At, hasElse: true, args: []*expr{eq, constant(t, nil, n.At), first}}), nil
 		}
 		return fold(&expr{op: opCoalesce, typ: t, pos: n.At, args: args}), nil
 	case "CONCAT":
-		if err := arity(1, -1); err != nil {
-			return nil, err
+		e := constant(tString, "", n.At) // Spark's concat() is ''
+		if len(args) > 0 {
+			e = nil
 		}
-		e := (*expr)(nil)
 		for i, a := range args {
 			x, err := concatOperand(a, n.Args[i])
 			if err != nil {
@@ -844,6 +929,12 @@ func (b *binder) call(n *Call) (*expr, error) {
 		x := args[0]
 		if x.typ.Kind == KNull {
 			return x, nil
+		}
+		if isStringLit(x) { // Spark reads abs('5') as a DOUBLE
+			var err error
+			if x, err = coerceOperand(x, tDouble, n.Args[0]); err != nil {
+				return nil, err
+			}
 		}
 		if !x.typ.numeric() {
 			return nil, typeErr(start(n.Args[0]), x.typ, "ABS needs a number, not %s", describeNode(n.Args[0], x.typ))

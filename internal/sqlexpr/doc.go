@@ -12,8 +12,10 @@
 //     (without regard to case, as Spark does) and type every node by Spark's rules:
 //     integer literals are INT, BIGINT or DECIMAL by size, 1.5 is DECIMAL(2,1), 1.5D a
 //     DOUBLE; a string literal beside a typed column is read as that type (a date, a
-//     timestamp in UTC, a decimal exactly); decimal arithmetic has Spark's precision and
-//     scale. Where Spark's result depends on a setting or on formatting we do not
+//     timestamp in UTC), except beside a number, where Spark's ANSI coercion reads it
+//     as a BIGINT (integral types) or a DOUBLE (decimals, floats); FLOAT beside any
+//     other number is DOUBLE; decimal arithmetic has Spark's precision and scale; div
+//     is integral division to BIGINT. Where Spark's result depends on a setting or on formatting we do not
 //     reproduce (a string column compared with a number, a double cast to a string),
 //     binding refuses with an error instead of computing something else.
 //   - Eval: three-valued logic over rows in the datafile package's Go conventions; NULL

@@ -279,6 +279,9 @@ func negate(t Type, v any) (any, error) {
 // arith computes a op b with both operands already of the operation's input types;
 // t is the result type.
 func arith(op string, t, lt, rt Type, a, b any) (any, error) {
+	if op == "div" {
+		return integralQuotient(lt, rt, a, b)
+	}
 	switch t.Kind {
 	case KDouble, KFloat:
 		x, y := toFloat(lt, a), toFloat(rt, b)
@@ -297,7 +300,7 @@ func arith(op string, t, lt, rt Type, a, b any) (any, error) {
 			r = x / y
 		case "%":
 			if y == 0 {
-				return nil, failf("[DIVIDE_BY_ZERO] division by zero")
+				return nil, failf("[REMAINDER_BY_ZERO] remainder by zero")
 			}
 			r = math.Mod(x, y)
 		}
@@ -332,7 +335,7 @@ func arith(op string, t, lt, rt Type, a, b any) (any, error) {
 			}
 		case "%":
 			if y.Sign() == 0 {
-				return nil, failf("[DIVIDE_BY_ZERO] division by zero")
+				return nil, failf("[REMAINDER_BY_ZERO] remainder by zero")
 			}
 			s := max(s1, s2)
 			r = new(big.Int).Rem(rescale(x, s1, s), rescale(y, s2, s))
@@ -367,7 +370,7 @@ func arith(op string, t, lt, rt Type, a, b any) (any, error) {
 		}
 	case "%":
 		if y == 0 {
-			return nil, failf("[DIVIDE_BY_ZERO] division by zero")
+			return nil, failf("[REMAINDER_BY_ZERO] remainder by zero")
 		}
 		if y == -1 {
 			return int64(0), nil
@@ -375,6 +378,31 @@ func arith(op string, t, lt, rt Type, a, b any) (any, error) {
 		r = x % y
 	}
 	return checkInt(t, r)
+}
+
+// integralQuotient is a div b truncated toward zero, for two BIGINTs or two decimals.
+func integralQuotient(lt, rt Type, a, b any) (any, error) {
+	if x, ok := a.(int64); ok {
+		y := b.(int64)
+		switch {
+		case y == 0:
+			return nil, failf("[DIVIDE_BY_ZERO] division by zero")
+		case x == math.MinInt64 && y == -1:
+			return nil, failf("[ARITHMETIC_OVERFLOW] %d div %d overflows BIGINT", x, y)
+		}
+		return x / y, nil
+	}
+	x, y := a.(*big.Int), b.(*big.Int)
+	if y.Sign() == 0 {
+		return nil, failf("[DIVIDE_BY_ZERO] division by zero")
+	}
+	// x/10^s1 ÷ y/10^s2 = x·10^s2 / (y·10^s1).
+	q := new(big.Int).Quo(new(big.Int).Mul(x, pow10(rt.S)), new(big.Int).Mul(y, pow10(lt.S)))
+	if !q.IsInt64() {
+		// Spark keeps the low 64 bits of such a quotient; refuse rather than wrap.
+		return nil, failf("[ARITHMETIC_OVERFLOW] %s div %s overflows BIGINT", decimalString(x, lt.S), decimalString(y, rt.S))
+	}
+	return q.Int64(), nil
 }
 
 func toFloat(t Type, v any) float64 {
@@ -478,10 +506,16 @@ func castValue(v any, from, to Type) (any, error) {
 			n = x
 		case float64:
 			t := math.Trunc(x)
-			if math.IsNaN(x) || t < math.MinInt64 || t >= math.MaxInt64 {
+			switch {
+			case math.IsNaN(x) || t < math.MinInt64 || t > math.MaxInt64:
 				return overflow()
+			case t == math.MaxInt64:
+				// 2^63: Spark's bound check passes it (Long.MaxValue as a double is 2^63)
+				// and Java's conversion saturates.
+				n = math.MaxInt64
+			default:
+				n = int64(t)
 			}
-			n = int64(t)
 		case *big.Int:
 			q := new(big.Int).Quo(x, pow10(from.S)) // truncates toward zero
 			if !q.IsInt64() {
@@ -502,11 +536,9 @@ func castValue(v any, from, to Type) (any, error) {
 		case int64:
 			r = rescale(big.NewInt(x), 0, to.S)
 		case float64:
-			bits := 64
-			if from.Kind == KFloat {
-				bits = 32
-			}
-			d, ok := floatToDecimal(x, bits, 76, to.S)
+			// A FLOAT too goes through its DOUBLE text, as Spark widens it first:
+			// 0.1f is 0.10000000149011612.
+			d, ok := floatToDecimal(x, 64, 76, to.S)
 			if !ok {
 				return overflow()
 			}
@@ -551,10 +583,7 @@ func toText(t Type, v any) (string, bool) {
 	case []byte:
 		return string(x), true
 	case *big.Int:
-		// Java's BigDecimal.toString switches to an exponent below 1E-6; refuse those.
-		if digits(x)-1-t.S < -6 {
-			return "", false
-		}
+		// Spark renders decimals plainly (0.00000010, never 1.0E-7).
 		return decimalString(x, t.S), true
 	case int64:
 		switch t.Kind {
@@ -606,19 +635,11 @@ func parseAs(s string, to Type, bad, overflow func() (any, error)) (any, error) 
 		}
 		return n, nil
 	case to.fractional():
-		f, err := strconv.ParseFloat(t, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) || strings.ContainsAny(t, "xXpP_") {
-			switch strings.ToLower(t) {
-			case "nan":
-				return math.NaN(), nil
-			case "infinity", "+infinity", "inf", "+inf":
-				return math.Inf(1), nil
-			case "-infinity", "-inf":
-				return math.Inf(-1), nil
-			}
+		f, ok := parseJavaFloat(t, to.Kind == KFloat)
+		if !ok {
 			return bad()
 		}
-		return roundFloat(to, f), nil
+		return f, nil
 	case to.Kind == KDecimal:
 		r, ok := parseDecimalText(t)
 		if !ok {
@@ -645,4 +666,48 @@ func parseAs(s string, to Type, bad, overflow func() (any, error)) (any, error) 
 		return []byte(s), nil
 	}
 	return bad()
+}
+
+// parseJavaFloat reads text as Spark casts a string to a DOUBLE (or a FLOAT when
+// single): its own inf, infinity and nan in any case, else Java's
+// Double.parseDouble, which takes a trailing d or f ("1.5d") and hexadecimal
+// ("0x1p3") but no underscores. A FLOAT is parsed to float32 directly, as
+// Float.parseFloat does, not rounded twice through a double.
+func parseJavaFloat(t string, single bool) (float64, bool) {
+	switch strings.ToLower(t) {
+	case "nan":
+		return math.NaN(), true
+	case "infinity", "+infinity", "inf", "+inf":
+		return math.Inf(1), true
+	case "-infinity", "-inf":
+		return math.Inf(-1), true
+	}
+	switch strings.TrimLeft(t, "+-") {
+	case "NaN":
+		if len(t) <= 4 {
+			return math.NaN(), true
+		}
+	case "Infinity":
+		if len(t) <= 9 {
+			return math.Inf(map[bool]int{true: -1, false: 1}[t[0] == '-']), true
+		}
+	}
+	// A hexadecimal float ends in its decimal exponent, so a last d or f is a suffix
+	// there too.
+	if n := len(t); n > 0 && strings.ContainsRune("dDfF", rune(t[n-1])) {
+		t = t[:n-1]
+	}
+	// Go reads inf, nan and underscores where Java does not.
+	if t == "" || strings.ContainsAny(t, "_iInN") {
+		return 0, false
+	}
+	bits := 64
+	if single {
+		bits = 32
+	}
+	f, err := strconv.ParseFloat(t, bits)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
 }

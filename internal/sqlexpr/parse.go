@@ -216,14 +216,15 @@ func (p *parser) infix(left Node, prec int) (Node, error) {
 		}
 		return &Binary{At: t.pos, Op: op, L: left, R: right}, nil
 	case t.is("OR"), t.is("AND"), t.is("DIV"):
-		if t.is("DIV") {
-			return nil, errAt(ErrUnsupported, t.pos, "DIV is not supported")
-		}
 		right, err := p.expr(prec)
 		if err != nil {
 			return nil, err
 		}
-		return &Binary{At: t.pos, Op: strings.ToUpper(t.text), L: left, R: right}, nil
+		op := strings.ToUpper(t.text)
+		if op == "DIV" {
+			op = "div" // as Spark renders it: (a div b)
+		}
+		return &Binary{At: t.pos, Op: op, L: left, R: right}, nil
 	case t.is("IS"):
 		n := &Is{At: t.pos, X: left}
 		if p.peek().is("NOT") {

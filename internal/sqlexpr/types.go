@@ -151,11 +151,17 @@ func boundedDecimal(p, s int) Type {
 	return Type{Kind: KDecimal, P: 38, S: max(38-intDigits, minScale)}
 }
 
-// widerDecimal is the decimal type that holds both.
+// widerDecimal is the decimal type both are compared or combined as: Spark's
+// widerDecimalType, which past precision 38 keeps every integral digit and drops
+// fraction digits, down to none (DECIMAL(38,0) with DECIMAL(38,10) is DECIMAL(38,0),
+// so 0.6 compares as 1), unlike arithmetic's boundedDecimal.
 func widerDecimal(a, b Type) Type {
 	s := max(a.S, b.S)
-	r := max(a.P-a.S, b.P-b.S)
-	return boundedDecimal(r+s, s)
+	p := max(a.P-a.S, b.P-b.S) + s
+	if p <= 38 {
+		return Type{Kind: KDecimal, P: p, S: s}
+	}
+	return Type{Kind: KDecimal, P: 38, S: max(0, s-(p-38))}
 }
 
 // parseTypeName parses a CAST target as Spark writes types.

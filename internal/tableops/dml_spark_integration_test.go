@@ -162,6 +162,7 @@ func oracleCases() []oracleCase {
 		}},
 		{name: "nothing, everything, one row per file, copy-on-write", table: grid(false, false, nil), stmts: gridStmts, duckdb: true},
 		{name: "nothing, everything, one row per file, partitioned, deletion vectors, cdf", table: grid(true, true, []string{"part"}), stmts: gridStmts, duckdb: true},
+		semanticsCase(),
 	}
 }
 
@@ -187,14 +188,7 @@ func TestDMLSparkOracle(t *testing.T) {
 		cp := dir + "-spark"
 		require.NoError(t, os.CopyFS(cp, os.DirFS(dir)))
 		for _, s := range c.stmts {
-			snap, err := tbl.Snapshot(t.Context())
-			require.NoError(t, err)
-			if len(s.set) > 0 {
-				_, err = tableops.Update(t.Context(), tbl, snap, s.set, s.where, tableops.DMLOptions{})
-			} else {
-				_, err = tableops.Delete(t.Context(), tbl, snap, s.where, tableops.DMLOptions{})
-			}
-			require.NoError(t, err, "%s: %s", c.name, s.sparkSQL())
+			require.NoError(t, runStmt(t, tbl, s), "%s: %s", c.name, s.sparkSQL())
 		}
 		snap, err := tbl.Snapshot(t.Context())
 		require.NoError(t, err)
@@ -231,10 +225,38 @@ func TestDMLSparkOracle(t *testing.T) {
 		s.histSpark = add(fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: p.copy, Statements: hist})
 		slots[i] = s
 	}
+	// Statements Spark refuses: we refuse them too and leave the table alone.
+	errDir := filepath.Join(root, "refused")
+	errStore, err := localstore.New(localstore.Options{Dir: errDir})
+	require.NoError(t, err)
+	errTbl, _ := semanticsCase().table.create(t, errStore)
+	errCopy := errDir + "-spark"
+	require.NoError(t, os.CopyFS(errCopy, os.DirFS(errDir)))
+	refused := semanticsErrors()
+	refusedSlots := make([]int, len(refused))
+	for i, s := range refused {
+		require.Error(t, runStmt(t, errTbl, s), s.sparkSQL())
+		refusedSlots[i] = add(fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: errCopy, Statements: []string{s.sparkSQL(), "SELECT 1"}})
+	}
+
 	start := time.Now()
 	res := fulltier.Read(t, reqs...)
 	t.Logf("deltaread: %d requests in %s", len(reqs), time.Since(start).Round(time.Millisecond))
 
+	t.Run("statements Spark refuses", func(t *testing.T) {
+		for i, s := range refused {
+			require.NotEmpty(t, res[refusedSlots[i]].Err, "Spark runs %s", s.sparkSQL())
+		}
+		for _, dir := range []string{errDir, errCopy} {
+			st, err := localstore.New(localstore.Options{Dir: dir})
+			require.NoError(t, err)
+			tbl, err := deltalog.Open(t.Context(), st)
+			require.NoError(t, err)
+			snap, err := tbl.Snapshot(t.Context())
+			require.NoError(t, err)
+			require.Equal(t, int64(0), snap.Version(), dir)
+		}
+	})
 	for i, p := range cases {
 		s := slots[i]
 		t.Run(p.c.name, func(t *testing.T) {
@@ -266,6 +288,19 @@ func TestDMLSparkOracle(t *testing.T) {
 			compareHistory(t, res[s.histSpark].Rows, res[s.histOurs].Rows)
 		})
 	}
+}
+
+// runStmt runs one UPDATE or DELETE with tableops on the table's latest snapshot.
+func runStmt(t *testing.T, tbl *deltalog.Table, s stmt) error {
+	t.Helper()
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	if len(s.set) > 0 {
+		_, err = tableops.Update(t.Context(), tbl, snap, s.set, s.where, tableops.DMLOptions{})
+	} else {
+		_, err = tableops.Delete(t.Context(), tbl, snap, s.where, tableops.DMLOptions{})
+	}
+	return err
 }
 
 // compareHistory checks that DESCRIBE HISTORY shows our commits with Spark's operation,
