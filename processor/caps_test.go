@@ -61,7 +61,7 @@ func TestBatchCapsBoundEveryCommit(t *testing.T) {
 }
 
 // readCommit reads version v's commitInfo and txns; ok is false past the end.
-func readCommit(t *testing.T, store deltalog.Store, v int64) (*deltalog.CommitInfo, map[string]int64, bool) {
+func readCommit(t testing.TB, store deltalog.Store, v int64) (*deltalog.CommitInfo, map[string]int64, bool) {
 	t.Helper()
 	rc, err := store.Get(t.Context(), fmt.Sprintf("_delta_log/%020d.json", v))
 	if err != nil {

@@ -88,7 +88,7 @@ tables:
   overrides:
     - {name: DBO.Customers, delete_mode: soft}
     - {topic: "%s", merge_mode: cow, tombstone_retention: 24h}
-batch: {max_age: 50ms}
+batch: {max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
 `, topics[0][:len(topics[0])-len(".dbo.Customers")], regURL, filepath.ToSlash(root), topics[1]), 0o600))
@@ -434,7 +434,7 @@ tables:
   path: "%s/{table}"
   overrides:
     - {name: dbo.events, null_key: columns, key_columns: [id]}
-batch: {max_age: 50ms}
+batch: {max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
 `, brokers[0], keyed.Topic(), unkeyed.Topic(), regURL, filepath.ToSlash(root)), 0o600))
