@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,11 +22,22 @@ import (
 // caps were hard, a whole poll landed in one commit (604 rows with a limit
 // of 25).
 func TestBatchCapsBoundEveryCommit(t *testing.T) {
+	t.Run("no budget", func(t *testing.T) { testBatchCaps(t, BatchLimits{}) })
+	// A budget far too small for the backlog holds no full batch back, and
+	// min_records above the cap changes nothing: only each partition's last,
+	// partial batch waits, for max_delay (ADR 0028).
+	t.Run("budget", func(t *testing.T) {
+		testBatchCaps(t, BatchLimits{MinRecords: 1000, MaxDelay: 2 * time.Second, CommitsPerSecond: 0.01})
+	})
+}
+
+func testBatchCaps(t *testing.T, budget BatchLimits) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 12, Keys: 400, Snapshot: true})
 	pl.produce(3000)
 	opts := pl.options("caps")
 	const limit = 25
 	opts.Batch.Records = limit
+	opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond = budget.MinRecords, budget.MaxDelay, budget.CommitsPerSecond
 	opts.MaxPollRecords = 5000 // polls far larger than a commit
 	pl.start(opts)
 	pl.waitCaughtUp()
