@@ -162,7 +162,7 @@ const (
 )
 
 // Batch bounds each table's micro-batch and sets the commit budget (ADR
-// 0028): a batch is committed at once when it reaches MaxRecords or
+// 0030): a batch is committed at once when it reaches MaxRecords or
 // MaxBytes; with MinRecords entries, once it is MaxAge old (within
 // MaxCommitsPerSecond); with fewer, once it is MaxDelay old.
 type Batch struct {

@@ -3,7 +3,7 @@ package processor
 import "time"
 
 // commitBudget is the commits-per-second budget all tables share (ADR
-// 0028), kept as the time of the next free commit slot (GCRA): a slot comes
+// 0030), kept as the time of the next free commit slot (GCRA): a slot comes
 // every 1/CommitsPerSecond, and up to a second's worth may be used at once
 // after a quiet spell. A table whose batch is ready reserves the next slot
 // and commits when it comes (tables get their turns in the order they

@@ -25,7 +25,7 @@ func TestBatchCapsBoundEveryCommit(t *testing.T) {
 	t.Run("no budget", func(t *testing.T) { testBatchCaps(t, BatchLimits{}) })
 	// A budget far too small for the backlog holds no full batch back, and
 	// min_records above the cap changes nothing: only each partition's last,
-	// partial batch waits, for max_delay (ADR 0028).
+	// partial batch waits, for max_delay (ADR 0030).
 	t.Run("budget", func(t *testing.T) {
 		testBatchCaps(t, BatchLimits{MinRecords: 1000, MaxDelay: 2 * time.Second, CommitsPerSecond: 0.01})
 	})

@@ -45,7 +45,7 @@ func TestProcessorOracle(t *testing.T) {
 			opts.Sink.EnableChangeDataFeed = true
 			opts.Batch = BatchLimits{Records: 1 + rng.IntN(80), Bytes: int64(4<<10 + rng.IntN(64<<10)), Age: 20 * time.Millisecond}
 			opts.ShutdownTimeout = time.Nanosecond // a stop abandons what is in flight, as a crash would
-			// The commit budget (ADR 0028) only moves when batches commit:
+			// The commit budget (ADR 0030) only moves when batches commit:
 			// its own generator leaves the caps and rounds as they were.
 			brng := rand.New(rand.NewPCG(seed, 0xb0d6e7))
 			opts.Batch.MinRecords = 1 + brng.IntN(100)

@@ -10,7 +10,7 @@ import (
 )
 
 // BatchLimits bound every commit of a table and set its commit budget
-// (ADR 0028). A batch is committed at once when it reaches Records or Bytes,
+// (ADR 0030). A batch is committed at once when it reaches Records or Bytes,
 // and no commit holds more than Records records or (unless one record alone
 // is larger) more than Bytes bytes: a poll that brings more is split into
 // several commits (ADR 0026). Below the caps, a batch of at least MinRecords
