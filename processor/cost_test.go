@@ -48,6 +48,7 @@ func TestCostMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	p, err := New(opts, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))), WithRegisterer(reg))
 	require.NoError(t, err)
+	p.costEvery = 0 // the gauges after every commit, so the last one shows
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

@@ -153,17 +153,20 @@ func WithClock(now func() time.Time) Option { return func(p *Processor) { p.now 
 
 // Processor consumes Debezium topics and keeps their Delta tables current.
 type Processor struct {
-	opts   Options
-	log    *slog.Logger
-	reg    prometheus.Registerer
-	now    func() time.Time
-	m      *metrics
-	router *Router
-	client *kgo.Client
-	retry  retryPolicy
-	dlq    *deadLetters
-	kafka  *kafkaHealth
-	commit *committer
+	opts Options
+	log  *slog.Logger
+	reg  prometheus.Registerer
+	now  func() time.Time
+	// costEvery is how often a table's live-file gauges are refreshed
+	// (default costEvery; tests set 0).
+	costEvery time.Duration
+	m         *metrics
+	router    *Router
+	client    *kgo.Client
+	retry     retryPolicy
+	dlq       *deadLetters
+	kafka     *kafkaHealth
+	commit    *committer
 	// idleClose is how long a table without partitions stays open.
 	idleClose time.Duration
 
@@ -232,6 +235,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	p.retry = retryPolicy{Policy: backoff.Policy{Min: opts.RetryMin, Max: opts.RetryMax}, budget: opts.RetryBudget}
 	p.mu.tables = make(map[string]*table)
 	p.mu.budget = newCommitBudget(opts.Batch)
+	p.costEvery = costEvery
 	p.mu.parts = make(map[merge.TopicPartition]*partition)
 	p.mu.routeErr = make(map[merge.TopicPartition]error)
 	p.mu.held = make(map[merge.TopicPartition]*heldRecords)

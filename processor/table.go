@@ -55,6 +55,8 @@ type table struct {
 	// slot is the commit budget's slot the table's ready batch reserved
 	// (zero: none).
 	slot time.Time
+	// costAt is when the live-file gauges were last set.
+	costAt time.Time
 	// debtWarned is set once the table's debt was logged, until it falls
 	// below half the threshold.
 	debtWarned bool

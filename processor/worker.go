@@ -366,11 +366,26 @@ func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result, 
 	p.commit.kick()
 }
 
-// observeCost sets the table's live-file gauges after a commit and logs
-// once when its debt (the files and deletion vectors a full scan reads
-// beyond what OPTIMIZE would leave) reaches Options.DebtWarnFiles, and again
-// only after it has fallen below half of it.
+// costEvery is how often a table's live-file gauges are refreshed: Stats
+// walks the live files, as a commit's plan already does once.
+const costEvery = 10 * time.Second
+
+// observeCost sets the table's live-file gauges after a commit (at most
+// every p.costEvery) and logs once when its debt (the files and deletion
+// vectors a full scan reads beyond what OPTIMIZE would leave) reaches
+// Options.DebtWarnFiles, and again only after it has fallen below half of
+// it.
 func (p *Processor) observeCost(t *table, res merge.Result) {
+	now := p.now()
+	p.mu.Lock()
+	skip := !t.costAt.IsZero() && now.Sub(t.costAt) < p.costEvery
+	if !skip {
+		t.costAt = now
+	}
+	p.mu.Unlock()
+	if skip {
+		return
+	}
 	st := t.sink.Stats()
 	p.m.observeCost(t.path, st)
 	limit := p.opts.DebtWarnFiles
