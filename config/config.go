@@ -161,11 +161,22 @@ const (
 	defaultTablePath = "./tables/{database}/{schema}/{table}"
 )
 
-// Batch bounds each table's micro-batch; a batch is committed when any bound is hit.
+// Batch bounds each table's micro-batch and sets the commit budget (ADR
+// 0030): a batch is committed at once when it reaches MaxRecords or
+// MaxBytes; with MinRecords entries, once it is MaxAge old (within
+// MaxCommitsPerSecond); with fewer, once it is MaxDelay old.
 type Batch struct {
 	MaxRecords int      `yaml:"max_records"`
 	MaxBytes   ByteSize `yaml:"max_bytes"`
 	MaxAge     Duration `yaml:"max_age"`
+	// MinRecords is how many entries a batch waits for, up to MaxDelay,
+	// before MaxAge commits it.
+	MinRecords int `yaml:"min_records"`
+	// MaxDelay is the freshness bound: no batch waits longer.
+	MaxDelay Duration `yaml:"max_delay"`
+	// MaxCommitsPerSecond is shared by all tables (0: unlimited); it holds
+	// batches past MaxAge, never past MaxDelay.
+	MaxCommitsPerSecond int `yaml:"max_commits_per_second"`
 }
 
 // Memory bounds the process.
@@ -228,7 +239,8 @@ func Default() Config {
 				ColumnNames:        ColumnsMapped,
 			},
 		},
-		Batch:    Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second)},
+		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
+			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50},
 		Memory:   Memory{MaxBufferedBytes: 256 << 20},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(2 * time.Minute)},

@@ -257,6 +257,7 @@ const (
 	MaxBatchRecords       = 1_000_000
 	MaxBatchBytes         = ByteSize(1 << 30)
 	MaxBatchAge           = Duration(time.Hour)
+	MaxCommitsPerSecond   = 10_000
 	MaxRetryBudget        = Duration(24 * time.Hour)
 	MaxBufferedBytes      = ByteSize(32 << 30)
 	MaxTombstoneRetention = Duration(10 * 365 * 24 * time.Hour)
@@ -285,6 +286,27 @@ func (c *Config) validateLimits(p *problems) {
 		p.add("batch.max_age", "%s is above %s: a batch that does not fill commits when it is this old, and Delta "+
 			"readers see none of its changes until then, so a longer age only delays them (a quiet table would commit "+
 			"only at shutdown)", b.MaxAge, MaxBatchAge)
+	}
+	switch {
+	case b.MinRecords <= 0:
+		p.add("batch.min_records", "must be positive, got %d (1 commits every batch at max_age)", b.MinRecords)
+	case b.MaxRecords > 0 && b.MaxRecords <= MaxBatchRecords && b.MinRecords > b.MaxRecords:
+		p.add("batch.min_records", "%d is above batch.max_records (%d): a batch commits when it reaches max_records, "+
+			"so it never waits for more", b.MinRecords, b.MaxRecords)
+	}
+	switch {
+	case b.MaxDelay <= 0:
+		p.add("batch.max_delay", "must be positive, got %s", b.MaxDelay)
+	case b.MaxDelay > MaxBatchAge:
+		p.add("batch.max_delay", "%s is above %s: it bounds how long a change waits before readers see it, so a "+
+			"longer one only delays them (a quiet table would commit only at shutdown)", b.MaxDelay, MaxBatchAge)
+	}
+	switch n := b.MaxCommitsPerSecond; {
+	case n < 0:
+		p.add("batch.max_commits_per_second", "must be 0 (unlimited) or more, got %d", n)
+	case n > MaxCommitsPerSecond:
+		p.add("batch.max_commits_per_second", "%d is above %d: a Delta commit takes milliseconds, so the budget would "+
+			"never hold one back; 0 turns it off", n, MaxCommitsPerSecond)
 	}
 	switch r := c.Retry.Budget; {
 	case r <= 0:

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,11 +22,22 @@ import (
 // caps were hard, a whole poll landed in one commit (604 rows with a limit
 // of 25).
 func TestBatchCapsBoundEveryCommit(t *testing.T) {
+	t.Run("no budget", func(t *testing.T) { testBatchCaps(t, BatchLimits{}) })
+	// A budget far too small for the backlog holds no full batch back, and
+	// min_records above the cap changes nothing: only each partition's last,
+	// partial batch waits, for max_delay (ADR 0030).
+	t.Run("budget", func(t *testing.T) {
+		testBatchCaps(t, BatchLimits{MinRecords: 1000, MaxDelay: 2 * time.Second, CommitsPerSecond: 0.01})
+	})
+}
+
+func testBatchCaps(t *testing.T, budget BatchLimits) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 12, Keys: 400, Snapshot: true})
 	pl.produce(3000)
 	opts := pl.options("caps")
 	const limit = 25
 	opts.Batch.Records = limit
+	opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond = budget.MinRecords, budget.MaxDelay, budget.CommitsPerSecond
 	opts.MaxPollRecords = 5000 // polls far larger than a commit
 	pl.start(opts)
 	pl.waitCaughtUp()
@@ -61,7 +73,7 @@ func TestBatchCapsBoundEveryCommit(t *testing.T) {
 }
 
 // readCommit reads version v's commitInfo and txns; ok is false past the end.
-func readCommit(t *testing.T, store deltalog.Store, v int64) (*deltalog.CommitInfo, map[string]int64, bool) {
+func readCommit(t testing.TB, store deltalog.Store, v int64) (*deltalog.CommitInfo, map[string]int64, bool) {
 	t.Helper()
 	rc, err := store.Get(t.Context(), fmt.Sprintf("_delta_log/%020d.json", v))
 	if err != nil {

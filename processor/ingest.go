@@ -282,8 +282,11 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	first := t.pend.empty()
 	t.pend.add(now, e)
 	p.mu.buffered += e.size
-	// The worker learns the batch's age deadline from its first entry.
-	due := first || t.pend.due(now, p.opts.Batch) || p.mu.buffered > p.opts.MaxBufferedBytes
+	// The worker learns the batch's deadline from its first entry, and
+	// again when it reaches MinRecords (its deadline moves from MaxDelay to
+	// Age).
+	l := p.opts.Batch
+	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l) || p.mu.buffered > p.opts.MaxBufferedBytes
 	p.mu.Unlock()
 	p.m.consumed.WithLabelValues(t.path).Inc()
 	switch {

@@ -35,6 +35,13 @@ type metrics struct {
 	highWatermark     *prometheus.GaugeVec   // topic, partition
 	groupCommits      *prometheus.CounterVec // result (ok|error)
 	bufferedBytes     prometheus.Gauge
+	commits           *prometheus.CounterVec // table, reason
+	filesWritten      *prometheus.CounterVec // table
+	bytesWritten      *prometheus.CounterVec // table
+	liveFiles         *prometheus.GaugeVec   // table
+	liveDVs           *prometheus.GaugeVec   // table
+	deletedRows       *prometheus.GaugeVec   // table
+	smallFileDebt     *prometheus.GaugeVec   // table
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -74,6 +81,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		highWatermark:     gauge("partition_high_watermark", "Partition high watermark seen in the last fetch.", "topic", "partition"),
 		groupCommits:      counter("group_commits_total", "Consumer-group offset commits, by result.", "result"),
 		bufferedBytes:     prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "buffered_bytes", Help: "Record bytes buffered in pending micro-batches."}),
+		commits:           counter("commits_total", "Delta commits, by why the batch was committed: full (max_records or max_bytes), ready (min_records and max_age, within the commit budget), max_delay, memory, poison or shutdown.", "table", "reason"),
+		filesWritten:      counter("files_written_total", "Objects written by commits besides the log entry: data, deletion vector, change data and tombstone files.", "table"),
+		bytesWritten:      counter("bytes_written_total", "Bytes of the objects counted by cdc2delta_files_written_total.", "table"),
+		liveFiles:         gauge("table_live_files", "Live data files of the table after its last commit.", "table"),
+		liveDVs:           gauge("table_live_deletion_vectors", "Live data files with a deletion vector after the table's last commit.", "table"),
+		deletedRows:       gauge("table_deleted_rows", "Rows hidden by the live deletion vectors: every full scan reads and drops them.", "table"),
+		smallFileDebt:     gauge("table_small_file_debt", "Live files below half the target file size beyond what OPTIMIZE would leave of them.", "table"),
 	}
 	if reg == nil {
 		return m, nil
@@ -83,6 +97,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts,
 		m.retries, m.retrySeconds, m.tableFailed, m.tableState, m.deadLetterDropped, m.kafkaUp, m.pausedPartitions,
 		m.deltaOffset, m.groupOffset, m.highWatermark, m.groupCommits, m.bufferedBytes,
+		m.commits, m.filesWritten, m.bytesWritten, m.liveFiles, m.liveDVs, m.deletedRows, m.smallFileDebt,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -91,8 +106,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// observeApply records one applied batch of table.
-func (m *metrics) observeApply(table string, records int, r merge.Result) {
+// observeApply records one applied batch of table, committed for why.
+func (m *metrics) observeApply(table string, records int, r merge.Result, why string) {
+	if r.Committed {
+		m.commits.WithLabelValues(table, why).Inc()
+		m.filesWritten.WithLabelValues(table).Add(float64(r.FilesWritten))
+		m.bytesWritten.WithLabelValues(table).Add(float64(r.BytesWritten))
+	}
 	m.applied.WithLabelValues(table, "insert").Add(float64(r.Inserted))
 	m.applied.WithLabelValues(table, "update").Add(float64(r.Updated))
 	m.applied.WithLabelValues(table, "delete").Add(float64(r.Deleted))
@@ -121,6 +141,14 @@ func (m *metrics) setTableState(table string, st TableState) {
 	}
 }
 
+// observeCost sets the live-file gauges of table.
+func (m *metrics) observeCost(table string, st merge.TableStats) {
+	m.liveFiles.WithLabelValues(table).Set(float64(st.Files))
+	m.liveDVs.WithLabelValues(table).Set(float64(st.DeletionVectors))
+	m.deletedRows.WithLabelValues(table).Set(float64(st.DeletedRows))
+	m.smallFileDebt.WithLabelValues(table).Set(float64(st.SmallFileDebt))
+}
+
 // forgetTable drops the per-table gauges of a closed table (counters stay).
 func (m *metrics) forgetTable(table string) {
 	for _, s := range tableStates {
@@ -128,6 +156,10 @@ func (m *metrics) forgetTable(table string) {
 	}
 	m.tableFailed.DeleteLabelValues(table)
 	m.retrySeconds.DeleteLabelValues(table)
+	m.liveFiles.DeleteLabelValues(table)
+	m.liveDVs.DeleteLabelValues(table)
+	m.deletedRows.DeleteLabelValues(table)
+	m.smallFileDebt.DeleteLabelValues(table)
 }
 
 // forgetPartition drops the gauges of a revoked partition.

@@ -45,7 +45,16 @@ func TestProcessorOracle(t *testing.T) {
 			opts.Sink.EnableChangeDataFeed = true
 			opts.Batch = BatchLimits{Records: 1 + rng.IntN(80), Bytes: int64(4<<10 + rng.IntN(64<<10)), Age: 20 * time.Millisecond}
 			opts.ShutdownTimeout = time.Nanosecond // a stop abandons what is in flight, as a crash would
-			t.Logf("caps: %d records, %d bytes", opts.Batch.Records, opts.Batch.Bytes)
+			// The commit budget (ADR 0030) only moves when batches commit:
+			// its own generator leaves the caps and rounds as they were.
+			brng := rand.New(rand.NewPCG(seed, 0xb0d6e7))
+			opts.Batch.MinRecords = 1 + brng.IntN(100)
+			opts.Batch.MaxDelay = time.Duration(20+brng.IntN(200)) * time.Millisecond
+			if seed%2 == 0 {
+				opts.Batch.CommitsPerSecond = float64(5 + brng.IntN(100))
+			}
+			t.Logf("caps: %d records, %d bytes; budget: min %d records, max delay %s, %.0f commits/s",
+				opts.Batch.Records, opts.Batch.Bytes, opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond)
 			for round := range 4 {
 				pl.produce(150 + rng.IntN(300))
 				r := pl.start(opts)

@@ -9,17 +9,38 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
-// BatchLimits bound every commit of a table. A batch is committed when any
-// limit is reached, and no commit holds more than Records records or (unless
-// one record alone is larger) more than Bytes bytes: a poll that brings more
-// is split into several commits (ADR 0026).
+// BatchLimits bound every commit of a table and set its commit budget
+// (ADR 0030). A batch is committed at once when it reaches Records or Bytes,
+// and no commit holds more than Records records or (unless one record alone
+// is larger) more than Bytes bytes: a poll that brings more is split into
+// several commits (ADR 0026). Below the caps, a batch of at least MinRecords
+// entries commits once it is Age old, and a smaller one waits for more, up
+// to MaxDelay: a busy table commits every Age, a trickling one every
+// MaxDelay, and in between the interval follows the arrival rate
+// (MinRecords / rate). CommitsPerSecond is shared by all tables; it may
+// hold a batch past Age, never past MaxDelay. The zero values keep every
+// batch to Age alone.
 type BatchLimits struct {
 	// Records is the most change records one commit holds (default 10,000).
 	Records int
 	// Bytes is the most Kafka key+value bytes one commit holds (default 64 MiB).
 	Bytes int64
-	// Age is how long the first record of a batch may wait (default 1s).
+	// Age is how long the first record of a batch waits at least, unless
+	// the batch fills (default 1s).
 	Age time.Duration
+	// MinRecords is how many entries (changes, tombstones and bad input) a
+	// batch waits for, up to MaxDelay, before it commits at Age (default 1:
+	// it commits at Age).
+	MinRecords int
+	// MaxDelay is the freshness bound: no batch waits longer for its commit
+	// than this, whatever MinRecords and CommitsPerSecond (default Age; it
+	// is raised to Age if below).
+	MaxDelay time.Duration
+	// CommitsPerSecond is the rate of commits shared by all tables (0, the
+	// default: unlimited). A batch due by Age and MinRecords waits for its
+	// turn; commits forced by the caps, MaxDelay, the memory bound or
+	// shutdown never wait but use up the budget.
+	CommitsPerSecond float64
 }
 
 func (l BatchLimits) withDefaults() BatchLimits {
@@ -31,6 +52,13 @@ func (l BatchLimits) withDefaults() BatchLimits {
 	}
 	if l.Age <= 0 {
 		l.Age = time.Second
+	}
+	if l.MinRecords <= 0 {
+		l.MinRecords = 1
+	}
+	l.MaxDelay = max(l.MaxDelay, l.Age)
+	if l.CommitsPerSecond < 0 {
+		l.CommitsPerSecond = 0
 	}
 	return l
 }
@@ -112,20 +140,48 @@ func (p *pending) poisonFirst() bool {
 	return len(p.marks) > 0 && p.marks[0].at == 0 && p.marks[0].kind == entryPoison
 }
 
-// due reports whether the batch must be committed now.
-func (p *pending) due(now time.Time, l BatchLimits) bool {
+// count is the entries waiting, changes and marks.
+func (p *pending) count() int { return len(p.recs) + len(p.marks) }
+
+// forced reports whether the batch must be committed now, whatever the
+// commit budget: it is full, has waited MaxDelay, or starts with a poison
+// record.
+func (p *pending) forced(now time.Time, l BatchLimits) bool {
 	if p.empty() {
 		return false
 	}
-	return p.full(l) || now.Sub(p.started) >= l.Age || p.poisonFirst()
+	return p.full(l) || now.Sub(p.started) >= l.MaxDelay || p.poisonFirst()
 }
 
-// deadline is when the batch becomes due by age (zero when empty).
+// ready reports whether the batch may be committed when the commit budget
+// allows: it holds MinRecords entries and is Age old.
+func (p *pending) ready(now time.Time, l BatchLimits) bool {
+	return !p.empty() && p.count() >= l.MinRecords && now.Sub(p.started) >= l.Age
+}
+
+// due reports whether the batch is forced or ready.
+func (p *pending) due(now time.Time, l BatchLimits) bool {
+	return p.forced(now, l) || p.ready(now, l)
+}
+
+// deadline is when the batch becomes ready, by Age once it holds
+// MinRecords entries, else forced by MaxDelay (zero when empty).
 func (p *pending) deadline(l BatchLimits) time.Time {
 	if p.empty() {
 		return time.Time{}
 	}
-	return p.started.Add(l.Age)
+	if p.count() >= l.MinRecords {
+		return p.started.Add(l.Age)
+	}
+	return p.started.Add(l.MaxDelay)
+}
+
+// forcedAt is when the batch is forced by MaxDelay (zero when empty).
+func (p *pending) forcedAt(l BatchLimits) time.Time {
+	if p.empty() {
+		return time.Time{}
+	}
+	return p.started.Add(l.MaxDelay)
 }
 
 // work is one commit's share of a table's pending entries: recs and marks

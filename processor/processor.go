@@ -84,6 +84,10 @@ type Options struct {
 	// (default 256 MiB); above it every table commits what it holds and
 	// the busy ones stop fetching until they have.
 	MaxBufferedBytes int64
+	// DebtWarnFiles is the debt of a table, in objects a full scan reads
+	// beyond what OPTIMIZE would leave (small files and deletion vectors),
+	// at which it is logged once (default 100; negative: never).
+	DebtWarnFiles int
 	// MaxPollRecords bounds the records taken from the client per poll
 	// (default 10,000).
 	MaxPollRecords int
@@ -149,17 +153,20 @@ func WithClock(now func() time.Time) Option { return func(p *Processor) { p.now 
 
 // Processor consumes Debezium topics and keeps their Delta tables current.
 type Processor struct {
-	opts   Options
-	log    *slog.Logger
-	reg    prometheus.Registerer
-	now    func() time.Time
-	m      *metrics
-	router *Router
-	client *kgo.Client
-	retry  retryPolicy
-	dlq    *deadLetters
-	kafka  *kafkaHealth
-	commit *committer
+	opts Options
+	log  *slog.Logger
+	reg  prometheus.Registerer
+	now  func() time.Time
+	// costEvery is how often a table's live-file gauges are refreshed
+	// (default costEvery; tests set 0).
+	costEvery time.Duration
+	m         *metrics
+	router    *Router
+	client    *kgo.Client
+	retry     retryPolicy
+	dlq       *deadLetters
+	kafka     *kafkaHealth
+	commit    *committer
 	// idleClose is how long a table without partitions stays open.
 	idleClose time.Duration
 
@@ -178,6 +185,8 @@ type Processor struct {
 		// held are records whose decoding waits for the registry, per
 		// partition (paused meanwhile).
 		held map[merge.TopicPartition]*heldRecords
+		// budget is the commit budget shared by the tables.
+		budget commitBudget
 	}
 	// wakeLoop ends the loop's poll early (capacity 1).
 	wakeLoop chan struct{}
@@ -225,6 +234,8 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	}
 	p.retry = retryPolicy{Policy: backoff.Policy{Min: opts.RetryMin, Max: opts.RetryMax}, budget: opts.RetryBudget}
 	p.mu.tables = make(map[string]*table)
+	p.mu.budget = newCommitBudget(opts.Batch)
+	p.costEvery = costEvery
 	p.mu.parts = make(map[merge.TopicPartition]*partition)
 	p.mu.routeErr = make(map[merge.TopicPartition]error)
 	p.mu.held = make(map[merge.TopicPartition]*heldRecords)
@@ -316,6 +327,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPollRecords <= 0 {
 		o.MaxPollRecords = 10_000
+	}
+	if o.DebtWarnFiles == 0 {
+		o.DebtWarnFiles = 100
 	}
 	if o.FetchMaxBytes <= 0 {
 		o.FetchMaxBytes = 32 << 20

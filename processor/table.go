@@ -52,6 +52,14 @@ type table struct {
 	flight   *flight // the apply in progress, if any
 	// idleSince is when the table lost its last partition (zero: has some).
 	idleSince time.Time
+	// slot is the commit budget's slot the table's ready batch reserved
+	// (zero: none).
+	slot time.Time
+	// costAt is when the live-file gauges were last set.
+	costAt time.Time
+	// debtWarned is set once the table's debt was logged, until it falls
+	// below half the threshold.
+	debtWarned bool
 	// backpressured is set while the table's partitions are paused for
 	// holding too much pending work.
 	backpressured bool

@@ -36,11 +36,8 @@ func (p *Processor) runTable(t *table) {
 		stopped := t.failed != nil
 		starts := t.takeStarts()
 		over := p.mu.buffered > p.opts.MaxBufferedBytes
-		due := !stopped && (t.pend.due(now, p.opts.Batch) || over && !t.pend.empty())
-		wait := time.Until(t.pend.deadline(p.opts.Batch))
-		if t.pend.empty() {
-			wait = p.idleClose
-		}
+		why, wait := p.commitDueLocked(t, now, stopped, over)
+		due := why != ""
 		if len(t.parts) == 0 && t.pend.empty() && (stopped || !t.idleSince.IsZero() && now.Sub(t.idleSince) >= p.idleClose) {
 			p.closeTableLocked(t)
 			p.mu.Unlock()
@@ -56,7 +53,7 @@ func (p *Processor) runTable(t *table) {
 			p.startPartitions(ctx, t, starts)
 			continue
 		case due:
-			p.commitNext(t)
+			p.commitNext(t, why)
 			continue
 		}
 		timer.Reset(max(wait, time.Millisecond))
@@ -66,6 +63,60 @@ func (p *Processor) runTable(t *table) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// Why a batch is committed, as the cdc2delta_commits_total reason label
+// names it.
+const (
+	commitFull     = "full"      // it reached batch.max_records or max_bytes
+	commitReady    = "ready"     // min_records and max_age, within the budget
+	commitMaxDelay = "max_delay" // it waited the freshness bound
+	commitMemory   = "memory"    // memory.max_buffered_bytes was exceeded
+	commitPoison   = "poison"    // what precedes a poison record
+	commitShutdown = "shutdown"
+)
+
+// commitDueLocked decides whether the table commits now, and why; if not,
+// how long it may sleep before it looks again. A ready batch reserves a
+// slot of the commit budget once, and waits for it or for MaxDelay,
+// whichever comes first; a forced commit takes a slot without waiting. mu
+// must be held.
+func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool) (string, time.Duration) {
+	l, pd := p.opts.Batch, &t.pend
+	var why string
+	switch {
+	case stopped || pd.empty():
+		t.slot = time.Time{}
+		return "", p.idleClose
+	case over:
+		why = commitMemory
+	case pd.full(l):
+		why = commitFull
+	case pd.poisonFirst():
+		why = commitPoison
+	case pd.forced(now, l):
+		why = commitMaxDelay
+	case pd.ready(now, l):
+		if t.slot.IsZero() {
+			t.slot = p.mu.budget.reserve(now)
+		}
+		if now.Before(t.slot) {
+			wake := t.slot
+			if f := pd.forcedAt(l); f.Before(wake) {
+				wake = f
+			}
+			return "", wake.Sub(now)
+		}
+		t.slot = time.Time{}
+		return commitReady, 0
+	default:
+		return "", pd.deadline(l).Sub(now)
+	}
+	if t.slot.IsZero() {
+		p.mu.budget.reserve(now) // a forced commit uses up the budget too
+	}
+	t.slot = time.Time{}
+	return why, 0
 }
 
 // openTable opens the table's store and sink, retrying transient failures.
@@ -186,7 +237,7 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 // commitNext commits the next batch of the table: it dead-letters the bad
 // records among it, applies its changes with one Delta commit (txn moving
 // past every offset it covers), and stops the table at a poison record.
-func (p *Processor) commitNext(t *table) {
+func (p *Processor) commitNext(t *table, why string) {
 	p.mu.Lock()
 	before := t.pend.bytes
 	w := t.pend.take(p.opts.Batch)
@@ -212,7 +263,7 @@ func (p *Processor) commitNext(t *table) {
 		close(fl.done)
 	}()
 
-	what, err := p.apply(ctx, t, &w)
+	what, err := p.apply(ctx, t, &w, why)
 	switch {
 	case err == nil:
 	case errors.Is(context.Cause(ctx), errRevoked):
@@ -262,7 +313,7 @@ func (p *Processor) commitNext(t *table) {
 
 // apply dead-letters the work's bad records, then applies its batch. It
 // returns what it was doing when it failed.
-func (p *Processor) apply(ctx context.Context, t *table, w *work) (string, error) {
+func (p *Processor) apply(ctx context.Context, t *table, w *work, why string) (string, error) {
 	for i := range w.marks {
 		e := &w.marks[i].entry
 		if e.kind != entryDeadLetter {
@@ -285,16 +336,19 @@ func (p *Processor) apply(ctx context.Context, t *table, w *work) (string, error
 	}); err != nil {
 		return "applying", err
 	}
-	p.applied(t, w, b, res)
+	p.applied(t, w, b, res, why)
 	return "", nil
 }
 
 // applied records a committed batch: the partitions' positions, the group
 // offsets to commit, and the metrics.
-func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result) {
-	p.m.observeApply(t.path, len(b.Records), res)
+func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result, why string) {
+	p.m.observeApply(t.path, len(b.Records), res, why)
 	if oldest := w.oldestCommit(); oldest > 0 && res.Committed {
 		p.m.endToEnd.WithLabelValues(t.path).Observe(p.now().Sub(time.UnixMilli(oldest)).Seconds())
+	}
+	if res.Committed {
+		p.observeCost(t, res)
 	}
 	p.log.Debug("batch applied", "table", t.path, "records", len(b.Records), "version", res.Version,
 		"committed", res.Committed, "duration", res.Duration)
@@ -312,6 +366,50 @@ func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result) 
 	p.commit.kick()
 }
 
+// costEvery is how often a table's live-file gauges are refreshed: Stats
+// walks the live files, as a commit's plan already does once.
+const costEvery = 10 * time.Second
+
+// observeCost sets the table's live-file gauges after a commit (at most
+// every p.costEvery) and logs once when its debt (the files and deletion
+// vectors a full scan reads beyond what OPTIMIZE would leave) reaches
+// Options.DebtWarnFiles, and again only after it has fallen below half of
+// it.
+func (p *Processor) observeCost(t *table, res merge.Result) {
+	now := p.now()
+	p.mu.Lock()
+	skip := !t.costAt.IsZero() && now.Sub(t.costAt) < p.costEvery
+	if !skip {
+		t.costAt = now
+	}
+	p.mu.Unlock()
+	if skip {
+		return
+	}
+	st := t.sink.Stats()
+	p.m.observeCost(t.path, st)
+	limit := p.opts.DebtWarnFiles
+	if limit <= 0 {
+		return
+	}
+	debt := st.SmallFileDebt + st.DeletionVectors
+	p.mu.Lock()
+	warn := !t.debtWarned && debt >= limit
+	switch {
+	case warn:
+		t.debtWarned = true
+	case t.debtWarned && debt < limit/2:
+		t.debtWarned = false
+	}
+	p.mu.Unlock()
+	if warn {
+		p.log.Warn("table's small-file and deletion-vector debt is high: readers open and filter ever more objects; "+
+			"run `cdc2delta optimize` on it (or OPTIMIZE with Spark or delta-rs)", "table", t.path, "version", res.Version,
+			"live_files", st.Files, "small_file_debt", st.SmallFileDebt, "deletion_vectors", st.DeletionVectors,
+			"deleted_rows", st.DeletedRows, "threshold", limit)
+	}
+}
+
 // finalFlush commits what the table holds at shutdown, in batches, until it
 // is empty, it stops, or applyCtx ends.
 func (p *Processor) finalFlush(t *table) {
@@ -322,7 +420,7 @@ func (p *Processor) finalFlush(t *table) {
 		if done {
 			return
 		}
-		p.commitNext(t)
+		p.commitNext(t, commitShutdown)
 	}
 }
 

@@ -6,6 +6,7 @@
 //	cdc2bench -preset small|full|tiny -out DIR [-systems a,b] [-workloads 1,2b,6]
 //	cdc2bench apply -mode dv|cow -table DIR|s3://b/p -batches DIR -out FILE.json
 //	cdc2bench e2e -brokers HOST:PORT -out FILE.json
+//	cdc2bench many -after BIN [-before BIN] -out DIR [-tables 10,50,200] [-scenarios trickle,burst]
 //
 // The first form is the orchestrator: it builds the starting table once,
 // generates every workload's batches as Parquet, runs each system as a
@@ -14,7 +15,9 @@
 // DIR/results.json, DIR/BENCHMARKS.md and DIR/plots/. The second form is the
 // cdc2delta runner the orchestrator re-executes; the third runs the
 // end-to-end benchmark from a real Kafka broker (internal/e2ebench) as the
-// system cdc2delta-e2e. scripts/bench.sh sets up the
+// system cdc2delta-e2e; the fourth runs the many-tables scenario (small
+// tables changing a few times a second, e2ebench.RunMany) against one or
+// two cdc2delta binaries side by side. scripts/bench.sh sets up the
 // Python environment and the S3 endpoint and runs the first form.
 //
 // Exit codes: 0 success, 1 a system failed or the tables differ, 2 usage.
@@ -49,6 +52,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		err = applyCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "e2e":
 		err = e2eCmd(ctx, args[2:], stderr)
+	case len(args) > 1 && args[1] == "many":
+		err = manyCmd(ctx, args[2:], stderr)
 	default:
 		err = benchCmd(ctx, args, stderr)
 	}

@@ -176,7 +176,7 @@ kafka:
   %s
 schema_registry: {url: %q}
 tables: {path: %q}
-batch: {max_records: 500, max_age: %s}
+batch: {max_records: 500, max_age: %s, min_records: 1}
 metrics: {listen: ""}
 log: {level: info}
 `, broker, group, member, protocol, subscribe, regURL, filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", availabilityBatchAge), 0o600))

@@ -180,7 +180,7 @@ kafka:
   topic_regex: '^%s\..*'
 schema_registry: {url: %q}
 tables: {path: %q}
-batch: {max_records: 200, max_age: 100ms}
+batch: {max_records: 200, max_age: 100ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: info}
 `, broker, group, prefix+"-instance", regexp.QuoteMeta(prefix), regURL,

@@ -291,6 +291,7 @@ tables:
     column_names: %s
 batch:
   max_age: 200ms
+  min_records: 1   # commit every batch at max_age; the default (100) lets a trickle wait up to max_delay
 metrics:
   listen: ""   # e.g. "127.0.0.1:9464" serves /metrics, /healthz and /readyz
 log:

@@ -88,7 +88,7 @@ tables:
   overrides:
     - {name: DBO.Customers, delete_mode: soft}
     - {topic: "%s", merge_mode: cow, tombstone_retention: 24h}
-batch: {max_age: 50ms}
+batch: {max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
 `, topics[0][:len(topics[0])-len(".dbo.Customers")], regURL, filepath.ToSlash(root), topics[1]), 0o600))
@@ -257,6 +257,9 @@ func TestProcessorOptions(t *testing.T) {
 	require.Equal(t, 10_000, opts.Batch.Records)
 	require.EqualValues(t, 16<<20, opts.Batch.Bytes)
 	require.Equal(t, time.Second, opts.Batch.Age)
+	require.Equal(t, 100, opts.Batch.MinRecords)
+	require.Equal(t, 10*time.Second, opts.Batch.MaxDelay)
+	require.InDelta(t, 50, opts.Batch.CommitsPerSecond, 0)
 	require.EqualValues(t, 256<<20, opts.MaxBufferedBytes)
 	require.EqualValues(t, "fail", opts.BadInput)
 	require.Equal(t, "cdc2delta.dlq", opts.DeadLetterTopic)
@@ -434,7 +437,7 @@ tables:
   path: "%s/{table}"
   overrides:
     - {name: dbo.events, null_key: columns, key_columns: [id]}
-batch: {max_age: 50ms}
+batch: {max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
 `, brokers[0], keyed.Topic(), unkeyed.Topic(), regURL, filepath.ToSlash(root)), 0o600))

@@ -81,7 +81,7 @@ func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
 kafka: %s
 schema_registry: {url: "%s"}
 tables: {path: "%s/{database}/{schema}/{table}"}
-batch: {max_records: 50, max_age: 50ms}
+batch: {max_records: 50, max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
 `, kafka, regURL, filepath.ToSlash(root)), 0o600))

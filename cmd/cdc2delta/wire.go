@@ -69,6 +69,8 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		Decoder:   dec,
 		Batch: processor.BatchLimits{
 			Records: c.Batch.MaxRecords, Bytes: int64(c.Batch.MaxBytes), Age: time.Duration(c.Batch.MaxAge),
+			MinRecords: c.Batch.MinRecords, MaxDelay: time.Duration(c.Batch.MaxDelay),
+			CommitsPerSecond: float64(c.Batch.MaxCommitsPerSecond),
 		},
 		MaxBufferedBytes:       int64(c.Memory.MaxBufferedBytes),
 		RetryBudget:            time.Duration(c.Retry.Budget),

@@ -90,6 +90,8 @@ type fill struct {
 type mergeMetrics struct {
 	copied, bytesAdded, bytesRemoved int64
 	dvAdded, dvRemoved, dvUpdated    int
+	dvFiles                          int   // deletion vector files written
+	dvBytes                          int64 // their bytes
 	scan, rewrite                    time.Duration
 }
 
@@ -247,6 +249,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	res.Version, res.Committed = cr.Version, true
 	res.FilesAdded, res.FilesRemoved = len(p.adds), len(p.removes)
 	res.DeletionVectors = p.metrics.dvAdded + p.metrics.dvUpdated
+	res.FilesWritten, res.BytesWritten = p.written()
 	if cr.CheckpointErr != nil {
 		s.log.Warn("checkpoint failed", "version", cr.Version, "err", cr.CheckpointErr)
 	}
@@ -572,6 +575,30 @@ func (p *mergePlan) addFiles(adds []deltalog.Add, order []int, ident func(i int)
 	return nil
 }
 
+// written counts the objects the plan wrote besides the log entry: new data
+// files, deletion vector files, change data files and its tombstone file
+// (whose bytes are not counted).
+func (p *mergePlan) written() (files int, bytes int64) {
+	for _, a := range p.adds {
+		if a.Add != nil && p.files[a.Add.Path] == nil { // not a re-add with a new vector
+			files++
+			bytes += a.Add.Size
+		}
+	}
+	for _, a := range p.cdcs {
+		if a.CDC != nil {
+			files++
+			bytes += a.CDC.Size
+		}
+	}
+	files += p.metrics.dvFiles
+	bytes += p.metrics.dvBytes
+	if p.tombFile != "" {
+		files++
+	}
+	return files, bytes
+}
+
 func (p *mergePlan) remove(add *deltalog.Add) {
 	p.metrics.bytesRemoved += add.Size
 	if add.DeletionVector != nil {
@@ -608,6 +635,11 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 	descs, err := deltalog.WriteDeletionVectors(ctx, s.opts.Store, "", bitmaps)
 	if err != nil {
 		return fmt.Errorf("writing deletion vectors of %s: %w", s.opts.TableName, err)
+	}
+	p.metrics.dvFiles++
+	p.metrics.dvBytes++ // the format version byte
+	for _, d := range descs {
+		p.metrics.dvBytes += int64(d.SizeInBytes) + 8 // each vector's size and checksum framing
 	}
 	for i, old := range targets {
 		add := *old

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
 
 // DeleteMode says what a source delete does to its row.
@@ -144,6 +148,12 @@ type Result struct {
 	FilesRemoved          int
 	// DeletionVectors counts deletion vectors written.
 	DeletionVectors int
+	// FilesWritten and BytesWritten count the objects the commit wrote
+	// besides its log entry and checkpoint: data files, the deletion vector
+	// file, change data files and the tombstone file (whose bytes are not
+	// counted).
+	FilesWritten int
+	BytesWritten int64
 	// Retries counts re-applications after conflicting concurrent commits.
 	Retries  int
 	Duration time.Duration
@@ -271,6 +281,72 @@ func (s *Sink) Apply(ctx context.Context, b Batch) (Result, error) {
 	res, err := s.apply(ctx, b)
 	res.Duration = s.opts.Now().Sub(start)
 	return res, err
+}
+
+// TableStats describe a table's live files, what its upkeep costs readers:
+// each file is a request, and each deletion vector another.
+type TableStats struct {
+	// Files and Bytes are the live data files and their size.
+	Files int
+	Bytes int64
+	// DeletionVectors counts the live files with a deletion vector, and
+	// DeletedRows the rows those vectors hide (read and dropped by every
+	// full scan).
+	DeletionVectors int
+	DeletedRows     int64
+	// SmallFiles counts the live files below half the target file size;
+	// SmallFileDebt is how many more of them there are than OPTIMIZE
+	// would leave (their bytes over the target size, per partition,
+	// rounded up).
+	SmallFiles    int
+	SmallFileDebt int
+}
+
+// Stats returns the live-file statistics of the table the sink last saw
+// (zero before creation). It walks the live files: O(files).
+func (s *Sink) Stats() TableStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ts TableStats
+	if s.state == nil || s.state.snap == nil {
+		return ts
+	}
+	target := s.opts.TargetFileSize
+	if target <= 0 {
+		target = datafile.DefaultTargetFileSize
+	}
+	small := map[string]int64{} // partition key: bytes of its small files
+	for _, a := range s.state.snap.Files() {
+		ts.Files++
+		ts.Bytes += a.Size
+		if a.DeletionVector != nil {
+			ts.DeletionVectors++
+			ts.DeletedRows += a.DeletionVector.Cardinality
+		}
+		if a.Size < target/2 {
+			ts.SmallFiles++
+			small[partitionOf(a.PartitionValues)] += a.Size
+		}
+	}
+	optimal := 0
+	for _, b := range small {
+		optimal += int((b + target - 1) / target)
+	}
+	ts.SmallFileDebt = max(ts.SmallFiles-optimal, 0)
+	return ts
+}
+
+// partitionOf is a map key naming a file's partition.
+func partitionOf(pv map[string]*string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(pv)) {
+		b.WriteString(k)
+		if v := pv[k]; v != nil {
+			b.WriteString("=" + *v)
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // Version returns the table version the sink last saw, -1 before creation.

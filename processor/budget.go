@@ -1,0 +1,47 @@
+package processor
+
+import "time"
+
+// commitBudget is the commits-per-second budget all tables share (ADR
+// 0030), kept as the time of the next free commit slot (GCRA): a slot comes
+// every 1/CommitsPerSecond, and up to a second's worth may be used at once
+// after a quiet spell. A table whose batch is ready reserves the next slot
+// and commits when it comes (tables get their turns in the order they
+// asked, and each sleeps until its own); a forced commit takes a slot
+// without waiting. It is guarded by Processor.mu.
+type commitBudget struct {
+	every time.Duration // between slots; 0: unlimited
+	// burst is how far behind now the next slot may lag: the slots a quiet
+	// spell banks.
+	burst time.Duration
+	// ahead is how far past now forced commits may push the next slot, so
+	// a spell of them does not starve ready batches for longer than
+	// MaxDelay, which forces them anyway.
+	ahead time.Duration
+	next  time.Time
+}
+
+func newCommitBudget(l BatchLimits) commitBudget {
+	if l.CommitsPerSecond <= 0 {
+		return commitBudget{}
+	}
+	every := max(time.Duration(float64(time.Second)/l.CommitsPerSecond), time.Microsecond)
+	return commitBudget{every: every, burst: max(time.Second-every, 0), ahead: l.MaxDelay}
+}
+
+// reserve takes the next free slot and returns when it is: at or before
+// now, the commit may go at once.
+func (b *commitBudget) reserve(now time.Time) time.Time {
+	if b.every == 0 {
+		return now
+	}
+	slot := b.next
+	if floor := now.Add(-b.burst); slot.Before(floor) {
+		slot = floor
+	}
+	b.next = slot.Add(b.every)
+	if limit := now.Add(b.ahead); b.next.After(limit) {
+		b.next = limit
+	}
+	return slot
+}

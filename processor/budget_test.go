@@ -1,0 +1,206 @@
+package processor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// TestCommitBudgetSlots: the budget hands out a slot every 1/rate, banks up
+// to a second's worth while commits are fewer, and forced commits push the
+// next slot at most MaxDelay ahead.
+func TestCommitBudgetSlots(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	tests := []struct {
+		name  string
+		rate  float64
+		delay time.Duration
+		at    []int // reserve at these ms
+		want  []int // slots, in ms
+	}{
+		{name: "unlimited", rate: 0, at: []int{0, 0, 0}, want: []int{0, 0, 0}},
+		{name: "one a second", rate: 1, delay: time.Hour, at: []int{0, 0, 0, 5000}, want: []int{-0, 1000, 2000, 5000}},
+		{name: "banked burst", rate: 4, delay: time.Hour, at: []int{10_000, 10_000, 10_000, 10_000, 10_000},
+			want: []int{9250, 9500, 9750, 10_000, 10_250}},
+		{name: "forced spell capped at max delay", rate: 1, delay: 3 * time.Second, at: []int{0, 0, 0, 0, 0, 0},
+			want: []int{0, 1000, 2000, 3000, 3000, 3000}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCommitBudget(BatchLimits{CommitsPerSecond: tc.rate, MaxDelay: tc.delay})
+			for i, at := range tc.at {
+				require.Equal(t, ms(tc.want[i]), b.reserve(ms(at)), "reservation %d at %dms", i, at)
+			}
+		})
+	}
+}
+
+// TestPendingBudget: below the caps a batch is ready at Age only once it
+// holds MinRecords entries, and forced at MaxDelay; the caps and a poison
+// record force it at once.
+func TestPendingBudget(t *testing.T) {
+	l := BatchLimits{Records: 10, Age: time.Second, MinRecords: 3, MaxDelay: 10 * time.Second}.withDefaults()
+	t0 := time.Unix(1000, 0)
+	var p pending
+	add := func(n int) {
+		for range n {
+			p.add(t0, entry{kind: entryChange, size: 1})
+		}
+	}
+	add(2)
+	require.False(t, p.due(t0.Add(5*time.Second), l), "2 of 3 records, 5s old: waits")
+	require.Equal(t, t0.Add(10*time.Second), p.deadline(l))
+	require.True(t, p.forced(t0.Add(10*time.Second), l), "forced at max delay")
+	add(1)
+	require.Equal(t, t0.Add(time.Second), p.deadline(l), "with min records, age decides")
+	require.False(t, p.ready(t0.Add(999*time.Millisecond), l))
+	require.True(t, p.ready(t0.Add(time.Second), l))
+	require.False(t, p.forced(t0.Add(time.Second), l), "ready is not forced: the budget may hold it")
+	add(7)
+	require.True(t, p.forced(t0, l), "full: forced at once")
+
+	var q pending
+	q.add(t0, entry{kind: entryPoison, size: 1})
+	require.True(t, q.forced(t0, l), "a poison record at the head goes at once")
+
+	d := BatchLimits{}.withDefaults()
+	require.Equal(t, 1, d.MinRecords)
+	require.Equal(t, d.Age, d.MaxDelay, "by default every batch commits at Age")
+	require.Equal(t, 5*time.Second, BatchLimits{Age: 5 * time.Second, MaxDelay: time.Second}.withDefaults().MaxDelay,
+		"max delay below age is raised to it")
+}
+
+// producedAt produces the workload's next event and returns when, by
+// partition and offset.
+func (pl *pipeline) producedAt(at map[merge.TopicPartition]map[int64]time.Time) {
+	pl.t.Helper()
+	ctx := pl.t.Context()
+	ev := pl.w.Next()
+	key, value, err := pl.gen.Encode(ctx, ev)
+	require.NoError(pl.t, err)
+	r := &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value}
+	now := time.Now()
+	require.NoError(pl.t, pl.producer.ProduceSync(ctx, r).FirstErr())
+	tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+	if at[tp] == nil {
+		at[tp] = map[int64]time.Time{}
+	}
+	at[tp][r.Offset] = now
+}
+
+// commitStats reads every version of every table: the commits after the
+// first (the snapshot's) and, per record, how long it waited from its
+// produce to the commit that applied it (the commitInfo timestamp).
+func (pl *pipeline) commitStats(at map[merge.TopicPartition]map[int64]time.Time) (commits int, worst time.Duration) {
+	pl.t.Helper()
+	for _, tb := range pl.tables {
+		store := pl.store(tb)
+		prev := map[string]int64{}
+		for v := int64(0); ; v++ {
+			ci, txns, ok := readCommit(pl.t, store, v)
+			if !ok {
+				break
+			}
+			commits++
+			ts := time.UnixMilli(*ci.Timestamp)
+			for tp, offs := range at {
+				app := tp.AppID()
+				txn, ok := txns[app]
+				if !ok {
+					continue
+				}
+				for off, t := range offs {
+					if from, seen := prev[app]; (!seen || off > from) && off <= txn {
+						worst = max(worst, ts.Sub(t))
+					}
+				}
+				prev[app] = txn
+			}
+		}
+	}
+	return commits, worst
+}
+
+// TestCommitBudgetTrickle: tables trickling an event every 100ms commit an
+// event per commit with the budget off (min_records 1, the control: the
+// policy under test could have failed), and with min_records above what
+// arrives in max_delay, once per max_delay, no record waiting for its commit
+// much longer than max_delay; the tables end equal to the model either way.
+func TestCommitBudgetTrickle(t *testing.T) {
+	const events, every = 24, 100 * time.Millisecond
+	run := func(t *testing.T, minRecords int, maxDelay time.Duration) (int, time.Duration) {
+		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 30})
+		opts := pl.options("budget")
+		opts.Batch = BatchLimits{Records: 1000, Age: 20 * time.Millisecond, MinRecords: minRecords, MaxDelay: maxDelay}
+		pl.start(opts)
+		at := map[merge.TopicPartition]map[int64]time.Time{}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for range events {
+			pl.producedAt(at)
+			<-tick.C // the trickle's pace, not a wait for an outcome
+		}
+		pl.waitCaughtUp()
+		pl.requireModel()
+		return pl.commitStats(at)
+	}
+	t.Run("control", func(t *testing.T) {
+		commits, worst := run(t, 1, 0)
+		t.Logf("min_records 1: %d commits for %d events, worst wait %s", commits, events, worst)
+		require.GreaterOrEqual(t, commits, events*3/4, "without the budget a trickle commits about once per event")
+	})
+	t.Run("budget", func(t *testing.T) {
+		const maxDelay = 800 * time.Millisecond
+		commits, worst := run(t, 1000, maxDelay)
+		t.Logf("min_records 1000, max_delay %s: %d commits for %d events, worst wait %s", maxDelay, commits, events, worst)
+		// 2.4s of trickle over two tables: about 3 commits each, plus
+		// table creation; far fewer than one per event.
+		require.LessOrEqual(t, commits, 12)
+		require.Less(t, worst, maxDelay+time.Second, "the freshness bound holds (min_records alone would hold them to the end)")
+	})
+}
+
+// TestCommitBudgetShared: with tables always ready (a steady stream, min
+// records 1), the commits of all tables stay within the shared
+// commits-per-second budget, while without it they are several times more
+// (the control); max_delay still bounds every wait.
+func TestCommitBudgetShared(t *testing.T) {
+	const events, every = 60, 25 * time.Millisecond // 1.5s at 40 events/s
+	run := func(t *testing.T, rate float64) (int, time.Duration, time.Duration) {
+		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 22, Keys: 30})
+		opts := pl.options("shared")
+		opts.Batch = BatchLimits{Records: 1000, Age: 10 * time.Millisecond, MaxDelay: 2 * time.Second, CommitsPerSecond: rate}
+		start := time.Now()
+		pl.start(opts)
+		at := map[merge.TopicPartition]map[int64]time.Time{}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for range events {
+			pl.producedAt(at)
+			<-tick.C
+		}
+		pl.waitCaughtUp()
+		took := time.Since(start)
+		pl.requireModel()
+		commits, worst := pl.commitStats(at)
+		return commits, worst, took
+	}
+	unlimited, _, _ := run(t, 0)
+	const rate = 4
+	limited, worst, took := run(t, rate)
+	t.Logf("unlimited: %d commits; %d/s: %d commits in %s, worst wait %s", unlimited, rate, limited, took.Round(time.Millisecond), worst)
+	require.GreaterOrEqual(t, unlimited, 25, "the stream alone would commit far more often")
+	// The budget allows rate a second over the run, plus a second's worth
+	// banked at the start and each table's creation (version 0, which
+	// takes a slot like any commit: +1 of slack).
+	allowed := int(rate*took.Seconds()) + rate + 2 + 1 // 2 tables
+	require.LessOrEqual(t, limited, allowed)
+	require.Less(t, limited, unlimited/2)
+	require.Less(t, worst, 2*time.Second+time.Second, "max_delay bounds every wait")
+}
