@@ -12,6 +12,7 @@ type Config struct {
 	Storage        Storage        `yaml:"storage"`
 	Decoding       Decoding       `yaml:"decoding"`
 	Retry          Retry          `yaml:"retry"`
+	Control        Control        `yaml:"control"`
 	Metrics        Metrics        `yaml:"metrics"`
 	Log            Log            `yaml:"log"`
 }
@@ -204,6 +205,28 @@ type Decoding struct {
 	BinaryHandlingMode  string `yaml:"binary_handling_mode"`
 }
 
+// Control is the control table (ADR 0029): how far each table is complete, and each
+// group's finalized_until.
+type Control struct {
+	// Path is the control table's location (a local directory or s3://bucket/prefix);
+	// empty keeps no control table.
+	Path string `yaml:"path"`
+	// Interval is how often it is brought up to date.
+	Interval Duration `yaml:"interval"`
+	// TransactionTopic is Debezium's transaction topic (<topic.prefix>.transaction, with
+	// provide.transaction.metadata=true): completeness then follows each transaction's
+	// END counts. Empty: a watermark over each table's partitions.
+	TransactionTopic string `yaml:"transaction_topic"`
+	// Groups are sets of source tables read together, each with a finalized_until.
+	Groups []ControlGroup `yaml:"groups"`
+}
+
+// ControlGroup names a set of source tables (database.schema.table).
+type ControlGroup struct {
+	Name   string   `yaml:"name"`
+	Tables []string `yaml:"tables"`
+}
+
 // Retry bounds the retrying of transient failures (storage, registry or Kafka outages).
 type Retry struct {
 	// Budget is how long a table retries one failure before it is reported stalled
@@ -244,6 +267,7 @@ func Default() Config {
 		Memory:   Memory{MaxBufferedBytes: 256 << 20},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(2 * time.Minute)},
+		Control:  Control{Interval: Duration(5 * time.Second)},
 		Metrics:  Metrics{Listen: defaultMetrics},
 		Log:      Log{Level: defaultLogLevel, Format: "text"},
 	}

@@ -315,6 +315,7 @@ func (c *Config) validateLimits(p *problems) {
 		p.add("retry.budget", "%s is above %s: a table retrying a failure is reported stalled (in /readyz and "+
 			"cdc2delta_table_state) only after the budget, so a longer one hides an outage", r, MaxRetryBudget)
 	}
+	controlProblems(c.Control, p)
 	switch m := c.Memory.MaxBufferedBytes; {
 	case m < b.MaxBytes:
 		p.add("memory.max_buffered_bytes", "%s is below batch.max_bytes (%s); a single batch could never fill",
@@ -378,4 +379,41 @@ func (c *Config) validateRest(p *problems) {
 	}
 	p.oneOf("log.level", c.Log.Level, logLevels...)
 	p.oneOf("log.format", c.Log.Format, logFormats...)
+}
+
+// MaxControlInterval bounds control.interval.
+const MaxControlInterval = Duration(time.Hour)
+
+func controlProblems(ctl Control, p *problems) {
+	if ctl.Path == "" {
+		if len(ctl.Groups) > 0 || ctl.TransactionTopic != "" {
+			p.add("control.path", "is needed for control.groups and control.transaction_topic: the control table is where they are kept")
+		}
+		return
+	}
+	switch i := ctl.Interval; {
+	case i <= 0:
+		p.add("control.interval", "must be positive, got %s", i)
+	case i > MaxControlInterval:
+		p.add("control.interval", "%s is above %s: finalized_until would lag the tables by that much", i, MaxControlInterval)
+	}
+	seen := map[string]bool{}
+	for i, g := range ctl.Groups {
+		path := fmt.Sprintf("control.groups[%d]", i)
+		switch {
+		case g.Name == "":
+			p.add(path+".name", "is required")
+		case seen[g.Name]:
+			p.add(path+".name", "%q names two groups", g.Name)
+		}
+		seen[g.Name] = true
+		if len(g.Tables) == 0 {
+			p.add(path+".tables", "lists no table")
+		}
+		for j, t := range g.Tables {
+			if parts := strings.Split(t, "."); len(parts) != 3 || slices.Contains(parts, "") {
+				p.add(fmt.Sprintf("%s.tables[%d]", path, j), "%q is not database.schema.table, as Debezium's source block names it", t)
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -90,6 +91,7 @@ type controlledTable struct {
 type versionMark struct {
 	version int64
 	c       cut.Completeness
+	high    cut.Completeness // the highest position applied through version
 }
 
 // NewController validates opts and creates the Kafka client.
@@ -173,7 +175,7 @@ func (c *Controller) Round(ctx context.Context) error {
 	if err := c.partitions(ctx); err != nil {
 		return err
 	}
-	for _, topic := range slices.Sorted(mapKeys(c.tables)) {
+	for _, topic := range slices.Sorted(maps.Keys(c.tables)) {
 		if err := c.readTable(ctx, c.tables[topic]); err != nil {
 			return err
 		}
@@ -186,16 +188,6 @@ func (c *Controller) Round(ctx context.Context) error {
 	_, err = c.ctl.Advance(ctx, c.update(st))
 	c.tracker.Prune()
 	return err
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // readTransactions takes what the transaction topic has now.
@@ -273,7 +265,8 @@ func (c *Controller) discover(ctx context.Context, st *control.State) error {
 			// Pick up where the control table is: a restart reads the log
 			// from the first version it may still need.
 			ct.last = cut.Completeness{Through: row.CompleteThrough, CommitMillis: row.CompleteThroughCommit.UnixMilli()}
-			c.tracker.Resume(id, ct.last)
+			ct.high = cut.Completeness{Through: row.LastApplied, CommitMillis: row.LastAppliedCommit.UnixMilli()}
+			c.tracker.Resume(id, ct.last, ct.high)
 			ct.read, ct.resumed = row.DeltaVersion, row.DeltaVersion
 			if row.ScanFrom >= 0 {
 				ct.read = min(ct.read, row.ScanFrom-1)
@@ -291,7 +284,7 @@ func (c *Controller) partitions(ctx context.Context) error {
 	if len(c.tables) == 0 {
 		return nil
 	}
-	md, err := c.adm.ListTopics(ctx, slices.Collect(mapKeys(c.tables))...)
+	md, err := c.adm.ListTopics(ctx, slices.Collect(maps.Keys(c.tables))...)
 	if err != nil {
 		return fmt.Errorf("listing the tables' topics: %w", err)
 	}
@@ -353,7 +346,12 @@ func (c *Controller) readTable(ctx context.Context, ct *controlledTable) error {
 			// Below the resumed version, the completeness resumed with
 			// holds only from that version on.
 			ct.last = now
-			ct.versions = append(ct.versions, versionMark{version: max(v, ct.resumed), c: now})
+			m := versionMark{version: v, c: now, high: ct.high}
+			if v < ct.resumed {
+				// What the resumed version holds above it is not known here.
+				m.version, m.high = ct.resumed, cut.Completeness{}
+			}
+			ct.versions = append(ct.versions, m)
 		}
 	}
 	return nil
@@ -381,7 +379,7 @@ func (c *Controller) feed(ct *controlledTable, v int64, prog merge.Progress) err
 			return err
 		}
 	}
-	for _, appID := range slices.Sorted(mapKeys(prog.Partitions)) {
+	for _, appID := range slices.Sorted(maps.Keys(prog.Partitions)) {
 		if err := apply(appID, prog.Partitions[appID]); err != nil {
 			return err
 		}
@@ -432,7 +430,7 @@ func (c *Controller) update(st *control.State) control.Update {
 	for _, row := range st.Tables {
 		best[row.Name] = cut.Completeness{Through: row.CompleteThrough, CommitMillis: row.CompleteThroughCommit.UnixMilli()}
 	}
-	for _, topic := range slices.Sorted(mapKeys(c.tables)) {
+	for _, topic := range slices.Sorted(maps.Keys(c.tables)) {
 		ct := c.tables[topic]
 		if ct.snap == nil {
 			continue
@@ -441,7 +439,7 @@ func (c *Controller) update(st *control.State) control.Update {
 		if now.Through.Compare(ct.last.Through) > 0 {
 			// End offsets made more complete than the versions read.
 			ct.last = now
-			ct.versions = append(ct.versions, versionMark{version: ct.snap.Version(), c: now})
+			ct.versions = append(ct.versions, versionMark{version: ct.snap.Version(), c: now, high: ct.high})
 		}
 		scan := c.tracker.ScanFrom(ct.id)
 		if scan < 0 {
@@ -452,6 +450,7 @@ func (c *Controller) update(st *control.State) control.Update {
 		for _, m := range ct.versions {
 			r := base
 			r.DeltaVersion, r.CompleteThrough, r.CompleteThroughCommit = m.version, m.c.Through, millis(m.c.CommitMillis)
+			r.LastApplied, r.LastAppliedCommit = m.high.Through, millis(m.high.CommitMillis)
 			u.Tables = append(u.Tables, r)
 		}
 		ct.versions = nil
@@ -462,7 +461,7 @@ func (c *Controller) update(st *control.State) control.Update {
 			best[ct.name] = now
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(c.opts.Groups)) {
+	for _, name := range slices.Sorted(maps.Keys(c.opts.Groups)) {
 		var g cut.Completeness
 		complete := true
 		for i, member := range c.opts.Groups[name] {

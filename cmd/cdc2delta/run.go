@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -162,6 +163,21 @@ func runProcessor(ctx context.Context, e *env, c config.Config) error {
 		logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
 	}
 	logger.Info("starting", "brokers", c.Kafka.Brokers, "group", c.Kafka.GroupID, "tables", c.Tables.Path)
+	if c.Control.Path != "" {
+		ctl, err := newController(ctx, c, opts, logger)
+		if err != nil {
+			return err
+		}
+		defer ctl.Close()
+		cctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = ctl.Run(cctx) }) // it logs its own failures and only lags
+		defer func() {
+			stop()
+			wg.Wait()
+		}()
+		logger.Info("keeping the control table", "path", c.Control.Path, "transaction_topic", c.Control.TransactionTopic)
+	}
 	if err := p.Run(ctx); err != nil {
 		if errors.Is(err, processor.ErrKafkaAccess) {
 			return fmt.Errorf("%w (check kafka.sasl, kafka.tls and the user's ACLs)", err)

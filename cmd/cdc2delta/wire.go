@@ -299,3 +299,26 @@ func newLogger(l config.Log, w io.Writer) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// newController builds the control table's keeper from the configuration and the
+// processor's options, which it shares the connection and routing of.
+func newController(ctx context.Context, c config.Config, opts processor.Options, logger *slog.Logger) (*processor.Controller, error) {
+	store, err := opts.OpenStore(ctx, c.Control.Path)
+	if err != nil {
+		return nil, fmt.Errorf("control.path: %w", err)
+	}
+	groups := map[string][]string{}
+	for _, g := range c.Control.Groups {
+		groups[g.Name] = g.Tables
+	}
+	co := processor.ControllerOptions{
+		Brokers: opts.Brokers, ClientOptions: opts.ClientOptions, Topics: c.Kafka.Topics, TopicRegex: c.Kafka.TopicRegex,
+		TablePath: opts.TablePath, OpenStore: opts.OpenStore, Control: store, Groups: groups,
+		TransactionTopic: c.Control.TransactionTopic, Decoder: opts.Decoder, Interval: time.Duration(c.Control.Interval), Logger: logger,
+	}
+	ctl, err := processor.NewController(co)
+	if err != nil {
+		return nil, fmt.Errorf("control table: %w", err)
+	}
+	return ctl, nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 )
 
 // maxVersionFiles bounds the files holding version rows: past it, an
@@ -126,7 +127,8 @@ func (c *Table) read(ctx context.Context, snap *deltalog.Snapshot) (*State, erro
 	return st, nil
 }
 
-// Update is what a writer knows now; Advance keeps what moves forward.
+// Update is what a writer knows now; Advance keeps what moves forward. A
+// row's DeltaVersion and ScanFrom are -1 when it has none (0 is a version).
 type Update struct {
 	Tables []Row // Kind, Name, TablePath, DeltaVersion, CompleteThrough(Commit), LastApplied(Commit)
 	Groups []Row // Kind, Name, CompleteThrough(Commit), FinalizedUntil
@@ -137,6 +139,8 @@ type Update struct {
 // nothing moves, and plans again after losing a commit race. It reports the
 // version committed, or -1.
 func (c *Table) Advance(ctx context.Context, u Update) (int64, error) {
+	// Writers that lost a race spread out before planning again.
+	raceBackoff := backoff.Policy{Min: 5 * time.Millisecond, Max: 500 * time.Millisecond}
 	for attempt := 0; ; attempt++ {
 		snap, err := c.t.Snapshot(ctx)
 		if err != nil {
@@ -150,6 +154,9 @@ func (c *Table) Advance(ctx context.Context, u Update) (int64, error) {
 		var ce *deltalog.ConflictError
 		if err == nil || !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= maxRetries {
 			return v, err
+		}
+		if err := raceBackoff.Wait(ctx, attempt); err != nil {
+			return -1, err
 		}
 	}
 }
@@ -180,7 +187,7 @@ func (c *Table) advance(ctx context.Context, snap *deltalog.Snapshot, st *State,
 		if completed && upd.Kind == KindTable {
 			versions = append(versions, Row{Kind: KindVersion, Name: next.Name, TablePath: next.TablePath, DeltaVersion: upd.DeltaVersion, ScanFrom: -1,
 				CompleteThrough: next.CompleteThrough, CompleteThroughCommit: next.CompleteThroughCommit,
-				LastApplied: next.LastApplied, LastAppliedCommit: next.LastAppliedCommit, UpdatedAt: now})
+				LastApplied: upd.LastApplied, LastAppliedCommit: upd.LastAppliedCommit, UpdatedAt: now})
 		}
 	}
 	if !moved {
@@ -200,8 +207,29 @@ func (c *Table) advance(ctx context.Context, snap *deltalog.Snapshot, st *State,
 			versionFiles++
 		}
 	}
+	meta := snap.Metadata()
+	write := func(rows [][]any, noDataChange bool) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		w, err := datafile.NewWriter(datafile.Options{Schema: snap.Schema(), PartitionColumns: meta.PartitionColumns,
+			Properties: meta.Configuration, Now: c.now, NoDataChange: noDataChange})
+		if err != nil {
+			return err
+		}
+		adds, err := w.Write(ctx, c.t.Store(), rows)
+		if err != nil {
+			return fmt.Errorf("writing the control table: %w", err)
+		}
+		for i := range adds {
+			actions = append(actions, deltalog.Action{Add: &adds[i]})
+		}
+		return nil
+	}
 	if versionFiles >= maxVersionFiles {
-		// Fold the version rows into one file, as they are.
+		// Fold the version rows into one file, as they are: no data change,
+		// so an incremental reader of the version rows sees each once.
+		var folded [][]any
 		for i := range st.files {
 			f := &st.files[i]
 			if f.PartitionValues[colKind] != nil && *f.PartitionValues[colKind] == KindVersion {
@@ -209,27 +237,25 @@ func (c *Table) advance(ctx context.Context, snap *deltalog.Snapshot, st *State,
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(st.Versions)) {
-			versions = append(slices.Clone(st.Versions[name]), versions...)
+			for _, r := range st.Versions[name] {
+				folded = append(folded, r.values())
+			}
+		}
+		if err := write(folded, true); err != nil {
+			return -1, err
 		}
 	}
-	var rows [][]any
-	rows = append(rows, stateRows...)
+	rows := stateRows
 	for _, r := range versions {
 		rows = append(rows, r.values())
 	}
-	meta := snap.Metadata()
-	w, err := datafile.NewWriter(datafile.Options{Schema: snap.Schema(), PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration, Now: c.now})
-	if err != nil {
+	if err := write(rows, false); err != nil {
 		return -1, err
 	}
-	adds, err := w.Write(ctx, c.t.Store(), rows)
-	if err != nil {
-		return -1, fmt.Errorf("writing the control table: %w", err)
-	}
-	for i := range adds {
-		actions = append(actions, deltalog.Action{Add: &adds[i]})
-	}
-	res, err := c.t.Commit(ctx, snap, actions, deltalog.Operation{Name: deltalog.OpWrite, Parameters: map[string]string{"mode": "Overwrite"}}, deltalog.ReadWholeTable())
+	// A MERGE by (kind, name) in effect: state rows are replaced, version
+	// rows appended.
+	op := deltalog.Operation{Name: deltalog.OpMerge, Parameters: map[string]string{"predicate": `["target.kind = source.kind AND target.name = source.name"]`}}
+	res, err := c.t.Commit(ctx, snap, actions, op, deltalog.ReadWholeTable())
 	if err != nil {
 		return -1, fmt.Errorf("committing the control table: %w", err)
 	}

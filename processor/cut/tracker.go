@@ -109,12 +109,16 @@ func (t *Tracker) table(id codecs.TableID) *table {
 }
 
 // Resume starts a table at what an earlier tracker found (the control
-// table's row), so that a tracker rebuilt after a restart needs only the
-// changes and transactions above it.
-func (t *Tracker) Resume(id codecs.TableID, c Completeness) {
+// table's row): complete, and the highest position it had applied, so that
+// a tracker rebuilt after a restart needs only the changes and transactions
+// above them.
+func (t *Tracker) Resume(id codecs.TableID, complete, applied Completeness) {
 	tb := t.table(id)
-	if c.Through.Compare(tb.through.Through) > 0 {
-		tb.through = c
+	if complete.Through.Compare(tb.through.Through) > 0 {
+		tb.through = complete
+	}
+	if applied.Through.Compare(t.high) > 0 {
+		t.high, t.highMillis = applied.Through, applied.CommitMillis
 	}
 }
 

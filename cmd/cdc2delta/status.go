@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/processor/control"
+)
+
+func statusCommand() command {
+	return command{
+		name:    "status",
+		summary: "show the control table: how far each table is complete, each group's finalized_until, and the versions to read for a consistent cut",
+		example: "cdc2delta status --config cdc2delta.yaml\ncdc2delta status --config cdc2delta.yaml --group sales",
+		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			cf := addConfigFlags(fs)
+			group := fs.String("group", "", "also print, for this group's finalized cut, the version of each table to read")
+			return func(ctx context.Context, args []string) error {
+				c, err := cf.load(args, e.lookup)
+				if err != nil {
+					return err
+				}
+				if c.Control.Path == "" {
+					return usagef("control.path is not set: the control table is kept only when it is (see CONFIG.md, control)")
+				}
+				store, err := storeOpener(c.Storage.S3)(ctx, c.Control.Path)
+				if err != nil {
+					return fmt.Errorf("control.path: %w", err)
+				}
+				ctl, err := control.Open(ctx, store, nil)
+				if err != nil {
+					return err
+				}
+				st, err := ctl.Read(ctx)
+				if err != nil {
+					return err
+				}
+				if err := printStatus(e.stdout, st); err != nil {
+					return err
+				}
+				if *group == "" {
+					return nil
+				}
+				return printCut(e.stdout, c, st, *group)
+			}
+		},
+	}
+}
+
+func tsText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000")
+}
+
+func lsnText(p codecs.Position) string {
+	if p == (codecs.Position{}) {
+		return "-"
+	}
+	return p.Commit.String()
+}
+
+func printStatus(w io.Writer, st *control.State) error {
+	fmt.Fprintf(w, "control table version %d\n\n", st.Version)
+	tt := newTextTable("TABLE", "DELTA_VERSION", "COMPLETE_THROUGH_LSN", "COMPLETE_THROUGH_COMMIT", "LAST_APPLIED_COMMIT", "BEHIND")
+	for _, name := range slices.Sorted(maps.Keys(st.Tables)) {
+		r := st.Tables[name]
+		behind := "-"
+		if !r.CompleteThroughCommit.IsZero() && !r.LastAppliedCommit.IsZero() {
+			behind = r.LastAppliedCommit.Sub(r.CompleteThroughCommit).Round(time.Millisecond).String()
+		}
+		tt.add(name, strconv.FormatInt(r.DeltaVersion, 10), lsnText(r.CompleteThrough), tsText(r.CompleteThroughCommit), tsText(r.LastAppliedCommit), behind)
+	}
+	if err := tt.write(w); err != nil {
+		return err
+	}
+	if len(st.Groups) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	gt := newTextTable("GROUP", "FINALIZED_UNTIL", "COMPLETE_THROUGH_LSN")
+	for _, name := range slices.Sorted(maps.Keys(st.Groups)) {
+		g := st.Groups[name]
+		gt.add(name, tsText(g.FinalizedUntil), lsnText(g.CompleteThrough))
+	}
+	return gt.write(w)
+}
+
+// printCut prints, for each table of the group, the first version complete through
+// the group's cut, whether it sits exactly on it, and how to read it.
+func printCut(w io.Writer, c config.Config, st *control.State, name string) error {
+	var members []string
+	for _, g := range c.Control.Groups {
+		if g.Name == name {
+			members = g.Tables
+		}
+	}
+	if members == nil {
+		return usagef("--group %q is not in control.groups", name)
+	}
+	g, ok := st.Groups[name]
+	if !ok || g.CompleteThrough == (codecs.Position{}) {
+		return errors.New("the group has no finalized cut yet: every table of it must have been complete through some transaction (see `cdc2delta status`)")
+	}
+	fmt.Fprintf(w, "\ncut of group %s: every transaction through commit LSN %s (committed %s UTC)\n\n", name, g.CompleteThrough.Commit, tsText(g.CompleteThroughCommit))
+	tt := newTextTable("TABLE", "VERSION", "EXACT")
+	var notes, snippets []string
+	for _, m := range members {
+		i := slices.IndexFunc(st.Versions[m], func(r control.Row) bool { return r.CompleteThrough.Compare(g.CompleteThrough) >= 0 })
+		if i < 0 {
+			tt.add(m, "-", "-")
+			notes = append(notes, fmt.Sprintf("%s: no version recorded complete through the cut yet", m))
+			continue
+		}
+		v := st.Versions[m][i]
+		exact := "yes"
+		switch {
+		case v.LastApplied == (codecs.Position{}):
+			exact = "unknown"
+			notes = append(notes, fmt.Sprintf("%s: version %d was recorded after a restart; whether it holds changes after the cut is not known", m, v.DeltaVersion))
+		case v.LastApplied.Compare(g.CompleteThrough) > 0:
+			exact = "no"
+			notes = append(notes, fmt.Sprintf("%s: version %d also holds changes up to commit LSN %s, after the cut; no version of this current-state table sits exactly on it",
+				m, v.DeltaVersion, v.LastApplied.Commit))
+		}
+		tt.add(m, strconv.FormatInt(v.DeltaVersion, 10), exact)
+		snippets = append(snippets, fmt.Sprintf("  spark.sql(\"SELECT * FROM delta.`%s` VERSION AS OF %d\")", v.TablePath, v.DeltaVersion),
+			fmt.Sprintf("  DeltaTable(%q, version=%d).to_pyarrow_table()  # deltalake", v.TablePath, v.DeltaVersion))
+	}
+	if err := tt.write(w); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+	}
+	if len(snippets) > 0 {
+		fmt.Fprintf(w, "\nto read them:\n%s\n", strings.Join(snippets, "\n"))
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/processor/control"
+)
+
+func statusPos(n int) codecs.Position {
+	var l codecs.LSN
+	l[8], l[9] = byte(n>>8), byte(n)
+	return codecs.Position{Commit: l, Change: l, Serial: 1}
+}
+
+// TestStatus prints the control table and a group's cut: the first version of each
+// table complete through it, and whether it sits exactly on it.
+func TestStatus(t *testing.T) {
+	dir := t.TempDir()
+	ctlDir := filepath.Join(dir, "control")
+	st, err := localstore.New(localstore.Options{Dir: ctlDir})
+	require.NoError(t, err)
+	ctl, err := control.Open(t.Context(), st, nil)
+	require.NoError(t, err)
+	at := func(n int) time.Time { return time.Date(2024, 3, 15, 0, 0, n, 0, time.UTC) }
+	row := func(name string, v int64, complete, last int) control.Row {
+		return control.Row{Kind: control.KindTable, Name: name, TablePath: "tables/" + name, DeltaVersion: v, ScanFrom: -1,
+			CompleteThrough: statusPos(complete), CompleteThroughCommit: at(complete), LastApplied: statusPos(last), LastAppliedCommit: at(last)}
+	}
+	group := func(n int) control.Row {
+		return control.Row{Kind: control.KindGroup, Name: "sales", DeltaVersion: -1, ScanFrom: -1,
+			CompleteThrough: statusPos(n), CompleteThroughCommit: at(n), FinalizedUntil: at(n)}
+	}
+	_, err = ctl.Advance(t.Context(), control.Update{Tables: []control.Row{row("sales.dbo.orders", 4, 5, 5), row("sales.dbo.order_lines", 7, 5, 9)}, Groups: []control.Row{group(5)}})
+	require.NoError(t, err)
+	_, err = ctl.Advance(t.Context(), control.Update{Tables: []control.Row{row("sales.dbo.orders", 6, 8, 8)}})
+	require.NoError(t, err)
+
+	cfg := filepath.Join(dir, "cdc2delta.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`kafka: {brokers: ["127.0.0.1:9"], group_id: g, topics: [t]}
+schema_registry: {url: "http://127.0.0.1:9"}
+control:
+  path: `+ctlDir+`
+  groups:
+    - {name: sales, tables: [sales.dbo.orders, sales.dbo.order_lines]}
+`), 0o644))
+	r := cli(t, "status", "--config", cfg, "--group", "sales")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	t.Log(r.stdout)
+	require.Contains(t, r.stdout, "sales.dbo.orders")
+	require.Contains(t, r.stdout, "2024-03-15 00:00:08.000")
+	require.Contains(t, r.stdout, "cut of group sales: every transaction through commit LSN "+statusPos(5).Commit.String())
+	require.Regexp(t, `sales\.dbo\.orders\s+4\s+yes`, r.stdout, "the first version complete through the cut, holding nothing after it")
+	require.Regexp(t, `sales\.dbo\.order_lines\s+7\s+no`, r.stdout)
+	require.Contains(t, r.stdout, "no version of this current-state table sits exactly on it")
+	require.Contains(t, r.stdout, "VERSION AS OF 4")
+
+	r = cli(t, "status", "--config", cfg, "--group", "nope")
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, "not in control.groups")
+}
