@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -46,6 +48,8 @@ type ControllerOptions struct {
 	// (default 5 s).
 	Interval time.Duration
 	Logger   *slog.Logger
+	// Registerer receives the control table's gauges; nil registers none.
+	Registerer prometheus.Registerer
 	// Now stamps updated_at; default time.Now.
 	Now func() time.Time
 }
@@ -66,6 +70,9 @@ type Controller struct {
 	tables  map[string]*controlledTable // by topic
 	ctl     *control.Table
 	resumed bool
+	// behind is each table's and group's complete_through commit time
+	// behind the newest source commit any table applied, in seconds.
+	tableBehind, groupBehind *prometheus.GaugeVec
 }
 
 // controlledTable is one table the controller follows.
@@ -130,7 +137,44 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 		return nil, fmt.Errorf("creating the control table's Kafka client: %w", err)
 	}
 	c.adm = kadm.NewClient(c.client)
+	c.tableBehind = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cdc2delta_table_complete_behind_seconds",
+		Help: "How far the source commit time a table is complete through is behind the newest source commit applied to any table."}, []string{"table"})
+	c.groupBehind = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cdc2delta_group_finalized_behind_seconds",
+		Help: "How far a group's finalized_until is behind the newest source commit applied to any table."}, []string{"group"})
+	if opts.Registerer != nil {
+		for _, g := range []prometheus.Collector{c.tableBehind, c.groupBehind} {
+			if err := opts.Registerer.Register(g); err != nil {
+				c.client.Close()
+				return nil, fmt.Errorf("registering the control table's metrics: %w", err)
+			}
+		}
+	}
 	return c, nil
+}
+
+// observe sets the gauges from the update about to be written.
+func (c *Controller) observe(u control.Update) {
+	var newest time.Time
+	for _, r := range u.Tables {
+		if r.LastAppliedCommit.After(newest) {
+			newest = r.LastAppliedCommit
+		}
+	}
+	if newest.IsZero() {
+		return
+	}
+	behind := func(t time.Time) float64 {
+		if t.IsZero() {
+			return math.NaN()
+		}
+		return max(newest.Sub(t).Seconds(), 0)
+	}
+	for _, r := range u.Tables {
+		c.tableBehind.WithLabelValues(r.Name).Set(behind(r.CompleteThroughCommit))
+	}
+	for _, g := range u.Groups {
+		c.groupBehind.WithLabelValues(g.Name).Set(behind(g.FinalizedUntil))
+	}
 }
 
 // Close releases the Kafka client.
@@ -185,7 +229,9 @@ func (c *Controller) Round(ctx context.Context) error {
 	if err := c.caughtUp(ctx); err != nil {
 		return err
 	}
-	_, err = c.ctl.Advance(ctx, c.update(st))
+	u := c.update(st)
+	c.observe(u)
+	_, err = c.ctl.Advance(ctx, u)
 	c.tracker.Prune()
 	return err
 }

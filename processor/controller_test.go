@@ -3,12 +3,14 @@ package processor
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -58,7 +60,10 @@ func testControlTable(t *testing.T, transactions bool, seed uint64) {
 	if transactions {
 		copts.TransactionTopic = txTopic
 	}
+	var reg *prometheus.Registry
 	startController := func() (stop func()) {
+		reg = prometheus.NewRegistry()
+		copts.Registerer = reg
 		c, err := NewController(copts)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
@@ -107,6 +112,9 @@ func testControlTable(t *testing.T, transactions bool, seed uint64) {
 	require.True(t, reached(), "the group reaches the last transaction that ended, %s; the tables: %+v", lastEnd, st.Tables)
 	stop()
 	require.False(t, st.Groups["sales"].FinalizedUntil.IsZero())
+	behind := metricWith(t, reg, "cdc2delta_group_finalized_behind_seconds", "group", "sales")
+	require.False(t, math.IsNaN(behind))
+	require.GreaterOrEqual(t, behind, 0.0)
 
 	recs := map[string][]cdcmodel.Record{}
 	for _, tb := range pl.tables {

@@ -164,7 +164,7 @@ func runProcessor(ctx context.Context, e *env, c config.Config) error {
 	}
 	logger.Info("starting", "brokers", c.Kafka.Brokers, "group", c.Kafka.GroupID, "tables", c.Tables.Path)
 	if c.Control.Path != "" {
-		ctl, err := newController(ctx, c, opts, logger)
+		ctl, err := newController(ctx, c, opts, logger, reg)
 		if err != nil {
 			return err
 		}

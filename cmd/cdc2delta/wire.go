@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	saslaws "github.com/twmb/franz-go/pkg/sasl/aws"
@@ -302,7 +303,7 @@ func newLogger(l config.Log, w io.Writer) *slog.Logger {
 
 // newController builds the control table's keeper from the configuration and the
 // processor's options, which it shares the connection and routing of.
-func newController(ctx context.Context, c config.Config, opts processor.Options, logger *slog.Logger) (*processor.Controller, error) {
+func newController(ctx context.Context, c config.Config, opts processor.Options, logger *slog.Logger, reg prometheus.Registerer) (*processor.Controller, error) {
 	store, err := opts.OpenStore(ctx, c.Control.Path)
 	if err != nil {
 		return nil, fmt.Errorf("control.path: %w", err)
@@ -315,6 +316,7 @@ func newController(ctx context.Context, c config.Config, opts processor.Options,
 		Brokers: opts.Brokers, ClientOptions: opts.ClientOptions, Topics: c.Kafka.Topics, TopicRegex: c.Kafka.TopicRegex,
 		TablePath: opts.TablePath, OpenStore: opts.OpenStore, Control: store, Groups: groups,
 		TransactionTopic: c.Control.TransactionTopic, Decoder: opts.Decoder, Interval: time.Duration(c.Control.Interval), Logger: logger,
+		Registerer: reg,
 	}
 	ctl, err := processor.NewController(co)
 	if err != nil {
