@@ -60,16 +60,17 @@ type ControllerOptions struct {
 // is complete. It shares nothing with the processor but the tables and the
 // control table: any number of controllers, in any processes, may run.
 type Controller struct {
-	opts    ControllerOptions
-	log     *slog.Logger
-	client  *kgo.Client
-	adm     *kadm.Client
-	router  *Router
-	regex   *regexp.Regexp
-	tracker *cut.Tracker
-	tables  map[string]*controlledTable // by topic
-	ctl     *control.Table
-	resumed bool
+	opts        ControllerOptions
+	log         *slog.Logger
+	client      *kgo.Client
+	adm         *kadm.Client
+	router      *Router
+	regex       *regexp.Regexp
+	tracker     *cut.Tracker
+	tables      map[string]*controlledTable // by topic
+	ctl         *control.Table
+	resumed     bool
+	txTopicSeen bool
 	// behind is each table's and group's complete_through commit time
 	// behind the newest source commit any table applied, in seconds.
 	tableBehind, groupBehind *prometheus.GaugeVec
@@ -240,6 +241,19 @@ func (c *Controller) Round(ctx context.Context) error {
 func (c *Controller) readTransactions(ctx context.Context) error {
 	if c.opts.TransactionTopic == "" {
 		return nil
+	}
+	if !c.txTopicSeen {
+		// The client would wait for a missing topic without a word; no
+		// table could then complete, so each round says why.
+		md, err := c.adm.ListTopics(ctx, c.opts.TransactionTopic)
+		if err != nil {
+			return fmt.Errorf("looking up the transaction topic: %w", err)
+		}
+		if !md.Has(c.opts.TransactionTopic) || md[c.opts.TransactionTopic].Err != nil {
+			return fmt.Errorf("%w: the transaction topic %s does not exist: no table can be complete by its transactions; "+
+				"check control.transaction_topic, and that the connector has provide.transaction.metadata=true", ErrOptions, c.opts.TransactionTopic)
+		}
+		c.txTopicSeen = true
 	}
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)

@@ -146,8 +146,11 @@ func (n Num) Big() *big.Int {
 // String formats n × 10^-scale exactly in plain notation with scale fractional digits
 // ("12.30", "-0.005"), as Delta statistics, partition values and Debezium's string mode
 // write decimals.
-func (n Num) String(scale int) string {
-	s := n.Big().String()
+func (n Num) String(scale int) string { return FormatBig(n.Big(), scale) }
+
+// FormatBig formats v × 10^-scale as [Num.String] does, for values of any size.
+func FormatBig(v *big.Int, scale int) string {
+	s := v.String()
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	if scale > 0 {

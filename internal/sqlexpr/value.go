@@ -120,20 +120,7 @@ func digits(v *big.Int) int {
 }
 
 // decimalString renders v at scale s in plain notation.
-func decimalString(v *big.Int, s int) string {
-	neg := v.Sign() < 0
-	d := new(big.Int).Abs(v).String()
-	if s > 0 {
-		if len(d) <= s {
-			d = strings.Repeat("0", s-len(d)+1) + d
-		}
-		d = d[:len(d)-s] + "." + d[len(d)-s:]
-	}
-	if neg {
-		d = "-" + d
-	}
-	return d
-}
+func decimalString(v *big.Int, s int) string { return decimal128.FormatBig(v, s) }
 
 // parseDecimalText reads decimal text (plain or with an exponent) as an exact
 // rational; ok is false when it is not a number.

@@ -1,8 +1,8 @@
 // Package cut says how far each source table's Delta table is complete: the
 // position at or below which every change of the table has been applied.
-// The minimum over a group of tables is a consistent cut across them: read
-// each table at a version complete through it and no transaction is seen in
-// part (ADR 0029).
+// The least complete of a group of tables gives a consistent cut across
+// them: read each table at a version complete through it and no transaction
+// is seen in part (ADR 0029).
 //
 // Two rules, chosen per tracker:
 //

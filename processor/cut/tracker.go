@@ -237,18 +237,6 @@ func (t *Tracker) ScanFrom(id codecs.TableID) int64 {
 	return t.txs.scanFrom(id, tb.frontier)
 }
 
-// Group is the consistent cut across tables: the least complete of them.
-func (t *Tracker) Group(ids ...codecs.TableID) Completeness {
-	var out Completeness
-	for i, id := range ids {
-		c := t.Complete(id)
-		if i == 0 || c.Through.Compare(out.Through) < 0 {
-			out = c
-		}
-	}
-	return out
-}
-
 // Prune forgets the transactions every tracked table is complete through.
 func (t *Tracker) Prune() {
 	if !t.opts.Transactions {
