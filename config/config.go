@@ -116,6 +116,9 @@ type TableSettings struct {
 	MergeMode string `yaml:"merge_mode"`
 	// ChangeDataFeed turns on delta.enableChangeDataFeed for new tables.
 	ChangeDataFeed bool `yaml:"change_data_feed"`
+	// ChangeLog also keeps, beside each table at <path>_changes, an append-only
+	// Delta table of every change event applied (the bronze layer, ADR 0031).
+	ChangeLog bool `yaml:"change_log"`
 	// PartitionBy are the partition columns of new tables.
 	PartitionBy []string `yaml:"partition_by"`
 	// DeletionVectors gives new tables deletion vectors (merge-on-read); false
@@ -141,6 +144,7 @@ type TableOverride struct {
 	TombstoneRetention *Duration `yaml:"tombstone_retention"`
 	MergeMode          *string   `yaml:"merge_mode"`
 	ChangeDataFeed     *bool     `yaml:"change_data_feed"`
+	ChangeLog          *bool     `yaml:"change_log"`
 	PartitionBy        []string  `yaml:"partition_by"`
 	DeletionVectors    *bool     `yaml:"deletion_vectors"`
 	ColumnNames        *string   `yaml:"column_names"`

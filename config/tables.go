@@ -27,6 +27,9 @@ func (o TableOverride) apply(d TableSettings) TableSettings {
 	if o.TombstoneRetention != nil {
 		s.TombstoneRetention = *o.TombstoneRetention
 	}
+	if o.ChangeLog != nil {
+		s.ChangeLog = *o.ChangeLog
+	}
 	if o.ChangeDataFeed != nil {
 		s.ChangeDataFeed = *o.ChangeDataFeed
 	}

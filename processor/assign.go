@@ -141,6 +141,9 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		parts: make(map[merge.TopicPartition]*partition)}
 	var err error
 	t.sinkOpts, t.policy, err = p.tableSettings(src)
+	if p.opts.PerTable != nil {
+		t.logPath = p.opts.PerTable(src).ChangeLog
+	}
 	if err != nil {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}
 		p.m.tableFailed.WithLabelValues(t.path).Set(1)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
@@ -53,6 +55,10 @@ func testControlTable(t *testing.T, transactions bool, seed uint64) {
 	opts := pl.options("ctl")
 	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond}
 	opts.ShutdownTimeout = time.Nanosecond
+	sinkOpts := opts.Sink
+	opts.PerTable = func(src TableSource) TableSettings {
+		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
+	}
 	ctlStore := memstore.New(memstore.Options{})
 	copts := ControllerOptions{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore, Control: ctlStore,
 		Groups: map[string][]string{"sales": {"sales.dbo.customers", "sales.dbo.orders"}}, Decoder: opts.Decoder,
@@ -121,6 +127,44 @@ func testControlTable(t *testing.T, transactions bool, seed uint64) {
 		recs[tb.Topic()] = pl.consumeAll(tb.Topic(), opts.Decoder)
 	}
 	checkControlHistory(t, pl, ctlStore, recs)
+	for _, tb := range pl.tables {
+		checkChangeLog(t, pl, tb, recs[tb.Topic()])
+	}
+}
+
+// checkChangeLog: the table's change log holds every record consumed, but
+// tombstones, exactly once, and its txn is the table's.
+func checkChangeLog(t *testing.T, pl *pipeline, tb *dbzgen.Table, recs []cdcmodel.Record) {
+	store, err := pl.options("x").OpenStore(t.Context(), tablePath(tb)+"_changes")
+	require.NoError(t, err)
+	lt, err := deltalog.Open(t.Context(), store)
+	require.NoError(t, err)
+	snap, err := lt.Snapshot(t.Context())
+	require.NoError(t, err)
+	meta, schema := snap.Metadata(), snap.Schema()
+	col := func(name string) int {
+		return slices.IndexFunc(schema.Fields, func(f deltalog.StructField) bool { return f.Name == name })
+	}
+	got := map[string]int{}
+	for _, f := range snap.Files() {
+		rows, err := datafile.Read(t.Context(), store, &f, schema, datafile.ReadOptions{Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns})
+		require.NoError(t, err)
+		for _, r := range rows {
+			got[fmt.Sprintf("%v/%v/%v %v %v", r[col(merge.LogKafkaTopic)], r[col(merge.LogKafkaPart)], r[col(merge.LogKafkaOffset)], r[col(merge.LogOp)], r[col(merge.LogPosition)])]++
+		}
+	}
+	want := map[string]int{}
+	for _, r := range recs {
+		if r.Change.Op != codecs.OpTombstone {
+			want[fmt.Sprintf("%s/%d/%d %c %s", r.Topic, r.Partition, r.Offset, r.Change.Op, r.Change.Pos.Hex())]++
+		}
+	}
+	require.Equal(t, want, got, "the change log of %s", tb.Topic())
+	main := pl.txns(tb)
+	for tp, v := range main {
+		lv, ok := snap.TxnVersion(tp.AppID())
+		require.True(t, ok && lv == v, "%s: change log txn %d, table txn %d", tp, lv, v)
+	}
 }
 
 // lastEndedTx is the commit of the latest END on the transaction topic.
@@ -328,4 +372,45 @@ func TestControllerNamesAMissingTransactionTopic(t *testing.T) {
 	err = c.Round(t.Context())
 	require.ErrorIs(t, err, ErrOptions)
 	require.ErrorContains(t, err, "provide.transaction.metadata=true")
+}
+
+// TestChangeLogCatchesUp: a change log that lags its table (it was off for a
+// while) is caught up from its own txn on the next start, the table ignoring
+// what it already holds; the log then holds every record once.
+func TestChangeLogCatchesUp(t *testing.T) {
+	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 4, Keys: 40, Snapshot: true, MaxTxEvents: 3}, nil, "clog", dbzgen.Orders())
+	tb := pl.tables[0]
+	withLog := pl.options("clog")
+	sinkOpts := withLog.Sink
+	withLog.PerTable = func(src TableSource) TableSettings {
+		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
+	}
+	without := pl.options("clog")
+	logCaughtUp := func() bool {
+		store, err := withLog.OpenStore(t.Context(), tablePath(tb)+"_changes")
+		require.NoError(t, err)
+		lt, err := deltalog.Open(t.Context(), store)
+		require.NoError(t, err)
+		snap, err := lt.Snapshot(t.Context())
+		if err != nil {
+			return false
+		}
+		for tp, v := range pl.txns(tb) {
+			if lv, ok := snap.TxnVersion(tp.AppID()); !ok || lv != v {
+				return false
+			}
+		}
+		return pl.caughtUp()
+	}
+	for i, opts := range []Options{withLog, without, withLog} {
+		pl.produce(120)
+		r := pl.start(opts)
+		if i == 1 {
+			pl.waitCaughtUp()
+		} else {
+			require.Eventually(t, logCaughtUp, 20*time.Second, 20*time.Millisecond, "round %d", i)
+		}
+		r.close(t)
+	}
+	checkChangeLog(t, pl, tb, pl.consumeAll(tb.Topic(), withLog.Decoder))
 }

@@ -137,6 +137,9 @@ type TableSettings struct {
 	// BadInput is the table's bad-input policy; empty means
 	// Options.TablePolicies or Options.BadInput.
 	BadInput Policy
+	// ChangeLog is the path of the table's change log (ADR 0031), which
+	// gets every batch before the table does; empty keeps none.
+	ChangeLog string
 }
 
 // Option sets an injected collaborator.

@@ -36,6 +36,7 @@ type table struct {
 	src      TableSource
 	sinkOpts merge.Options
 	policy   Policy
+	logPath  string // the change log's path; "" for none
 	// wake nudges the worker (capacity 1).
 	wake chan struct{}
 	// done closes when the worker returns.
@@ -43,6 +44,7 @@ type table struct {
 
 	// Guarded by Processor.mu:
 	sink     *merge.Sink // nil while opening
+	log      *merge.ChangeLog
 	opened   bool
 	failed   *TableError // set: stopped
 	retry    retryState

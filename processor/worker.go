@@ -130,6 +130,7 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 	}
 	start := time.Now()
 	var sink *merge.Sink
+	var changes *merge.ChangeLog
 	err := p.withRetry(ctx, t, "opening", func(ctx context.Context) error {
 		store, err := p.opts.OpenStore(ctx, t.path)
 		if err != nil {
@@ -140,7 +141,14 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		if so.Logger == nil {
 			so.Logger = p.log
 		}
-		sink, err = merge.Open(ctx, so)
+		if sink, err = merge.Open(ctx, so); err != nil || t.logPath == "" {
+			return err
+		}
+		if store, err = p.opts.OpenStore(ctx, t.logPath); err != nil {
+			return fmt.Errorf("opening store of change log %s: %w", t.logPath, err)
+		}
+		changes, err = merge.OpenChangeLog(ctx, merge.ChangeLogOptions{Store: store, TableName: t.logPath,
+			ColumnNames: so.ColumnNames, Logger: so.Logger})
 		return err
 	})
 	if err != nil {
@@ -150,7 +158,7 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		return false
 	}
 	p.mu.Lock()
-	t.sink, t.opened = sink, true
+	t.sink, t.log, t.opened = sink, changes, true
 	p.mu.Unlock()
 	p.m.setTableState(t.path, TableRunning)
 	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "version", sink.Version(),
@@ -180,9 +188,12 @@ func (t *table) takeStarts() []*partition {
 // committed since this one last looked) and hands the offsets to the loop.
 // A table that dead-letters checks its dead-letter topics first.
 func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*partition) {
-	var pos map[merge.TopicPartition]int64
+	var pos, logged map[merge.TopicPartition]int64
 	err := p.withRetry(ctx, t, "reading start offsets", func(ctx context.Context) (err error) {
-		pos, err = t.sink.Positions(ctx)
+		if pos, err = t.sink.Positions(ctx); err != nil || t.log == nil {
+			return err
+		}
+		logged, err = t.log.Positions(ctx)
 		return err
 	})
 	if err == nil && t.policy == PolicyDeadLetter {
@@ -211,7 +222,15 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 			continue // revoked meanwhile
 		}
 		txn, hasTxn := pos[pt.tp]
-		next, why := startOffset(txn, hasTxn, pt.committed)
+		from := txn
+		if v, ok := logged[pt.tp]; ok && hasTxn && v < txn {
+			// The change log gets each batch first, so it lags the table
+			// only where the table moved alone (cdc2delta skip, or the log
+			// turned off for a while): the partition resumes from the log,
+			// and the table ignores what it already holds.
+			from = v
+		}
+		next, why := startOffset(from, hasTxn, pt.committed)
 		pt.start, pt.version = next, version
 		if hasTxn {
 			pt.txn = txn
@@ -328,6 +347,15 @@ func (p *Processor) apply(ctx context.Context, t *table, w *work, why string) (s
 	b := w.batch()
 	if len(b.LastOffsets) == 0 {
 		return "", nil
+	}
+	if t.log != nil {
+		// Before the table: the log then always holds what the table does.
+		if err := p.withRetry(ctx, t, "logging changes", func(ctx context.Context) error {
+			_, err := t.log.Append(ctx, b)
+			return err
+		}); err != nil {
+			return "logging changes", err
+		}
 	}
 	var res merge.Result
 	if err := p.withRetry(ctx, t, "applying", func(ctx context.Context) (err error) {

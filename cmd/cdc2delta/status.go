@@ -143,6 +143,7 @@ func printCut(w io.Writer, c config.Config, st *control.State, name string) erro
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+		fmt.Fprintf(w, "the exact cut of every table is in its change log (tables.defaults.change_log): the rows of <table path>_changes with _cdc_position <= '%s'\n", g.CompleteThrough.Hex())
 	}
 	if len(snippets) > 0 {
 		fmt.Fprintf(w, "\nto read them:\n%s\n", strings.Join(snippets, "\n"))

@@ -58,7 +58,11 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	tables := c.Tables
 	perTable := func(src processor.TableSource) processor.TableSettings {
 		s := tables.Settings(config.Source{Topic: src.Topic, Database: src.Database, Schema: src.Schema, Table: src.Table})
-		return processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
+		ts := processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
+		if s.ChangeLog {
+			ts.ChangeLog = changeLogPath(src.Path)
+		}
+		return ts
 	}
 	return processor.Options{
 		Brokers: k.Brokers, Group: k.GroupID, GroupProtocol: k.GroupProtocol, ClientID: k.ClientID, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
@@ -324,3 +328,6 @@ func newController(ctx context.Context, c config.Config, opts processor.Options,
 	}
 	return ctl, nil
 }
+
+// changeLogPath is where a table's change log lives: beside it (ADR 0031).
+func changeLogPath(table string) string { return strings.TrimRight(table, "/") + "_changes" }

@@ -1,0 +1,352 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+)
+
+// The change log's metadata columns (ADR 0031), after the source columns.
+const (
+	LogOp           = "_cdc_op"
+	LogPosition     = "_cdc_position"
+	LogCommitLSN    = "_cdc_commit_lsn"
+	LogChangeLSN    = "_cdc_change_lsn"
+	LogSerial       = "_cdc_event_serial_no"
+	LogCommitTime   = "_cdc_commit_time"
+	LogCommitDate   = "_cdc_commit_date"
+	LogTxID         = "_cdc_tx_id"
+	LogTxOrder      = "_cdc_tx_order"
+	LogUnavailable  = "_cdc_unavailable"
+	LogKafkaTopic   = "_kafka_topic"
+	LogKafkaPart    = "_kafka_partition"
+	LogKafkaOffset  = "_kafka_offset"
+	logMetaColCount = 13
+)
+
+func logMetaFields() []deltalog.StructField {
+	return []deltalog.StructField{
+		metaField(LogOp, deltalog.TypeString, false, "cdc2delta: Debezium op of the change (c, u, d, r, t)"),
+		metaField(LogPosition, deltalog.TypeString, false, "cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) as hex that orders as text; rows at or below a control table complete_through are a consistent cut"),
+		metaField(LogCommitLSN, deltalog.TypeString, true, "source.commit_lsn: the transaction's commit LSN"),
+		metaField(LogChangeLSN, deltalog.TypeString, true, "source.change_lsn (NULL for snapshot rows)"),
+		metaField(LogSerial, deltalog.TypeLong, true, "source.event_serial_no (NULL for snapshot rows)"),
+		metaField(LogCommitTime, deltalog.TypeTimestampNTZ, true, "UTC source commit time (source.ts_ms)"),
+		metaField(LogCommitDate, deltalog.TypeDate, true, "UTC date of the source commit: the partition, for time-range reads"),
+		metaField(LogTxID, deltalog.TypeString, true, "the transaction block's id (with provide.transaction.metadata=true)"),
+		metaField(LogTxOrder, deltalog.TypeLong, true, "the transaction block's data_collection_order"),
+		metaField(LogUnavailable, deltalog.TypeString, true, "comma-separated source columns the event did not carry (unchanged LOBs); they are NULL in this row"),
+		metaField(LogKafkaTopic, deltalog.TypeString, false, "Kafka topic of the record"),
+		metaField(LogKafkaPart, deltalog.TypeInteger, false, "Kafka partition of the record"),
+		metaField(LogKafkaOffset, deltalog.TypeLong, false, "Kafka offset of the record"),
+	}
+}
+
+// ChangeLogOptions configure a ChangeLog.
+type ChangeLogOptions struct {
+	// Store is the change log table's root. Required.
+	Store deltalog.Store
+	// TableName names it in metaData.name and errors.
+	TableName string
+	// ColumnNames is how source names that Delta refuses without column
+	// mapping are kept (default ColumnNamesMapped).
+	ColumnNames ColumnNames
+	Logger      *slog.Logger
+	// Now stamps files; default time.Now.
+	Now func() time.Time
+}
+
+// ChangeLog is an append-only Delta table of every change event a table
+// applied: the bronze layer (ADR 0031). Each Append commits the batch's
+// events with one txn per partition, as the MERGE does, so a replayed event
+// is never written twice. It is safe for use by one goroutine at a time.
+type ChangeLog struct {
+	opts  ChangeLogOptions
+	table *deltalog.Table
+	mu    sync.Mutex
+	snap  *deltalog.Snapshot
+}
+
+// OpenChangeLog opens (or, on first append, creates) the change log.
+func OpenChangeLog(ctx context.Context, o ChangeLogOptions) (*ChangeLog, error) {
+	if o.Store == nil {
+		return nil, errors.New("merge: change log without a store")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ColumnNames == "" {
+		o.ColumnNames = ColumnNamesMapped
+	}
+	t, err := deltalog.Open(ctx, o.Store, deltalog.WithLogger(o.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("opening change log %s: %w", o.TableName, err)
+	}
+	l := &ChangeLog{opts: o, table: t}
+	if l.snap, err = t.Snapshot(ctx); err != nil && !errors.Is(err, deltalog.ErrNotExist) {
+		return nil, fmt.Errorf("opening change log %s: %w", o.TableName, err)
+	}
+	return l, nil
+}
+
+// Positions returns the change log's txn version per partition.
+func (l *ChangeLog) Positions(ctx context.Context) (map[TopicPartition]int64, error) {
+	snap, err := l.table.Snapshot(ctx)
+	if errors.Is(err, deltalog.ErrNotExist) {
+		return map[TopicPartition]int64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading positions of change log %s: %w", l.opts.TableName, err)
+	}
+	return txnPositions(snap), nil
+}
+
+// Append writes the batch's events above the log's txn versions, and moves
+// the txn of every partition the batch covers. It returns the version
+// committed, or -1 when there was nothing to commit.
+func (l *ChangeLog) Append(ctx context.Context, b Batch) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		v, err := l.append(ctx, b)
+		var ce *deltalog.ConflictError
+		if err == nil || !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= 5 {
+			return v, err
+		}
+		if l.snap, err = l.table.Snapshot(ctx); err != nil {
+			return -1, fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
+		}
+	}
+}
+
+func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
+	applied := map[TopicPartition]int64{}
+	if l.snap != nil {
+		applied = txnPositions(l.snap)
+	}
+	var recs []Record
+	last := map[TopicPartition]int64{}
+	for tp, off := range b.LastOffsets {
+		if v, ok := applied[tp]; !ok || off > v {
+			last[tp] = off
+		}
+	}
+	for _, r := range b.Records {
+		if v, ok := applied[r.TopicPartition]; ok && r.Offset <= v {
+			continue
+		}
+		if cur, ok := last[r.TopicPartition]; !ok || r.Offset > cur {
+			last[r.TopicPartition] = r.Offset
+		}
+		if r.Change.Op != codecs.OpTombstone {
+			recs = append(recs, r)
+		}
+	}
+	if len(last) == 0 {
+		return -1, nil
+	}
+	var pre []deltalog.Action
+	schema := (*deltalog.StructType)(nil)
+	var meta deltalog.Metadata
+	if l.snap != nil {
+		schema, meta = l.snap.Schema(), l.snap.Metadata()
+	}
+	next, changed, err := l.evolve(schema, recs)
+	if err != nil {
+		return -1, err
+	}
+	if next == nil {
+		// No schema to create the log from yet: nothing is written, and the
+		// offsets stay unapplied (they are read again after a restart).
+		return -1, nil
+	}
+	if changed {
+		ss, err := next.SchemaString()
+		if err != nil {
+			return -1, err
+		}
+		if l.snap == nil {
+			created := l.opts.Now().UnixMilli()
+			meta = deltalog.Metadata{ID: uuid.NewString(), CreatedTime: &created, Name: l.opts.TableName,
+				Description: "Every change event cdc2delta applied to " + l.opts.TableName + ", append-only, in Kafka order per partition (ADR 0031)",
+				Format:      deltalog.Format{Provider: "parquet", Options: map[string]string{}},
+				PartitionColumns: []string{LogCommitDate}, Configuration: map[string]string{}}
+		}
+		meta.SchemaString = ss
+		if slices.ContainsFunc(next.Fields, func(f deltalog.StructField) bool { return deltalog.NeedsColumnMapping(f.Name) }) &&
+			meta.Configuration[deltalog.PropColumnMappingMode] == "" {
+			if l.snap != nil {
+				// Turning column mapping on would rename the physical columns
+				// of the files already written.
+				return -1, &SchemaError{Table: l.opts.TableName, Reason: "a new column needs column mapping, which the change log was created without",
+					Remedy: "set column_names: portable, or move the change log aside (a new path) to start a new one"}
+			}
+			meta.Configuration[deltalog.PropColumnMappingMode] = "name"
+		}
+		if meta.Configuration[deltalog.PropColumnMappingMode] == "name" {
+			var maxID int64
+			if s, ok := meta.Configuration[deltalog.PropColumnMappingMaxID]; ok {
+				maxID, _ = strconv.ParseInt(s, 10, 64)
+			}
+			next, maxID = deltalog.AssignColumnMapping(next, maxID)
+			meta.Configuration[deltalog.PropColumnMappingMaxID] = strconv.FormatInt(maxID, 10)
+			if meta.SchemaString, err = next.SchemaString(); err != nil {
+				return -1, err
+			}
+		}
+		proto := deltalog.MinimalFeaturesProtocol(next, meta.Configuration)
+		if l.snap != nil {
+			proto = deltalog.UpgradeProtocol(l.snap.Protocol(), proto)
+		}
+		m := meta
+		pre = append(pre, deltalog.Action{Protocol: &proto}, deltalog.Action{Metadata: &m})
+	}
+	rows := make([][]any, 0, len(recs))
+	for i := range recs {
+		rows = append(rows, logRow(next, &recs[i]))
+	}
+	var adds []deltalog.Action
+	if len(rows) > 0 {
+		w, err := datafile.NewWriter(datafile.Options{Schema: next, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration, Now: l.opts.Now})
+		if err != nil {
+			return -1, err
+		}
+		written, err := w.Write(ctx, l.opts.Store, rows)
+		if err != nil {
+			return -1, fmt.Errorf("writing change log %s: %w", l.opts.TableName, err)
+		}
+		for i := range written {
+			adds = append(adds, deltalog.Action{Add: &written[i]})
+		}
+	}
+	txns := make([]deltalog.Action, 0, len(last))
+	for tp, off := range last {
+		txns = append(txns, deltalog.Action{Txn: &deltalog.Txn{AppID: tp.AppID(), Version: off}})
+	}
+	slices.SortFunc(txns, func(a, b deltalog.Action) int { return strings.Compare(a.Txn.AppID, b.Txn.AppID) })
+	op := deltalog.Operation{Name: deltalog.OpWrite, Parameters: map[string]string{"mode": "Append"},
+		Metrics: map[string]string{"numFiles": strconv.Itoa(len(adds)), "numOutputRows": strconv.Itoa(len(rows))}}
+	res, err := l.table.Commit(ctx, l.snap, slices.Concat(pre, adds, txns), op, deltalog.ReadAppIDs(appIDs(last)...))
+	if err != nil {
+		return -1, fmt.Errorf("committing change log %s: %w", l.opts.TableName, err)
+	}
+	if l.snap == nil {
+		l.snap, err = l.table.Snapshot(ctx)
+	} else {
+		l.snap, err = l.table.Update(ctx, l.snap)
+	}
+	if err != nil {
+		return res.Version, fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
+	}
+	return res.Version, nil
+}
+
+func appIDs(m map[TopicPartition]int64) []string {
+	out := make([]string, 0, len(m))
+	for tp := range m {
+		out = append(out, tp.AppID())
+	}
+	return out
+}
+
+// evolve returns the log's schema for the records: the current one, with
+// the source columns it lacks appended (nullable), or a new one from the
+// first record with a row layout. changed says whether it differs. A column
+// whose type changed cannot be logged in place.
+func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.StructType, bool, error) {
+	changed := false
+	for i := range recs {
+		c := &recs[i].Change
+		if c.Layout == nil {
+			continue
+		}
+		if cur == nil {
+			names := tableNames(c.Layout.Columns, l.opts.ColumnNames == ColumnNamesPortable)
+			cur = &deltalog.StructType{}
+			for j, col := range c.Layout.Columns {
+				cur.Fields = append(cur.Fields, sourceField(col, names[j], true))
+			}
+			cur.Fields = append(cur.Fields, logMetaFields()...)
+			changed = true
+			continue
+		}
+		for _, col := range c.Layout.Columns {
+			j := slices.IndexFunc(cur.Fields, func(f deltalog.StructField) bool { return sourceName(f) == col.Name })
+			if j >= 0 {
+				if got, want := cur.Fields[j].Type, deltaType(col.Type); got.String() != want.String() {
+					return nil, false, &SchemaError{Table: l.opts.TableName, Reason: fmt.Sprintf("column %s changed type from %s to %s", col.Name, got, want),
+						Remedy: "the change log keeps one type per column: move it aside (a new path) to start a new one", Record: &recs[i]}
+				}
+				continue
+			}
+			names := tableNames([]codecs.Column{col}, l.opts.ColumnNames == ColumnNamesPortable)
+			next := &deltalog.StructType{Fields: slices.Clone(cur.Fields)}
+			// Source columns stay before the metadata columns.
+			at := len(next.Fields) - logMetaColCount
+			next.Fields = slices.Insert(next.Fields, at, sourceField(col, names[0], true))
+			cur, changed = next, true
+		}
+	}
+	return cur, changed, nil
+}
+
+// logRow is one record as a change log row, aligned with schema.
+func logRow(schema *deltalog.StructType, r *Record) []any {
+	c := &r.Change
+	row := make([]any, len(schema.Fields))
+	var unavailable []string
+	if c.Layout != nil {
+		for i, f := range schema.Fields[:len(schema.Fields)-logMetaColCount] {
+			j := c.Layout.Index(sourceName(f))
+			if j < 0 || c.Row == nil {
+				continue
+			}
+			if c.IsUnavailable(j) {
+				unavailable = append(unavailable, c.Layout.Columns[j].Name)
+				continue
+			}
+			row[i] = c.Row[j]
+		}
+	}
+	m := row[len(schema.Fields)-logMetaColCount:]
+	m[0], m[1] = string(c.Op), c.Pos.Hex()
+	if !c.Pos.Commit.IsZero() {
+		m[2] = c.Pos.Commit.String()
+	}
+	if !c.Pos.Change.IsZero() {
+		m[3] = c.Pos.Change.String()
+	}
+	if c.Pos.Serial > 0 {
+		m[4] = c.Pos.Serial
+	}
+	if c.CommitMillis > 0 {
+		m[5] = c.CommitMillis * 1000
+		m[6] = int32(c.CommitMillis / 86_400_000)
+	}
+	if c.TxID != "" {
+		m[7] = c.TxID
+	}
+	if c.TxOrder > 0 {
+		m[8] = c.TxOrder
+	}
+	if len(unavailable) > 0 {
+		m[9] = strings.Join(unavailable, ",")
+	}
+	m[10], m[11], m[12] = r.Topic, r.Partition, r.Offset
+	return row
+}
