@@ -183,8 +183,8 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 		if l.snap == nil {
 			created := l.opts.Now().UnixMilli()
 			meta = deltalog.Metadata{ID: uuid.NewString(), CreatedTime: &created, Name: l.opts.TableName,
-				Description: "Every change event cdc2delta applied to " + l.opts.TableName + ", append-only, in Kafka order per partition (ADR 0031)",
-				Format:      deltalog.Format{Provider: "parquet", Options: map[string]string{}},
+				Description:      "Every change event cdc2delta applied to " + l.opts.TableName + ", append-only, in Kafka order per partition (ADR 0031)",
+				Format:           deltalog.Format{Provider: "parquet", Options: map[string]string{}},
 				PartitionColumns: []string{LogCommitDate}, Configuration: map[string]string{}}
 		}
 		meta.SchemaString = ss
