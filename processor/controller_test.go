@@ -38,21 +38,23 @@ func TestControlTable(t *testing.T) {
 	for _, rule := range []string{"transactions", "watermark"} {
 		t.Run(rule, func(t *testing.T) {
 			for _, seed := range controlSeeds() {
-				t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { testControlTable(t, rule == "transactions", seed) })
+				t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { testControlTable(t, rule == "transactions", seed, nil, "ctl") })
 			}
 		})
 	}
 }
 
-func testControlTable(t *testing.T, transactions bool, seed uint64) {
+// testControlTable is TestControlTable's body on brokers (nil: kfake), with
+// topics named from prefix.
+func testControlTable(t *testing.T, transactions bool, seed uint64, brokers []string, prefix string) {
 	rng := rand.New(rand.NewPCG(seed, 0xc0))
 	pl := newPipelineOf(t, dbzgen.WorkloadOptions{
 		Seed: seed, Keys: 30, Snapshot: true, MaxTxEvents: 6, TransactionTopic: true, LateEnd: 0.3, Redeliver: 0.05,
-	}, nil, "ctl", dbzgen.Customers(), dbzgen.Orders())
+	}, brokers, prefix, dbzgen.Customers(), dbzgen.Orders())
 	txTopic := pl.gen.TransactionTopic()
 	_, err := pl.adm.CreateTopics(t.Context(), 1, 1, nil, txTopic)
 	require.NoError(t, err)
-	opts := pl.options("ctl")
+	opts := pl.options(prefix)
 	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond}
 	opts.ShutdownTimeout = time.Nanosecond
 	sinkOpts := opts.Sink
