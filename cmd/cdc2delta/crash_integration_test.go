@@ -160,6 +160,7 @@ func TestCrashRecovery(t *testing.T) {
 			require.Equal(t, ends[tp]-1, *v, "delta-rs txn %s", app)
 		}
 	}
+	checkCrashControl(t, brokers, root, src, tables)
 	t.Logf("kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
 		"kills between a Delta and its group commit %d, events %d, runtime %v",
 		kills, committing, midCommit, orphans, beforeGroupCommit, src.produced, time.Since(began).Round(time.Second))
@@ -179,12 +180,16 @@ kafka:
   instance_id: %q
   topic_regex: '^%s\..*'
 schema_registry: {url: %q}
-tables: {path: %q}
+tables: {path: %q, defaults: {change_log: true}}
 batch: {max_records: 200, max_age: 100ms, min_records: 1}
+control:
+  path: %q
+  interval: 200ms
+  groups: [{name: all, tables: [sales.dbo.customers, sales.dbo.orders, sales.dbo.inventory]}]
 metrics: {listen: ""}
 log: {level: info}
 `, broker, group, prefix+"-instance", regexp.QuoteMeta(prefix), regURL,
-		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}"), 0o600))
+		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", filepath.ToSlash(root)+"/control"), 0o600))
 	return path
 }
 
