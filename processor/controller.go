@@ -328,7 +328,12 @@ func (c *Controller) discover(ctx context.Context, st *control.State) error {
 			ct.high = cut.Completeness{Through: row.LastApplied, CommitMillis: row.LastAppliedCommit.UnixMilli()}
 			c.tracker.Resume(id, ct.last, ct.high)
 			ct.read, ct.resumed = row.DeltaVersion, row.DeltaVersion
-			if row.ScanFrom >= 0 {
+			switch {
+			case row.CompleteThrough == (codecs.Position{}):
+				// Nothing claimed yet: the snapshot's rows and end markers,
+				// which hold the table back, are read again too.
+				ct.read = -1
+			case row.ScanFrom >= 0:
 				ct.read = min(ct.read, row.ScanFrom-1)
 			}
 		}

@@ -47,6 +47,13 @@ func TestControlTable(t *testing.T) {
 // testControlTable is TestControlTable's body on brokers (nil: kfake), with
 // topics named from prefix.
 func testControlTable(t *testing.T, transactions bool, seed uint64, brokers []string, prefix string) {
+	testControlTableThen(t, transactions, seed, brokers, prefix, nil)
+}
+
+// testControlTableThen runs then, when set, on the final control state and
+// the records of each table's topic.
+func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers []string, prefix string,
+	then func(pl *pipeline, st *control.State, recs map[string][]cdcmodel.Record)) {
 	rng := rand.New(rand.NewPCG(seed, 0xc0))
 	pl := newPipelineOf(t, dbzgen.WorkloadOptions{
 		Seed: seed, Keys: 30, Snapshot: true, MaxTxEvents: 6, TransactionTopic: true, LateEnd: 0.3, Redeliver: 0.05,
@@ -131,6 +138,9 @@ func testControlTable(t *testing.T, transactions bool, seed uint64, brokers []st
 	checkControlHistory(t, pl, ctlStore, recs)
 	for _, tb := range pl.tables {
 		checkChangeLog(t, pl, tb, recs[tb.Topic()])
+	}
+	if then != nil {
+		then(pl, st, recs)
 	}
 }
 
