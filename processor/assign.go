@@ -140,10 +140,7 @@ func (p *Processor) tableLocked(src TableSource) *table {
 	t := &table{path: src.Path, src: src, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		parts: make(map[merge.TopicPartition]*partition)}
 	var err error
-	t.sinkOpts, t.policy, err = p.tableSettings(src)
-	if p.opts.PerTable != nil {
-		t.logPath = p.opts.PerTable(src).ChangeLog
-	}
+	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
 	if err != nil {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}
 		p.m.tableFailed.WithLabelValues(t.path).Set(1)

@@ -391,7 +391,7 @@ func TestTableSettings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Processor{opts: tc.opts}
-			so, pol, err := p.tableSettings(src)
+			so, pol, _, err := p.tableSettings(src)
 			if tc.wantErr != "" {
 				require.ErrorIs(t, err, ErrOptions)
 				require.ErrorContains(t, err, tc.wantErr)

@@ -6,15 +6,15 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
-// tableSettings returns the merge options and bad-input policy of the table
+// tableSettings returns the merge options, bad-input policy and change log path of the table
 // src routes to: PerTable's, else the Sink template; the policy is
 // PerTable's, else TablePolicies', else BadInput. A setting New could not
 // check is refused here with ErrOptions.
-func (p *Processor) tableSettings(src TableSource) (merge.Options, Policy, error) {
-	so, pol := p.opts.Sink, Policy("")
+func (p *Processor) tableSettings(src TableSource) (merge.Options, Policy, string, error) {
+	so, pol, logPath := p.opts.Sink, Policy(""), ""
 	if p.opts.PerTable != nil {
 		ts := p.opts.PerTable(src)
-		so, pol = ts.Sink, ts.BadInput
+		so, pol, logPath = ts.Sink, ts.BadInput, ts.ChangeLog
 	}
 	if pol == "" {
 		pol = p.opts.BadInput
@@ -24,13 +24,13 @@ func (p *Processor) tableSettings(src TableSource) (merge.Options, Policy, error
 	}
 	switch {
 	case pol != PolicyFail && pol != PolicyDeadLetter:
-		return so, pol, fmt.Errorf("%w: table %s: unknown bad-input policy %q", ErrOptions, src.Path, pol)
+		return so, pol, logPath, fmt.Errorf("%w: table %s: unknown bad-input policy %q", ErrOptions, src.Path, pol)
 	case pol == PolicyDeadLetter && p.opts.DeadLetterTopic == "":
-		return so, pol, fmt.Errorf("%w: table %s: dead letter topic must be set for its dead-letter policy", ErrOptions, src.Path)
+		return so, pol, logPath, fmt.Errorf("%w: table %s: dead letter topic must be set for its dead-letter policy", ErrOptions, src.Path)
 	case so.DeleteMode != "" && so.DeleteMode != merge.DeleteHard && so.DeleteMode != merge.DeleteSoft:
-		return so, pol, fmt.Errorf("%w: table %s: unknown delete mode %q", ErrOptions, src.Path, so.DeleteMode)
+		return so, pol, logPath, fmt.Errorf("%w: table %s: unknown delete mode %q", ErrOptions, src.Path, so.DeleteMode)
 	case so.Mode != "" && so.Mode != merge.ModeAuto && so.Mode != merge.ModeDV && so.Mode != merge.ModeCoW:
-		return so, pol, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.Mode)
+		return so, pol, logPath, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.Mode)
 	}
-	return so, pol, nil
+	return so, pol, logPath, nil
 }
