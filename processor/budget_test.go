@@ -133,7 +133,7 @@ func (pl *pipeline) commitStats(at map[merge.TopicPartition]map[int64]time.Time)
 // arrives in max_delay, once per max_delay, no record waiting for its commit
 // much longer than max_delay; the tables end equal to the model either way.
 func TestCommitBudgetTrickle(t *testing.T) {
-	const events, every = 24, 100 * time.Millisecond
+	const events, every = 40, 100 * time.Millisecond
 	run := func(t *testing.T, minRecords int, maxDelay time.Duration) (int, time.Duration) {
 		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 30})
 		opts := pl.options("budget")
@@ -159,10 +159,12 @@ func TestCommitBudgetTrickle(t *testing.T) {
 		const maxDelay = 800 * time.Millisecond
 		commits, worst := run(t, 1000, maxDelay)
 		t.Logf("min_records 1000, max_delay %s: %d commits for %d events, worst wait %s", maxDelay, commits, events, worst)
-		// 2.4s of trickle over two tables: about 3 commits each, plus
+		// 4s of trickle over two tables: about 5 commits each, plus
 		// table creation; far fewer than one per event.
-		require.LessOrEqual(t, commits, 12)
-		require.Less(t, worst, maxDelay+time.Second, "the freshness bound holds (min_records alone would hold them to the end)")
+		require.LessOrEqual(t, commits, 16)
+		// Slack for a loaded machine, still well below the 4s that
+		// min_records alone would hold the first events.
+		require.Less(t, worst, maxDelay+1500*time.Millisecond, "the freshness bound holds (min_records alone would hold them to the end)")
 	})
 }
 

@@ -62,7 +62,7 @@ func checkCutByDeltaRS(t *testing.T) func(pl *pipeline, st *control.State, recs 
 		}
 		var exact []check
 		var reqs []fulltier.Request
-		logReq := map[string]int{}
+		logReq, wholeReq := map[string]int{}, map[string][]int{}
 		for _, tb := range pl.tables {
 			d := tb.Def()
 			vs := st.Versions[d.Database+"."+d.Schema+"."+d.Name]
@@ -79,8 +79,29 @@ func checkCutByDeltaRS(t *testing.T) func(pl *pipeline, st *control.State, recs 
 			logReq[tb.Topic()] = len(reqs)
 			reqs = append(reqs, fulltier.Request{Engine: fulltier.DeltaRS, Path: pl.root + "/" + tablePath(tb) + "_changes",
 				ReadOptions: fulltier.ReadOptions{Filter: fmt.Sprintf("%s <= '%s'", merge.LogPosition, cut.Hex())}})
+			for _, e := range []fulltier.Engine{fulltier.DuckDB, fulltier.Spark} {
+				wholeReq[tb.Topic()] = append(wholeReq[tb.Topic()], len(reqs))
+				reqs = append(reqs, fulltier.Request{Engine: e, Path: pl.root + "/" + tablePath(tb) + "_changes", ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
+			}
 		}
 		res := fulltier.Read(t, reqs...)
+		// DuckDB and Spark read every change log whole: every event once.
+		for topic, is := range wholeReq {
+			var top codecs.LSN
+			for i := range top {
+				top[i] = 0xff
+			}
+			_, want := through(topic, codecs.Position{Commit: top, Change: top, Serial: 1 << 62})
+			for _, i := range is {
+				require.Empty(t, res[i].Err, "%s reading the change log of %s", res[i].Engine, topic)
+				got := map[string]bool{}
+				for _, row := range res[i].Rows {
+					got[fmt.Sprintf("%v/%v", row[merge.LogKafkaPart], row[merge.LogKafkaOffset])] = true
+				}
+				require.Len(t, res[i].Rows, len(want), "%s: %s reads each event of the change log once", topic, res[i].Engine)
+				require.Equal(t, want, got, "%s: %s reads the change log's events", topic, res[i].Engine)
+			}
+		}
 		for topic, i := range logReq {
 			require.Empty(t, res[i].Err)
 			_, want := through(topic, cut)
