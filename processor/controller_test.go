@@ -76,18 +76,28 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		copts.TransactionTopic = txTopic
 	}
 	var reg *prometheus.Registry
+	// Two controllers at once, as two processes would run them, share the
+	// control table.
 	startController := func() (stop func()) {
-		reg = prometheus.NewRegistry()
-		copts.Registerer = reg
-		c, err := NewController(copts)
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx) }()
+		var stops []func()
+		for range 2 {
+			reg = prometheus.NewRegistry()
+			copts.Registerer = reg
+			c, err := NewController(copts)
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			stops = append(stops, func() {
+				cancel()
+				require.NoError(t, <-done)
+				c.Close()
+			})
+		}
 		return func() {
-			cancel()
-			require.NoError(t, <-done)
-			c.Close()
+			for _, s := range stops {
+				s()
+			}
 		}
 	}
 	for round := range 4 {
