@@ -326,14 +326,8 @@ func newManySource(ctx context.Context, cfg ManyConfig) (_ *manySource, err erro
 			s.close()
 		}
 	}()
-	if s.reg, err = registry.New(); err != nil {
-		return nil, fmt.Errorf("creating schema registry: %w", err)
-	}
-	if err := s.reg.Start(ctx, "127.0.0.1:0"); err != nil {
-		return nil, fmt.Errorf("starting schema registry: %w", err)
-	}
-	rc, err := sr.NewClient(sr.URLs(s.reg.URL()))
-	if err != nil {
+	var rc *sr.Client
+	if s.reg, rc, err = startRegistry(ctx); err != nil {
 		return nil, err
 	}
 	opts := dbzgen.DefaultOptions()

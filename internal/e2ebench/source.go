@@ -44,15 +44,9 @@ func newSource(ctx context.Context, cfg Config) (_ *source, err error) {
 			s.close()
 		}
 	}()
-	if s.reg, err = registry.New(); err != nil {
-		return nil, fmt.Errorf("creating schema registry: %w", err)
-	}
-	if err := s.reg.Start(ctx, "127.0.0.1:0"); err != nil {
-		return nil, fmt.Errorf("starting schema registry: %w", err)
-	}
-	src, err := sr.NewClient(sr.URLs(s.reg.URL()))
-	if err != nil {
-		return nil, fmt.Errorf("creating registry client: %w", err)
+	var src *sr.Client
+	if s.reg, src, err = startRegistry(ctx); err != nil {
+		return nil, err
 	}
 	opts := dbzgen.DefaultOptions()
 	opts.Prefix = cfg.Prefix
@@ -271,4 +265,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// startRegistry starts an in-process schema registry on loopback and a
+// client of it.
+func startRegistry(ctx context.Context) (*registry.Registry, *sr.Client, error) {
+	reg, err := registry.New()
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating schema registry: %w", err)
+	}
+	if err := reg.Start(ctx, "127.0.0.1:0"); err != nil {
+		return reg, nil, fmt.Errorf("starting schema registry: %w", err)
+	}
+	cl, err := sr.NewClient(sr.URLs(reg.URL()))
+	if err != nil {
+		return reg, nil, fmt.Errorf("creating registry client: %w", err)
+	}
+	return reg, cl, nil
 }
