@@ -9,6 +9,7 @@ type Config struct {
 	Tables         Tables         `yaml:"tables"`
 	Batch          Batch          `yaml:"batch"`
 	Memory         Memory         `yaml:"memory"`
+	Maintenance    Maintenance    `yaml:"maintenance"`
 	Storage        Storage        `yaml:"storage"`
 	Decoding       Decoding       `yaml:"decoding"`
 	Retry          Retry          `yaml:"retry"`
@@ -188,6 +189,34 @@ type Batch struct {
 type Memory struct {
 	// MaxBufferedBytes bounds record bytes pending over all tables; fetching pauses above it.
 	MaxBufferedBytes ByteSize `yaml:"max_buffered_bytes"`
+	// OpenConcurrency bounds the tables opened (snapshot read, key index
+	// built) at once, at a restart or a rebalance.
+	OpenConcurrency int `yaml:"open_concurrency"`
+}
+
+// Maintenance is the tables' automatic upkeep beside ingest (ADR 0032):
+// compaction, checkpoints with log cleanup, and VACUUM.
+type Maintenance struct {
+	Enabled bool `yaml:"enabled"`
+	// CompactAt is the debt (objects a full scan reads beyond what
+	// compaction would leave) at which a table is compacted.
+	CompactAt int `yaml:"compact_at"`
+	// PurgeRatio is the share of a large file's rows its deletion vector
+	// must hide for compaction to rewrite it.
+	PurgeRatio float64 `yaml:"purge_ratio"`
+	// MaxCompactBytes bounds what one compaction rewrites.
+	MaxCompactBytes ByteSize `yaml:"max_compact_bytes"`
+	// A table is checkpointed CheckpointCommits versions and
+	// CheckpointInterval after its last checkpoint, or after
+	// CheckpointMaxCommits versions whatever the time.
+	CheckpointCommits    int      `yaml:"checkpoint_commits"`
+	CheckpointInterval   Duration `yaml:"checkpoint_interval"`
+	CheckpointMaxCommits int      `yaml:"checkpoint_max_commits"`
+	// VacuumInterval is how often VACUUM runs, with each table's own
+	// retention; 0: never.
+	VacuumInterval Duration `yaml:"vacuum_interval"`
+	// Concurrency bounds the tables maintained at once.
+	Concurrency int `yaml:"concurrency"`
 }
 
 // Storage configures object storage for s3:// table paths.
@@ -268,7 +297,9 @@ func Default() Config {
 		},
 		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
 			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50},
-		Memory:   Memory{MaxBufferedBytes: 256 << 20},
+		Memory:   Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8},
+		Maintenance: Maintenance{Enabled: true, CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30,
+			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(2 * time.Minute)},
 		Control:  Control{Interval: Duration(5 * time.Second)},

@@ -324,6 +324,41 @@ func (c *Config) validateLimits(p *problems) {
 		p.add("memory.max_buffered_bytes", "%s is above %s: buffered records are held in the process's memory, "+
 			"beside every table's key index", m, MaxBufferedBytes)
 	}
+	if n := c.Memory.OpenConcurrency; n < 1 || n > 256 {
+		p.add("memory.open_concurrency", "must be 1 to 256, got %d: each table opening at once holds its "+
+			"snapshot and the buffers of the files it indexes", n)
+	}
+	maintenanceProblems(c.Maintenance, p)
+}
+
+// maintenanceProblems checks the maintenance block (ADR 0032).
+func maintenanceProblems(m Maintenance, p *problems) {
+	if n := m.CompactAt; n < 1 || n > 10_000 {
+		p.add("maintenance.compact_at", "must be 1 to 10000 objects of debt, got %d", n)
+	}
+	if r := m.PurgeRatio; !(r > 0 && r <= 1) {
+		p.add("maintenance.purge_ratio", "must be above 0 and at most 1 (the share of a file's rows deleted), got %v", r)
+	}
+	if b := m.MaxCompactBytes; b < 1<<20 || b > 64<<30 {
+		p.add("maintenance.max_compact_bytes", "must be 1MiB to 64GiB, got %s", b)
+	}
+	if n := m.CheckpointCommits; n < 1 || n > 1000 {
+		p.add("maintenance.checkpoint_commits", "must be 1 to 1000, got %d", n)
+	}
+	if n := m.CheckpointMaxCommits; n < m.CheckpointCommits || n > 10_000 {
+		p.add("maintenance.checkpoint_max_commits", "must be checkpoint_commits (%d) to 10000, got %d: "+
+			"it bounds the log a reader replays after the last checkpoint", m.CheckpointCommits, n)
+	}
+	if d := m.CheckpointInterval; d <= 0 || d > Duration(24*time.Hour) {
+		p.add("maintenance.checkpoint_interval", "must be above 0 and at most 24h, got %s", d)
+	}
+	if d := m.VacuumInterval; d != 0 && (d < Duration(time.Hour) || d > Duration(30*24*time.Hour)) {
+		p.add("maintenance.vacuum_interval", "must be 0 (never) or 1h to 720h, got %s: VACUUM lists every "+
+			"object under the table", d)
+	}
+	if n := m.Concurrency; n < 1 || n > 64 {
+		p.add("maintenance.concurrency", "must be 1 to 64 tables at once, got %d", n)
+	}
 }
 
 // hostPortProblem says what is wrong with a host:port address ("" when nothing is);

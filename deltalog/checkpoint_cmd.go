@@ -19,3 +19,30 @@ func (t *Table) Checkpoint(ctx context.Context, snap *Snapshot) (LastCheckpoint,
 	}
 	return lc, nil
 }
+
+// LastCheckpointVersion returns the version _last_checkpoint points at, -1 when the table
+// has none (or the file cannot be used, as a snapshot load would then list the log).
+func (t *Table) LastCheckpointVersion(ctx context.Context) (int64, error) {
+	lc, err := readLastCheckpoint(ctx, t.store)
+	var ce *CorruptFileError
+	switch {
+	case errors.As(err, &ce):
+		return -1, nil
+	case err != nil:
+		return -1, err
+	case lc == nil:
+		return -1, nil
+	}
+	return lc.Version, nil
+}
+
+// CleanupLogs deletes the log files that delta.logRetentionDuration has expired, as Commit
+// does after each checkpoint it writes; a caller writing checkpoints with [Table.Checkpoint]
+// (and DisableCheckpoints on its writers) calls it after them. It returns how many files
+// it deleted.
+func (t *Table) CleanupLogs(ctx context.Context, snap *Snapshot) (int, error) {
+	if snap == nil {
+		return 0, errors.New("deltalog: log cleanup needs a snapshot")
+	}
+	return t.cleanupExpiredLogs(ctx, snap.metadata.Configuration, snap.protocol)
+}

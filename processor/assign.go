@@ -2,11 +2,13 @@ package processor
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -141,6 +143,10 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		parts: make(map[merge.TopicPartition]*partition)}
 	var err error
 	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
+	if p.maint != nil {
+		// The maintainer checkpoints on its own cadence (ADR 0032).
+		t.sinkOpts.TableOptions = append(slices.Clip(t.sinkOpts.TableOptions), deltalog.DisableCheckpoints())
+	}
 	if err != nil {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}
 		p.m.tableFailed.WithLabelValues(t.path).Set(1)

@@ -42,6 +42,10 @@ type metrics struct {
 	liveDVs           *prometheus.GaugeVec   // table
 	deletedRows       *prometheus.GaugeVec   // table
 	smallFileDebt     *prometheus.GaugeVec   // table
+	// Maintenance (ADR 0032):
+	maintenance        *prometheus.CounterVec   // table, kind, result
+	maintenanceSeconds *prometheus.HistogramVec // kind
+	maintenanceFailing *prometheus.GaugeVec     // table
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -88,6 +92,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		liveDVs:           gauge("table_live_deletion_vectors", "Live data files with a deletion vector after the table's last commit.", "table"),
 		deletedRows:       gauge("table_deleted_rows", "Rows hidden by the live deletion vectors: every full scan reads and drops them.", "table"),
 		smallFileDebt:     gauge("table_small_file_debt", "Live files below half the target file size beyond what OPTIMIZE would leave of them.", "table"),
+		maintenance: counter("maintenance_total", "Automatic upkeep runs, by kind (compact, checkpoint, vacuum) and result: ok, conflict (a compaction that gave way to a commit touching its files) or failed.",
+			"table", "kind", "result"),
+		maintenanceSeconds: hist("maintenance_seconds", "Time of one upkeep run that did work, by kind.", prometheus.ExponentialBuckets(0.005, 2, 16), "kind"),
+		maintenanceFailing: gauge("table_maintenance_failures", "Consecutive failed upkeep runs of the table (0: the last one succeeded).", "table"),
 	}
 	if reg == nil {
 		return m, nil
@@ -98,6 +106,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.retries, m.retrySeconds, m.tableFailed, m.tableState, m.deadLetterDropped, m.kafkaUp, m.pausedPartitions,
 		m.deltaOffset, m.groupOffset, m.highWatermark, m.groupCommits, m.bufferedBytes,
 		m.commits, m.filesWritten, m.bytesWritten, m.liveFiles, m.liveDVs, m.deletedRows, m.smallFileDebt,
+		m.maintenance, m.maintenanceSeconds, m.maintenanceFailing,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

@@ -34,6 +34,7 @@ func TestProcessorOracle(t *testing.T) {
 			seeds = append(seeds, uint64(time.Now().UnixNano())+i)
 		}
 	}
+	compactions := 0
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0x0ac1e))
@@ -53,8 +54,14 @@ func TestProcessorOracle(t *testing.T) {
 			if seed%2 == 0 {
 				opts.Batch.CommitsPerSecond = float64(5 + brng.IntN(100))
 			}
-			t.Logf("caps: %d records, %d bytes; budget: min %d records, max delay %s, %.0f commits/s",
-				opts.Batch.Records, opts.Batch.Bytes, opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond)
+			// Maintenance (ADR 0032) compacts and checkpoints beside the
+			// commits, as eagerly as it can, racing them.
+			mrng := rand.New(rand.NewPCG(seed, 0x3a1e7))
+			opts.Maintenance = Maintenance{CompactAt: 1 + mrng.IntN(6), Every: time.Millisecond,
+				CheckpointCommits: 1 + mrng.IntN(5), CheckpointInterval: time.Millisecond, PurgeRatio: 0.01}
+			t.Logf("caps: %d records, %d bytes; budget: min %d records, max delay %s, %.0f commits/s; compact at %d",
+				opts.Batch.Records, opts.Batch.Bytes, opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond,
+				opts.Maintenance.CompactAt)
 			for round := range 4 {
 				pl.produce(150 + rng.IntN(300))
 				r := pl.start(opts)
@@ -67,9 +74,10 @@ func TestProcessorOracle(t *testing.T) {
 			}
 			require.Positive(t, pl.w.Counts().Unavailable, "the workload sends placeholders")
 			tb := pl.tables[0]
-			compareVersions(t, pl.store(tb), pl.consumeAll(tb.Topic(), opts.Decoder))
+			compactions += compareVersions(t, pl.store(tb), pl.consumeAll(tb.Topic(), opts.Decoder))
 		})
 	}
+	require.Positive(t, compactions, "maintenance compacted the tables while they were written")
 }
 
 // oracleSeeds is CDC2DELTA_PROCESSOR_ORACLE_SEEDS: that many fresh seeds
@@ -113,8 +121,10 @@ func (pl *pipeline) consumeAll(topic string, dec *codecs.Decoder) []cdcmodel.Rec
 
 // compareVersions checks every version of the table in store against the
 // model fed recs: version v must hold what the model holds once it has
-// applied the records up to v's txn offsets.
-func compareVersions(t *testing.T, store deltalog.Store, recs []cdcmodel.Record) {
+// applied the records up to v's txn offsets. A version that advances no txn
+// must be maintenance's, holding the same rows as the version before and no
+// change data; it returns how many OPTIMIZE versions there were.
+func compareVersions(t *testing.T, store deltalog.Store, recs []cdcmodel.Record) int {
 	model := cdcmodel.New(cdcmodel.Options{})
 	for _, r := range recs {
 		model.Feed(r)
@@ -123,6 +133,7 @@ func compareVersions(t *testing.T, store deltalog.Store, recs []cdcmodel.Record)
 	require.NoError(t, err)
 	last, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
+	optimized := 0
 	for v := int64(0); v <= last.Version(); v++ {
 		got, err := cdcmodel.ReadVersion(t.Context(), store, v, []string{"ticket_id"})
 		require.NoError(t, err, "version %d", v)
@@ -133,10 +144,21 @@ func compareVersions(t *testing.T, store deltalog.Store, recs []cdcmodel.Record)
 			upTo[cdcmodel.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = off
 		}
 		want, ok := model.Commit(upTo)
-		require.True(t, ok, "version %d advances no txn", v)
 		cols := model.Columns()
+		if !ok {
+			ci, err := tbl.CommitInfo(t.Context(), v)
+			require.NoError(t, err)
+			require.Contains(t, []string{deltalog.OpOptimize, deltalog.OpVacuumStart, deltalog.OpVacuumEnd}, ci.Operation, "version %d advances no txn", v)
+			require.Equal(t, cdcmodel.RenderRows(model.Rows(), cols), cdcmodel.RenderRows(got.Rows, cols), "version %d (%s): rows", v, ci.Operation)
+			require.Empty(t, got.Changes, "version %d (%s): change data", v, ci.Operation)
+			if ci.Operation == deltalog.OpOptimize {
+				optimized++
+			}
+			continue
+		}
 		require.Equal(t, cdcmodel.RenderRows(model.Rows(), cols), cdcmodel.RenderRows(got.Rows, cols), "version %d: rows", v)
 		require.Equal(t, cdcmodel.RenderChanges(want.Changes, cols), cdcmodel.RenderChanges(got.Changes, cols), "version %d: change data feed", v)
 	}
-	t.Logf("%d versions equal the model", last.Version()+1)
+	t.Logf("%d versions equal the model, %d of them compactions", last.Version()+1, optimized)
+	return optimized
 }

@@ -127,6 +127,12 @@ type Options struct {
 	// ShutdownTimeout bounds the final commits when Run's context ends
 	// (default 10s).
 	ShutdownTimeout time.Duration
+	// OpenConcurrency bounds the tables being opened (their snapshot read
+	// and key index built) at once, and so the memory and cores a restart
+	// takes (default 8).
+	OpenConcurrency int
+	// Maintenance configures the tables' automatic upkeep (ADR 0032).
+	Maintenance Maintenance
 }
 
 // TableSettings are one table's own settings, returned by Options.PerTable.
@@ -170,6 +176,9 @@ type Processor struct {
 	dlq       *deadLetters
 	kafka     *kafkaHealth
 	commit    *committer
+	maint     *maintainer // nil: maintenance disabled
+	// openSlots bounds the tables opening at once.
+	openSlots chan struct{}
 	// idleClose is how long a table without partitions stays open.
 	idleClose time.Duration
 
@@ -251,6 +260,8 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	}
 	p.dlq = newDeadLetters(p)
 	p.commit = newCommitter(p)
+	p.maint = newMaintainer(p)
+	p.openSlots = make(chan struct{}, opts.OpenConcurrency)
 	close(p.built)
 	return p, nil
 }
@@ -349,6 +360,10 @@ func (o Options) withDefaults() Options {
 	if o.UnknownSchemaRetries <= 0 {
 		o.UnknownSchemaRetries = 3
 	}
+	if o.OpenConcurrency <= 0 {
+		o.OpenConcurrency = 8
+	}
+	o.Maintenance = o.Maintenance.withDefaults()
 	return o
 }
 
@@ -393,6 +408,7 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	bg.Go(func() { p.kafka.run(bgCtx) })
 	bg.Go(func() { p.commit.run(bgCtx) })
+	bg.Go(func() { p.maint.run(p.tablesCtx) }) // ends when shutdown begins
 	defer func() {
 		stopBg()
 		bg.Wait()

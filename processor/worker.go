@@ -132,6 +132,12 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 	var sink *merge.Sink
 	var changes *merge.ChangeLog
 	err := p.withRetry(ctx, t, "opening", func(ctx context.Context) error {
+		select {
+		case p.openSlots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-p.openSlots }()
 		store, err := p.opts.OpenStore(ctx, t.path)
 		if err != nil {
 			return fmt.Errorf("opening store of table %s: %w", t.path, err)
@@ -377,6 +383,7 @@ func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result, 
 	}
 	if res.Committed {
 		p.observeCost(t, res)
+		p.maint.committed(t)
 	}
 	p.log.Debug("batch applied", "table", t.path, "records", len(b.Records), "version", res.Version,
 		"committed", res.Committed, "duration", res.Duration)
@@ -431,8 +438,12 @@ func (p *Processor) observeCost(t *table, res merge.Result) {
 	}
 	p.mu.Unlock()
 	if warn {
-		p.log.Warn("table's small-file and deletion-vector debt is high: readers open and filter ever more objects; "+
-			"run `cdc2delta optimize` on it (or OPTIMIZE with Spark or delta-rs)", "table", t.path, "version", res.Version,
+		do := "run `cdc2delta optimize` on it (or OPTIMIZE with Spark or delta-rs), or turn maintenance on"
+		if p.maint != nil {
+			do = "maintenance is not keeping up: see cdc2delta_maintenance_total and the maintenance log lines"
+		}
+		p.log.Warn("table's small-file and deletion-vector debt is high: readers open and filter ever more objects; "+do,
+			"table", t.path, "version", res.Version,
 			"live_files", st.Files, "small_file_debt", st.SmallFileDebt, "deletion_vectors", st.DeletionVectors,
 			"deleted_rows", st.DeletedRows, "threshold", limit)
 	}

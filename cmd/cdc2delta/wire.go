@@ -78,6 +78,8 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 			CommitsPerSecond: float64(c.Batch.MaxCommitsPerSecond),
 		},
 		MaxBufferedBytes:       int64(c.Memory.MaxBufferedBytes),
+		OpenConcurrency:        c.Memory.OpenConcurrency,
+		Maintenance:            maintenance(c.Maintenance),
 		RetryBudget:            time.Duration(c.Retry.Budget),
 		BadInput:               processor.Policy(tables.Defaults.BadInput),
 		DeadLetterTopic:        k.DLQTopic,
@@ -331,3 +333,12 @@ func newController(ctx context.Context, c config.Config, opts processor.Options,
 
 // changeLogPath is where a table's change log lives: beside it (ADR 0031).
 func changeLogPath(table string) string { return strings.TrimRight(table, "/") + "_changes" }
+
+// maintenance maps the maintenance block onto the processor's options.
+func maintenance(m config.Maintenance) processor.Maintenance {
+	return processor.Maintenance{
+		Disabled: !m.Enabled, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio, MaxCompactBytes: int64(m.MaxCompactBytes),
+		CheckpointCommits: m.CheckpointCommits, CheckpointInterval: time.Duration(m.CheckpointInterval),
+		CheckpointMaxCommits: m.CheckpointMaxCommits, VacuumInterval: time.Duration(m.VacuumInterval), Concurrency: m.Concurrency,
+	}
+}

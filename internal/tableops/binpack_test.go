@@ -41,7 +41,7 @@ func TestBins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, paths(bins(tt.files, 100)))
+			require.Equal(t, tt.want, paths(bins(tt.files, 100, func(a *deltalog.Add) bool { return a.DeletionVector != nil })))
 		})
 	}
 }

@@ -22,6 +22,31 @@ type OptimizeOptions struct {
 	// regard to case), nulls first; the commit records them as Spark's zOrderBy. Empty:
 	// rows keep the order of the files they come from.
 	OrderBy []string
+	// PurgeRatio is the fraction of its rows a deletion vector must hide for a file of
+	// the target size or more to be rewritten, and for a small file to be rewritten
+	// alone (0: any deletion vector is purged, as Spark's OPTIMIZE does). Automatic
+	// maintenance sets it, so that a large file a stream keeps touching is not
+	// rewritten for every few deleted rows.
+	PurgeRatio float64
+	// MaxInputBytes bounds the bytes one run rewrites (0: no bound): bins are taken
+	// smallest first until it is reached, so an automatic run stays short and bounded.
+	MaxInputBytes int64
+}
+
+// purge reports whether f's deletion vector is worth a rewrite on its own.
+func (o OptimizeOptions) purge(f *deltalog.Add) bool {
+	dv := f.DeletionVector
+	if dv == nil {
+		return false
+	}
+	if o.PurgeRatio <= 0 {
+		return true
+	}
+	st, ok, err := deltalog.ParseStats(f.Stats)
+	if err != nil || !ok || st.NumRecords <= 0 {
+		return true // unknown size: purge, as OPTIMIZE would
+	}
+	return float64(dv.Cardinality) >= o.PurgeRatio*float64(st.NumRecords)
 }
 
 // OptimizeMetrics are an OPTIMIZE's results, Spark's operationMetrics. A zero
@@ -64,14 +89,6 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	if err != nil {
 		return OptimizeMetrics{}, err
 	}
-	byPartition := map[string][]deltalog.Add{}
-	for _, f := range snap.Files() {
-		if f.Size >= opts.TargetSize && f.DeletionVector == nil {
-			continue
-		}
-		pv, _ := json.Marshal(f.PartitionValues) // a map of strings: cannot fail
-		byPartition[string(pv)] = append(byPartition[string(pv)], f)
-	}
 	w, err := datafile.NewWriter(datafile.Options{
 		Schema: schema, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration,
 		TargetFileSize: opts.TargetSize, NoDataChange: true,
@@ -83,38 +100,36 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	var actions []deltalog.Action
 	var removed []string
 	var added []int64
-	for _, pk := range slices.Sorted(maps.Keys(byPartition)) {
-		for _, bin := range bins(byPartition[pk], opts.TargetSize) {
-			var rows [][]any
-			for _, f := range bin {
-				r, err := datafile.Read(ctx, t.Store(), &f, schema, datafile.ReadOptions{
-					Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns,
-				})
-				if err != nil {
-					return OptimizeMetrics{}, fmt.Errorf("reading %s: %w", f.Path, err)
-				}
-				rows = append(rows, r...)
+	for _, bin := range opts.plan(snap) {
+		var rows [][]any
+		for _, f := range bin {
+			r, err := datafile.Read(ctx, t.Store(), &f, schema, datafile.ReadOptions{
+				Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns,
+			})
+			if err != nil {
+				return OptimizeMetrics{}, fmt.Errorf("reading %s: %w", f.Path, err)
 			}
-			sortRows(rows, order)
-			var adds []deltalog.Add
-			if len(rows) > 0 {
-				if adds, err = w.Write(ctx, t.Store(), rows); err != nil {
-					return OptimizeMetrics{}, err
-				}
+			rows = append(rows, r...)
+		}
+		sortRows(rows, order)
+		var adds []deltalog.Add
+		if len(rows) > 0 {
+			if adds, err = w.Write(ctx, t.Store(), rows); err != nil {
+				return OptimizeMetrics{}, err
 			}
-			for _, f := range bin {
-				actions = append(actions, deltalog.Action{Remove: f.Remove(false)})
-				removed = append(removed, f.Path)
-				m.NumRemovedBytes += f.Size
-				if f.DeletionVector != nil {
-					m.NumDeletionVectorsRemoved++
-				}
+		}
+		for _, f := range bin {
+			actions = append(actions, deltalog.Action{Remove: f.Remove(false)})
+			removed = append(removed, f.Path)
+			m.NumRemovedBytes += f.Size
+			if f.DeletionVector != nil {
+				m.NumDeletionVectorsRemoved++
 			}
-			for _, a := range adds {
-				actions = append(actions, deltalog.Action{Add: &a})
-				added = append(added, a.Size)
-				m.NumAddedBytes += a.Size
-			}
+		}
+		for _, a := range adds {
+			actions = append(actions, deltalog.Action{Add: &a})
+			added = append(added, a.Size)
+			m.NumAddedBytes += a.Size
 		}
 	}
 	if len(removed) == 0 {
@@ -138,6 +153,52 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	}
 	m.Version = res.Version
 	return m, nil
+}
+
+// plan returns the bins a run compacts, by partition, smallest first, up to
+// MaxInputBytes.
+func (o OptimizeOptions) plan(snap *deltalog.Snapshot) [][]deltalog.Add {
+	byPartition := map[string][]deltalog.Add{}
+	for _, f := range snap.Files() {
+		if f.Size >= o.TargetSize && !o.purge(&f) {
+			continue
+		}
+		pv, _ := json.Marshal(f.PartitionValues) // a map of strings: cannot fail
+		byPartition[string(pv)] = append(byPartition[string(pv)], f)
+	}
+	var out [][]deltalog.Add
+	var input int64
+	for _, pk := range slices.Sorted(maps.Keys(byPartition)) {
+		for _, bin := range bins(byPartition[pk], o.TargetSize, o.purge) {
+			if o.MaxInputBytes > 0 && input >= o.MaxInputBytes {
+				return out
+			}
+			out = append(out, bin)
+			for _, f := range bin {
+				input += f.Size
+			}
+		}
+	}
+	return out
+}
+
+// Debt is what an Optimize with opts would save a full scan of snap: the objects
+// (data files and deletion vectors) it reads beyond what the run would leave. Each
+// bin becomes about one file.
+func Debt(snap *deltalog.Snapshot, opts OptimizeOptions) int {
+	if opts.TargetSize <= 0 {
+		return 0
+	}
+	n := 0
+	for _, bin := range opts.plan(snap) {
+		n += len(bin) - 1
+		for _, f := range bin {
+			if f.DeletionVector != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // columnIndexes resolves column names, without regard to case, to schema field indexes.

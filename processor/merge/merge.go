@@ -27,7 +27,7 @@ var ErrNoKey = errors.New("merge: change without a key")
 // re-application safe.
 func (s *Sink) apply(ctx context.Context, b Batch) (Result, error) {
 	for attempt := 0; ; attempt++ {
-		if s.stale {
+		if behind := s.behind.Swap(false); s.stale || behind {
 			if err := s.reload(ctx); err != nil {
 				return Result{Retries: attempt}, err
 			}

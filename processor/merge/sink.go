@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
@@ -169,6 +170,8 @@ type Sink struct {
 	mu    sync.Mutex
 	state *tableState // nil until the table exists and is loaded
 	stale bool        // state may not match the log: reload before the next batch
+	// behind is set when another writer of this process committed (Behind).
+	behind atomic.Bool
 }
 
 // ErrNoStore reports Options without a Store.
@@ -348,6 +351,22 @@ func partitionOf(pv map[string]*string) string {
 	}
 	return b.String()
 }
+
+// Snapshot returns the snapshot of the table the sink last saw, nil before
+// creation.
+func (s *Sink) Snapshot() *deltalog.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == nil {
+		return nil
+	}
+	return s.state.snap
+}
+
+// Behind tells the sink that another writer committed to the table, as
+// automatic maintenance does, so that its next Apply catches up before it
+// plans instead of losing the commit race. It never blocks.
+func (s *Sink) Behind() { s.behind.Store(true) }
 
 // Version returns the table version the sink last saw, -1 before creation.
 func (s *Sink) Version() int64 {

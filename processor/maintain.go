@@ -1,0 +1,364 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
+	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// Maintenance configures the upkeep the processor runs on its tables beside
+// ingest (ADR 0032): compaction, checkpoints and log cleanup, and VACUUM.
+// It runs on its own goroutines and never holds up a table's commits:
+// both write through Delta's optimistic concurrency.
+type Maintenance struct {
+	// Disabled turns it off: the tables then checkpoint every 10 commits as
+	// they commit, and compaction and VACUUM are the operator's.
+	Disabled bool
+	// CompactAt is the debt at which a table is compacted: the objects a
+	// full scan reads beyond what the compaction would leave (small files
+	// and deletion vectors worth purging). Default 10.
+	CompactAt int
+	// PurgeRatio is the share of a large file's rows its deletion vector
+	// must hide for the file to be rewritten (default 0.1).
+	PurgeRatio float64
+	// MaxCompactBytes bounds the bytes one compaction rewrites (default
+	// 1 GiB); the rest waits for the next one.
+	MaxCompactBytes int64
+	// A table is checkpointed once CheckpointCommits versions (default 10)
+	// followed its last checkpoint and that checkpoint is CheckpointInterval
+	// old (default 1m), or once CheckpointMaxCommits versions (default 100)
+	// did: a busy table checkpoints about once per interval, not every 10
+	// commits, and a reader's log tail stays bounded.
+	CheckpointCommits    int
+	CheckpointInterval   time.Duration
+	CheckpointMaxCommits int
+	// VacuumInterval is how often a table is vacuumed with its own
+	// retention (delta.deletedFileRetentionDuration, 7 days by default);
+	// 0 (the default) never.
+	VacuumInterval time.Duration
+	// Every is how often a committing table is looked at (default 10s).
+	Every time.Duration
+	// Concurrency bounds the tables maintained at once (default 1), so
+	// upkeep takes at most that many cores and buffers.
+	Concurrency int
+}
+
+func (m Maintenance) withDefaults() Maintenance {
+	if m.CompactAt <= 0 {
+		m.CompactAt = 10
+	}
+	if m.PurgeRatio <= 0 {
+		m.PurgeRatio = 0.1
+	}
+	if m.MaxCompactBytes <= 0 {
+		m.MaxCompactBytes = 1 << 30
+	}
+	if m.CheckpointCommits <= 0 {
+		m.CheckpointCommits = 10
+	}
+	if m.CheckpointInterval <= 0 {
+		m.CheckpointInterval = time.Minute
+	}
+	if m.CheckpointMaxCommits < m.CheckpointCommits {
+		m.CheckpointMaxCommits = max(100, m.CheckpointCommits)
+	}
+	if m.Every <= 0 {
+		m.Every = 10 * time.Second
+	}
+	if m.Concurrency <= 0 {
+		m.Concurrency = 1
+	}
+	return m
+}
+
+// Kinds of upkeep, as the cdc2delta_maintenance_total kind label names them.
+const (
+	upkeepCompact    = "compact"
+	upkeepCheckpoint = "checkpoint"
+	upkeepVacuum     = "vacuum"
+)
+
+// maintainer runs the tables' upkeep: tables that committed are queued, at
+// most once each and every Maintenance.Every, and Concurrency goroutines
+// work through the queue.
+type maintainer struct {
+	p    *Processor
+	o    Maintenance
+	wake chan struct{} // capacity 1
+
+	mu     sync.Mutex
+	queue  []*upkeep
+	tables map[string]*upkeep
+}
+
+// upkeep is what the maintainer knows of one table path; guarded by
+// maintainer.mu except where noted.
+type upkeep struct {
+	path   string
+	t      *table // the table's current pipeline
+	queued bool
+	seenAt time.Time // when it was last queued
+	// Only the goroutine running the table's job touches these:
+	ckptVersion int64 // the last checkpoint's version; -2: not read yet
+	ckptAt      time.Time
+	vacuumAt    time.Time
+	failures    int
+	retryAt     time.Time
+}
+
+func newMaintainer(p *Processor) *maintainer {
+	if p.opts.Maintenance.Disabled {
+		return nil
+	}
+	return &maintainer{p: p, o: p.opts.Maintenance, wake: make(chan struct{}, 1), tables: map[string]*upkeep{}}
+}
+
+// committed tells the maintainer that t committed; it queues the table when
+// it was not looked at for Every.
+func (m *maintainer) committed(t *table) {
+	if m == nil {
+		return
+	}
+	now := m.p.now()
+	m.mu.Lock()
+	u := m.tables[t.path]
+	if u == nil {
+		u = &upkeep{path: t.path, ckptVersion: -2}
+		m.tables[t.path] = u
+	}
+	u.t = t
+	queue := !u.queued && (u.seenAt.IsZero() || now.Sub(u.seenAt) >= m.o.Every)
+	if queue {
+		u.queued, u.seenAt = true, now
+		m.queue = append(m.queue, u)
+	}
+	m.mu.Unlock()
+	if queue {
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run works through the queue on Concurrency goroutines until ctx ends.
+func (m *maintainer) run(ctx context.Context) {
+	if m == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for range m.o.Concurrency {
+		wg.Go(func() {
+			for {
+				u := m.next()
+				if u == nil {
+					select {
+					case <-m.wake:
+						continue
+					case <-ctx.Done():
+						return
+					}
+				}
+				m.maintain(ctx, u)
+				m.mu.Lock()
+				u.queued = false
+				m.mu.Unlock()
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (m *maintainer) next() *upkeep {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.queue) == 0 {
+		return nil
+	}
+	u := m.queue[0]
+	m.queue = m.queue[1:]
+	if len(m.queue) > 0 {
+		select { // another goroutine may take the rest
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}
+	return u
+}
+
+// maintain runs what is due on one table: compaction, then a checkpoint of
+// the version it ends at, then VACUUM. A failure is logged and counted, and
+// the table's upkeep backs off (1 minute, doubling to an hour); ingest is
+// never affected.
+func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
+	now := m.p.now()
+	if now.Before(u.retryAt) {
+		return
+	}
+	m.p.mu.Lock()
+	t := u.t
+	sink := t.sink
+	stopped := t.failed != nil
+	m.p.mu.Unlock()
+	if sink == nil || stopped {
+		return
+	}
+	snap := sink.Snapshot()
+	if snap == nil {
+		return
+	}
+	kind, err := m.upkeep(ctx, u, t.sinkOpts.TargetFileSize, sink, snap)
+	switch {
+	case err == nil:
+		if u.failures > 0 {
+			m.p.log.Info("table maintenance recovered", "table", u.path, "after_failures", u.failures)
+		}
+		u.failures, u.retryAt = 0, time.Time{}
+		m.p.m.maintenanceFailing.WithLabelValues(u.path).Set(0)
+	case ctx.Err() != nil:
+	default:
+		u.failures++
+		wait := backoff.Policy{Min: time.Minute, Max: time.Hour}.Delay(u.failures - 1)
+		u.retryAt = now.Add(wait)
+		m.p.m.maintenance.WithLabelValues(u.path, kind, "failed").Inc()
+		m.p.m.maintenanceFailing.WithLabelValues(u.path).Set(float64(u.failures))
+		log := m.p.log.Warn
+		if u.failures >= 3 {
+			log = m.p.log.Error
+		}
+		log("table maintenance failed; ingest goes on, and it is tried again later", "table", u.path, "while", kind,
+			"failures", u.failures, "retry_in", wait.Round(time.Second), "err", err)
+	}
+}
+
+// upkeep does the work of maintain; it returns what it was doing when it
+// failed.
+func (m *maintainer) upkeep(ctx context.Context, u *upkeep, target int64, sink *merge.Sink, snap *deltalog.Snapshot) (string, error) {
+	store, err := m.p.opts.OpenStore(ctx, u.path)
+	if err != nil {
+		return upkeepCompact, fmt.Errorf("opening store of table %s: %w", u.path, err)
+	}
+	// Checkpoints are this goroutine's (below), not the compaction commit's.
+	tbl, err := deltalog.Open(ctx, store, deltalog.WithLogger(m.p.log), deltalog.DisableCheckpoints())
+	if err != nil {
+		return upkeepCompact, err
+	}
+	if snap, err = m.compact(ctx, u, target, sink, tbl, snap); err != nil {
+		return upkeepCompact, err
+	}
+	if err := m.checkpoint(ctx, u, tbl, snap); err != nil {
+		return upkeepCheckpoint, err
+	}
+	if err := m.vacuum(ctx, u, sink, tbl, snap); err != nil {
+		return upkeepVacuum, err
+	}
+	return "", nil
+}
+
+// compactRaces bounds how often a compaction is planned again after a
+// commit of the table touched its files; then it waits for the next look.
+const compactRaces = 3
+
+// compact compacts the table when its debt reached CompactAt. It returns
+// the snapshot to checkpoint: the compaction's version, or snap.
+func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink *merge.Sink, tbl *deltalog.Table, snap *deltalog.Snapshot) (*deltalog.Snapshot, error) {
+	if target <= 0 {
+		target = datafile.DefaultTargetFileSize
+	}
+	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes}
+	debt := tableops.Debt(snap, opts)
+	if debt < m.o.CompactAt {
+		return snap, nil
+	}
+	start := time.Now()
+	for race := 0; ; race++ {
+		res, err := tableops.Optimize(ctx, tbl, snap, opts)
+		if err == nil {
+			m.p.m.maintenanceSeconds.WithLabelValues(upkeepCompact).Observe(time.Since(start).Seconds())
+			if res.NumRemovedFiles == 0 {
+				return snap, nil // nothing left to compact
+			}
+			sink.Behind()
+			m.p.m.maintenance.WithLabelValues(u.path, upkeepCompact, "ok").Inc()
+			m.p.log.Info("table compacted", "table", u.path, "version", res.Version, "debt", debt,
+				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,
+				"deletion_vectors_purged", res.NumDeletionVectorsRemoved, "bytes_rewritten", res.NumRemovedBytes,
+				"races", race, "duration", time.Since(start).Round(time.Millisecond))
+			return tbl.SnapshotAt(ctx, res.Version)
+		}
+		var ce *deltalog.ConflictError
+		if !errors.As(err, &ce) || ctx.Err() != nil {
+			return snap, err
+		}
+		m.p.m.maintenance.WithLabelValues(u.path, upkeepCompact, "conflict").Inc()
+		if race+1 >= compactRaces {
+			m.p.log.Info("compaction gave way to the table's commits; it is tried again at the next look",
+				"table", u.path, "races", race+1, "err", err)
+			return snap, nil
+		}
+		if snap, err = tbl.Update(ctx, snap); err != nil {
+			return snap, err
+		}
+	}
+}
+
+// checkpoint writes a checkpoint of snap when one is due, then deletes the
+// log files the table's retention expired.
+func (m *maintainer) checkpoint(ctx context.Context, u *upkeep, tbl *deltalog.Table, snap *deltalog.Snapshot) error {
+	now := m.p.now()
+	if u.ckptVersion == -2 {
+		v, err := tbl.LastCheckpointVersion(ctx)
+		if err != nil {
+			return err
+		}
+		u.ckptVersion, u.ckptAt = v, now
+	}
+	tail := snap.Version() - u.ckptVersion
+	if tail < int64(m.o.CheckpointMaxCommits) && (tail < int64(m.o.CheckpointCommits) || now.Sub(u.ckptAt) < m.o.CheckpointInterval) {
+		return nil
+	}
+	start := time.Now()
+	if _, err := tbl.Checkpoint(ctx, snap); err != nil {
+		return err
+	}
+	u.ckptVersion, u.ckptAt = snap.Version(), now
+	m.p.m.maintenance.WithLabelValues(u.path, upkeepCheckpoint, "ok").Inc()
+	n, err := tbl.CleanupLogs(ctx, snap)
+	m.p.m.maintenanceSeconds.WithLabelValues(upkeepCheckpoint).Observe(time.Since(start).Seconds())
+	m.p.log.Debug("table checkpointed", "table", u.path, "version", snap.Version(), "tail", tail, "log_files_deleted", n)
+	if err != nil {
+		return fmt.Errorf("cleaning up the log after checkpoint %d: %w", snap.Version(), err)
+	}
+	return nil
+}
+
+// vacuum runs VACUUM with the table's own retention every VacuumInterval.
+func (m *maintainer) vacuum(ctx context.Context, u *upkeep, sink *merge.Sink, tbl *deltalog.Table, snap *deltalog.Snapshot) error {
+	now := m.p.now()
+	if m.o.VacuumInterval <= 0 || !u.vacuumAt.IsZero() && now.Sub(u.vacuumAt) < m.o.VacuumInterval {
+		return nil
+	}
+	start := time.Now()
+	res, err := tableops.Vacuum(ctx, tbl, snap, tableops.VacuumOptions{Now: now})
+	if err != nil {
+		return err
+	}
+	u.vacuumAt = now
+	sink.Behind()
+	m.p.m.maintenance.WithLabelValues(u.path, upkeepVacuum, "ok").Inc()
+	m.p.m.maintenanceSeconds.WithLabelValues(upkeepVacuum).Observe(time.Since(start).Seconds())
+	m.p.log.Info("table vacuumed", "table", u.path, "files_deleted", res.NumDeletedFiles,
+		"bytes", res.SizeOfDataToDelete, "retention", res.Retention, "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
