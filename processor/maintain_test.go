@@ -1,0 +1,169 @@
+package processor
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
+
+// TestMaintenanceBoundsTables runs tables through many small commits with
+// maintenance on: it compacts them whenever their debt reaches CompactAt,
+// so their debt ends below it although the commits alone left several
+// times as much, and it checkpoints on its own cadence (here only every
+// CheckpointMaxCommits versions) instead of every 10 commits. The tables
+// equal the model throughout (TestProcessorOracle checks every version).
+func TestMaintenanceBoundsTables(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 41, Keys: 60, Snapshot: true})
+	opts := pl.options("maintain")
+	opts.Batch.Records = 6 // many small commits
+	const compactAt, maxCommits = 4, 20
+	opts.Maintenance = Maintenance{CompactAt: compactAt, Every: time.Millisecond,
+		CheckpointCommits: 5, CheckpointInterval: time.Hour, CheckpointMaxCommits: maxCommits}
+	r := pl.start(opts)
+	for range 6 {
+		pl.produce(120)
+		pl.waitCaughtUp()
+	}
+	target := int64(datafile.DefaultTargetFileSize)
+	for _, tb := range pl.tables {
+		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
+		require.NoError(t, err)
+		var snap *deltalog.Snapshot
+		require.Eventually(t, func() bool {
+			snap, err = tbl.Snapshot(t.Context())
+			require.NoError(t, err)
+			return tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: target, PurgeRatio: 0.1}) < compactAt
+		}, 10*time.Second, 20*time.Millisecond, "%s: maintenance brings the debt below compact_at", tb.Def().Name)
+
+		batches, optimized := 0, 0
+		for v := int64(0); v <= snap.Version(); v++ {
+			ci, err := tbl.CommitInfo(t.Context(), v)
+			require.NoError(t, err)
+			switch ci.Operation {
+			case deltalog.OpOptimize:
+				optimized++
+			case deltalog.OpMerge, deltalog.OpWrite, deltalog.OpStreamingUpdate:
+				batches++
+			}
+		}
+		t.Logf("%s: %d versions: %d batches, %d compactions; %d live files", tb.Def().Name, snap.Version()+1, batches, optimized, snap.NumFiles())
+		require.Greater(t, batches, 4*compactAt, "the commits alone leave a debt far above compact_at")
+		require.Positive(t, optimized)
+		require.Equal(t, float64(optimized), maintenanceRuns(t, r.reg, tablePath(tb), "ok"))
+
+		ckpts := checkpointVersions(t, pl.store(tb))
+		require.NotEmpty(t, ckpts, "%s: maintenance checkpoints", tb.Def().Name)
+		prev := int64(-1)
+		for _, v := range ckpts {
+			require.GreaterOrEqual(t, v-prev, int64(maxCommits), "%s: checkpoints %v follow the cadence, not every 10 commits", tb.Def().Name, ckpts)
+			prev = v
+		}
+	}
+	r.close(t)
+	pl.requireModel()
+}
+
+// checkpointVersions lists the versions the table has checkpoints of.
+func checkpointVersions(t *testing.T, store deltalog.Store) []int64 {
+	t.Helper()
+	var out []int64
+	for o, err := range store.List(t.Context(), "_delta_log/", "") {
+		require.NoError(t, err)
+		name := strings.TrimPrefix(o.Path, "_delta_log/")
+		if base, ok := strings.CutSuffix(name, ".checkpoint.parquet"); ok {
+			v, err := strconv.ParseInt(base, 10, 64)
+			require.NoError(t, err)
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCompactionGivesWayToCommits plans a compaction on a snapshot that
+// the table's own commits have since overtaken, deleting rows in the very
+// files it compacts: its first commit must lose (a compaction that
+// dropped those deletes would resurrect rows), and it plans again from
+// the new snapshot and lands. The table then equals the model.
+func TestCompactionGivesWayToCommits(t *testing.T) {
+	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 43, Keys: 40, Snapshot: true, DeleteRatio: 0.2}, nil, "race", dbzgen.Orders())
+	tb := pl.tables[0]
+	opts := pl.options("race")
+	opts.Batch.Records = 5
+	opts.Maintenance.Disabled = true
+	run := func(n int) {
+		pl.produce(n)
+		r := pl.start(opts)
+		pl.waitCaughtUp()
+		r.close(t)
+	}
+	run(200)
+	sink, err := merge.Open(t.Context(), merge.Options{Store: pl.store(tb), TableName: tablePath(tb)})
+	require.NoError(t, err)
+	stale := sink.Snapshot()
+	run(100) // updates and deletes hit the files stale holds
+
+	p := &Processor{opts: opts, log: testLogger(), now: time.Now}
+	reg := prometheus.NewRegistry()
+	p.m, err = newMetrics(reg)
+	require.NoError(t, err)
+	m := &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults()}
+	u := &upkeep{path: tablePath(tb), ckptVersion: -2}
+	tbl, err := deltalog.Open(t.Context(), pl.store(tb), deltalog.DisableCheckpoints())
+	require.NoError(t, err)
+	before, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Greater(t, before.Version(), stale.Version())
+
+	snap, err := m.compact(t.Context(), u, 0, sink, tbl, stale)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "conflict"), "the stale plan lost")
+	require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "ok"), "the new plan landed")
+	require.Equal(t, before.Version()+1, snap.Version())
+	ci, err := tbl.CommitInfo(t.Context(), snap.Version())
+	require.NoError(t, err)
+	require.Equal(t, deltalog.OpOptimize, ci.Operation)
+	pl.requireModel()
+
+	// The sink, told it is behind, catches up before its next batch
+	// instead of losing the race.
+	require.True(t, sink.Snapshot().Version() < snap.Version())
+	res, err := sink.Apply(t.Context(), merge.Batch{})
+	require.NoError(t, err)
+	require.Zero(t, res.Retries)
+	require.Equal(t, snap.Version(), sink.Snapshot().Version())
+}
+
+// maintenanceRuns is cdc2delta_maintenance_total of a table's compactions
+// with result.
+func maintenanceRuns(t *testing.T, reg *prometheus.Registry, table, result string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "cdc2delta_maintenance_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["table"] == table && labels["kind"] == upkeepCompact && labels["result"] == result {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
