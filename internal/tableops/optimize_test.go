@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 )
 
@@ -92,5 +93,66 @@ func TestOptimizeRefuses(t *testing.T) {
 			require.ErrorContains(t, err, tc.wantErr)
 			require.EqualValues(t, 2, f.snapshot(t, -1).Version(), "nothing committed")
 		})
+	}
+}
+
+// TestDebt checks what automatic maintenance compacts: the fixture's A has a
+// deletion vector hiding 1 of its 3 rows, B is small beside it, and C is
+// alone in its partition.
+func TestDebt(t *testing.T) {
+	f := newFixture(t)
+	snap := f.snapshot(t, -1)
+	tests := []struct {
+		name string
+		opts tableops.OptimizeOptions
+		want int
+	}{
+		{"small files and the vector", tableops.OptimizeOptions{TargetSize: 1 << 20}, 2},
+		{"a purge ratio does not hold back small files", tableops.OptimizeOptions{TargetSize: 1 << 20, PurgeRatio: 0.9}, 2},
+		{"large files: any vector is purged by default", tableops.OptimizeOptions{TargetSize: 1}, 1},
+		{"large files: a third deleted reaches 0.3", tableops.OptimizeOptions{TargetSize: 1, PurgeRatio: 0.3}, 1},
+		{"large files: but not 0.5", tableops.OptimizeOptions{TargetSize: 1, PurgeRatio: 0.5}, 0},
+		{"no target, no debt", tableops.OptimizeOptions{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, tableops.Debt(snap, tt.opts))
+		})
+	}
+	m, err := tableops.Optimize(t.Context(), f.table, snap, tableops.OptimizeOptions{TargetSize: 1, PurgeRatio: 0.5})
+	require.NoError(t, err)
+	require.Zero(t, m, "a vector below the purge ratio leaves a large file alone")
+	m, err = tableops.Optimize(t.Context(), f.table, snap, tableops.OptimizeOptions{TargetSize: 1, PurgeRatio: 0.3})
+	require.NoError(t, err)
+	require.Equal(t, 1, m.NumRemovedFiles)
+	require.Equal(t, 1, m.NumDeletionVectorsRemoved)
+}
+
+// TestOptimizeMaxInputBytes stops taking bins once a run has rewritten
+// MaxInputBytes: with a second small file in us, both partitions have a
+// bin; a bound of one byte takes eu's only, no bound takes both.
+func TestOptimizeMaxInputBytes(t *testing.T) {
+	for _, tt := range []struct {
+		max     int64
+		removed int
+	}{{1, 2}, {0, 4}} {
+		f := newFixture(t)
+		snap := f.snapshot(t, -1)
+		w, err := datafile.NewWriter(datafile.Options{Schema: snap.Schema(), PartitionColumns: []string{"region"},
+			Properties: snap.Metadata().Configuration})
+		require.NoError(t, err)
+		adds, err := w.Write(t.Context(), f.store, [][]any{row(7, "us", 700)})
+		require.NoError(t, err)
+		_, err = f.table.Commit(t.Context(), snap, []deltalog.Action{{Add: &adds[0]}}, deltalog.Operation{Name: deltalog.OpWrite})
+		require.NoError(t, err)
+		us := f.files(t)["us"]
+		require.Len(t, us, 2)
+
+		m, err := tableops.Optimize(t.Context(), f.table, f.snapshot(t, -1), tableops.OptimizeOptions{TargetSize: 1 << 20, MaxInputBytes: tt.max})
+		require.NoError(t, err)
+		require.Equal(t, tt.removed, m.NumRemovedFiles, "max %d", tt.max)
+		if tt.max > 0 {
+			require.Equal(t, us, f.files(t)["us"], "us waits for the next run")
+		}
 	}
 }
