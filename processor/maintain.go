@@ -249,8 +249,9 @@ func (m *maintainer) upkeep(ctx context.Context, u *upkeep, target int64, sink *
 	if err != nil {
 		return upkeepCompact, fmt.Errorf("opening store of table %s: %w", u.path, err)
 	}
-	// Checkpoints are this goroutine's (below), not the compaction commit's.
-	tbl, err := deltalog.Open(ctx, store, deltalog.WithLogger(m.p.log), deltalog.DisableCheckpoints())
+	// Checkpoints are this goroutine's (below), not the compaction commit's; a
+	// commit retried at a later version is routine here, and not logged.
+	tbl, err := deltalog.Open(ctx, store, deltalog.DisableCheckpoints())
 	if err != nil {
 		return upkeepCompact, err
 	}
@@ -282,6 +283,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink 
 		return snap, nil
 	}
 	start := time.Now()
+	m.p.log.Debug("compacting table", "table", u.path, "version", snap.Version(), "debt", debt)
 	for race := 0; ; race++ {
 		res, err := tableops.Optimize(ctx, tbl, snap, opts)
 		if err == nil {

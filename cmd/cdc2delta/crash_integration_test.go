@@ -95,32 +95,7 @@ func TestCrashRecovery(t *testing.T) {
 	waitCaughtUp(t, tables, ends, final)
 	require.Equal(t, exitOK, final.terminate(), "SIGTERM must end the run cleanly; log:\n%s", final.logTail())
 
-	// Nothing lost, nothing twice: each table equals the source, no key
-	// appears twice, the txn is at each partition's last offset and no
-	// commit carries a txn at or below an earlier one (a re-applied batch).
-	for i, tb := range tables {
-		def := src.tables[i].Def()
-		cols := compareColumns(def)
-		got, perKey := tb.rows(cols, def.Key)
-		want := modelRows(src.rows(src.tables[i]), cols)
-		require.NotEmpty(t, want)
-		require.Equal(t, want, got, "table %s", def.Name)
-		for k, n := range perKey {
-			require.Equal(t, 1, n, "table %s: key %s appears %d times", def.Name, k, n)
-		}
-		snap := tb.snapshot()
-		for p := range int32(crashPartitions) {
-			tp := merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
-			v, ok := snap.TxnVersion(tp.AppID())
-			require.True(t, ok, "%s has no txn", tp.AppID())
-			require.Equal(t, ends[tp]-1, v, "%s: txn is the last offset", tp.AppID())
-		}
-		rep := tb.walkLog()
-		require.Empty(t, rep.txnRegressions, "table %s: a batch was applied twice", def.Name)
-		// No gaps: commit files 0..N, N the latest version.
-		require.Equal(t, snap.Version()+1, int64(rep.versions), "table %s: the log has gaps", def.Name)
-		t.Logf("table %s: %d rows, %d versions", def.Name, len(got), rep.versions)
-	}
+	requireTablesMatchSource(t, src, tables, ends)
 
 	// The group's committed offsets are txn + 1, for lag tooling.
 	committed, err := src.adm.FetchOffsets(ctx, group)
@@ -133,33 +108,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	// An independent reader sees the same rows and txns.
-	reqs := make([]fulltier.Request, len(tables))
-	for i, tb := range tables {
-		var apps []string
-		for p := range int32(crashPartitions) {
-			apps = append(apps, merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
-		}
-		// The filter sends delta-rs through its DataFusion reader, which
-		// applies deletion vectors.
-		reqs[i] = fulltier.Request{Engine: fulltier.DeltaRS, Path: tb.dir, ReadOptions: fulltier.ReadOptions{AppIDs: apps, Filter: "true"}}
-	}
-	for i, read := range fulltier.Read(t, reqs...) {
-		def := src.tables[i].Def()
-		require.Empty(t, read.Err, "delta-rs reading %s", def.Name)
-		cols := compareColumns(def)
-		got := make([]string, 0, len(read.Rows))
-		for _, r := range read.Rows {
-			got = append(got, renderRow(cols, func(c string) any { return r[c] }))
-		}
-		want := modelRows(src.rows(src.tables[i]), cols)
-		require.ElementsMatch(t, want, got, "delta-rs rows of %s", def.Name)
-		require.Len(t, read.Txn, crashPartitions, "delta-rs txns of %s", def.Name)
-		for app, v := range read.Txn {
-			tp := appPartition(t, app)
-			require.NotNil(t, v, "delta-rs txn %s", app)
-			require.Equal(t, ends[tp]-1, *v, "delta-rs txn %s", app)
-		}
-	}
+	requireReadersMatchSource(t, src, tables, ends, fulltier.DeltaRS)
 	checkCrashControl(t, brokers, root, src, tables)
 	t.Logf("kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
 		"kills between a Delta and its group commit %d, events %d, runtime %v",
@@ -360,4 +309,78 @@ func (r *binaryRun) logTail() string {
 		data = data[len(data)-keep:]
 	}
 	return string(data)
+}
+
+// requireTablesMatchSource checks that nothing was lost or applied twice:
+// each table equals the source, no key appears twice, the txn is at each
+// partition's last offset and no commit carries a txn at or below an
+// earlier one (a re-applied batch).
+func requireTablesMatchSource(t *testing.T, src *crashSource, tables []crashTable, ends map[merge.TopicPartition]int64) {
+	t.Helper()
+	for i, tb := range tables {
+		def := src.tables[i].Def()
+		cols := compareColumns(def)
+		got, perKey := tb.rows(cols, def.Key)
+		want := modelRows(src.rows(src.tables[i]), cols)
+		require.NotEmpty(t, want)
+		require.Equal(t, want, got, "table %s", def.Name)
+		for k, n := range perKey {
+			require.Equal(t, 1, n, "table %s: key %s appears %d times", def.Name, k, n)
+		}
+		snap := tb.snapshot()
+		for p := range int32(crashPartitions) {
+			tp := merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
+			v, ok := snap.TxnVersion(tp.AppID())
+			require.True(t, ok, "%s has no txn", tp.AppID())
+			require.Equal(t, ends[tp]-1, v, "%s: txn is the last offset", tp.AppID())
+		}
+		rep := tb.walkLog()
+		require.Empty(t, rep.txnRegressions, "table %s: a batch was applied twice", def.Name)
+		// No gaps: commit files 0..N, N the latest version.
+		require.Equal(t, snap.Version()+1, int64(rep.versions), "table %s: the log has gaps", def.Name)
+		t.Logf("table %s: %d rows, %d versions", def.Name, len(got), rep.versions)
+	}
+}
+
+// requireReadersMatchSource reads every table with each engine, in one
+// reader process: each must see the source's rows, and delta-rs (which
+// reports them) the txns at the last offsets.
+func requireReadersMatchSource(t *testing.T, src *crashSource, tables []crashTable, ends map[merge.TopicPartition]int64, engines ...fulltier.Engine) {
+	t.Helper()
+	var reqs []fulltier.Request
+	for _, e := range engines {
+		for i, tb := range tables {
+			opts := fulltier.ReadOptions{RowsOnly: e != fulltier.DeltaRS}
+			if e == fulltier.DeltaRS {
+				for p := range int32(crashPartitions) {
+					opts.AppIDs = append(opts.AppIDs, merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
+				}
+				// The filter sends delta-rs through its DataFusion reader,
+				// which applies deletion vectors.
+				opts.Filter = "true"
+			}
+			reqs = append(reqs, fulltier.Request{Engine: e, Path: tb.dir, ReadOptions: opts})
+		}
+	}
+	for j, read := range fulltier.Read(t, reqs...) {
+		i := j % len(tables)
+		def := src.tables[i].Def()
+		require.Empty(t, read.Err, "%s reading %s", read.Engine, def.Name)
+		cols := compareColumns(def)
+		got := make([]string, 0, len(read.Rows))
+		for _, r := range read.Rows {
+			got = append(got, renderRow(cols, func(c string) any { return r[c] }))
+		}
+		want := modelRows(src.rows(src.tables[i]), cols)
+		require.ElementsMatch(t, want, got, "%s rows of %s", read.Engine, def.Name)
+		if read.Engine != fulltier.DeltaRS {
+			continue
+		}
+		require.Len(t, read.Txn, crashPartitions, "delta-rs txns of %s", def.Name)
+		for app, v := range read.Txn {
+			tp := appPartition(t, app)
+			require.NotNil(t, v, "delta-rs txn %s", app)
+			require.Equal(t, ends[tp]-1, *v, "delta-rs txn %s", app)
+		}
+	}
 }
