@@ -38,7 +38,7 @@ func testBatchCaps(t *testing.T, budget BatchLimits) {
 	const limit = 25
 	opts.Batch.Records = limit
 	opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond = budget.MinRecords, budget.MaxDelay, budget.CommitsPerSecond
-	opts.MaxPollRecords = 5000 // polls far larger than a commit
+	opts.MaxPollRecords = 5000       // polls far larger than a commit
 	opts.Maintenance.Disabled = true // every version here is a batch's
 	pl.start(opts)
 	pl.waitCaughtUp()
