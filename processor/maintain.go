@@ -272,7 +272,7 @@ func (m *maintainer) upkeep(ctx context.Context, u *upkeep, target int64, sink *
 const compactRaces = 3
 
 // compact compacts the table when its debt reached CompactAt. It returns
-// the snapshot to checkpoint: the compaction's version, or snap.
+// the snapshot to checkpoint: the latest after the compaction, or snap.
 func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink *merge.Sink, tbl *deltalog.Table, snap *deltalog.Snapshot) (*deltalog.Snapshot, error) {
 	if target <= 0 {
 		target = datafile.DefaultTargetFileSize
@@ -297,7 +297,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink 
 				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,
 				"deletion_vectors_purged", res.NumDeletionVectorsRemoved, "bytes_rewritten", res.NumRemovedBytes,
 				"races", race, "duration", time.Since(start).Round(time.Millisecond))
-			return tbl.SnapshotAt(ctx, res.Version)
+			return tbl.Update(ctx, snap) // reads only the commits since snap
 		}
 		var ce *deltalog.ConflictError
 		if !errors.As(err, &ce) || ctx.Err() != nil {

@@ -58,7 +58,9 @@ log: {level: debug}
 	}
 
 	ctx := t.Context()
-	require.NoError(t, src.produce(ctx, 1500))
+	// Every table's snapshot first (the workload sends them one table
+	// after another), so every table exists and compacts.
+	require.NoError(t, src.produce(ctx, 3*1500+300))
 	stopProducing := src.produceInBackground(ctx, 10, 20*time.Millisecond)
 	const attempts, wantHits = 12, 4
 	hits := 0
