@@ -217,6 +217,9 @@ type Maintenance struct {
 	VacuumInterval Duration `yaml:"vacuum_interval"`
 	// Concurrency bounds the tables maintained at once.
 	Concurrency int `yaml:"concurrency"`
+	// TailFileSize: a small batch's new rows go into the table's smallest
+	// file below it instead of a new file; 0 turns it off.
+	TailFileSize ByteSize `yaml:"tail_file_size"`
 }
 
 // Storage configures object storage for s3:// table paths.
@@ -297,9 +300,10 @@ func Default() Config {
 		},
 		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
 			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50},
-		Memory:   Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8},
+		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8},
 		Maintenance: Maintenance{Enabled: true, CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30,
-			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1},
+			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1,
+			TailFileSize: 1 << 20},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(2 * time.Minute)},
 		Control:  Control{Interval: Duration(5 * time.Second)},

@@ -356,6 +356,9 @@ func maintenanceProblems(m Maintenance, p *problems) {
 		p.add("maintenance.vacuum_interval", "must be 0 (never) or 1h to 720h, got %s: VACUUM lists every "+
 			"object under the table", d)
 	}
+	if b := m.TailFileSize; b < 0 || b > 64<<20 {
+		p.add("maintenance.tail_file_size", "must be 0 (off) to 64MiB, got %s: each small commit rewrites up to this much", b)
+	}
 	if n := m.Concurrency; n < 1 || n > 64 {
 		p.add("maintenance.concurrency", "must be 1 to 64 tables at once, got %d", n)
 	}

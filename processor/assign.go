@@ -143,9 +143,11 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		parts: make(map[merge.TopicPartition]*partition)}
 	var err error
 	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
+	t.sinkOpts.TailFileSize = -1
 	if p.maint != nil {
 		// The maintainer checkpoints on its own cadence (ADR 0032).
 		t.sinkOpts.TableOptions = append(slices.Clip(t.sinkOpts.TableOptions), deltalog.DisableCheckpoints())
+		t.sinkOpts.TailFileSize = p.opts.Maintenance.TailFileSize
 	}
 	if err != nil {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}

@@ -49,6 +49,12 @@ type Maintenance struct {
 	// Concurrency bounds the tables maintained at once (default 1), so
 	// upkeep takes at most that many cores and buffers.
 	Concurrency int
+	// TailFileSize is the tables' merge.Options.TailFileSize: a small
+	// batch's new rows go into the table's smallest file below it, so a
+	// trickling table gains no file per commit (default
+	// merge.DefaultTailFileSize; negative: off). With maintenance disabled
+	// it is off.
+	TailFileSize int64
 }
 
 func (m Maintenance) withDefaults() Maintenance {
@@ -75,6 +81,9 @@ func (m Maintenance) withDefaults() Maintenance {
 	}
 	if m.Concurrency <= 0 {
 		m.Concurrency = 1
+	}
+	if m.TailFileSize == 0 {
+		m.TailFileSize = merge.DefaultTailFileSize
 	}
 	return m
 }

@@ -29,7 +29,8 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 	opts.Batch.Records = 6 // many small commits
 	const compactAt, maxCommits = 4, 20
 	opts.Maintenance = Maintenance{CompactAt: compactAt, Every: time.Millisecond,
-		CheckpointCommits: 5, CheckpointInterval: time.Hour, CheckpointMaxCommits: maxCommits}
+		CheckpointCommits: 5, CheckpointInterval: time.Hour, CheckpointMaxCommits: maxCommits,
+		TailFileSize: -1} // every commit adds a file, for compaction to pack
 	r := pl.start(opts)
 	for range 6 {
 		pl.produce(120)

@@ -288,6 +288,7 @@ func TestPerTableSettings(t *testing.T) {
 	var mu sync.Mutex
 	var seen []TableSource
 	opts := pl.options("per-table")
+	opts.Maintenance.TailFileSize = -1 // every update leaves a vector or a rewrite to see
 	opts.PerTable = func(src TableSource) TableSettings {
 		mu.Lock()
 		seen = append(seen, src)

@@ -71,6 +71,7 @@ func manyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	scenarios := fset.String("scenarios", "trickle,burst", "comma-separated scenarios: trickle, burst")
 	duration := fset.Duration("duration", time.Minute, "measured phase per run")
 	rows := fset.Int("rows", 2000, "snapshot rows per table")
+	rate := fset.Float64("rate", 1, "trickle updates per second per table")
 	python := fset.String("python", os.Getenv("CDC2DELTA_PYTHON"), "Python with deltalake and duckdb, for the read times (empty: none)")
 	peers := fset.String("peers", defaultPeers(), "path of bench_peers.py")
 	if err := fset.Parse(args); err != nil {
@@ -106,7 +107,7 @@ func manyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 				c.Results = append(c.Results, r)
 				root := filepath.Join(*out, fmt.Sprintf("%s-%d-%s", c.Scenario, n, side.Name))
 				run, err := e2ebench.RunMany(ctx, e2ebench.ManyConfig{
-					Binary: side.Binary, ExtraYAML: side.YAML, Tables: n, Rows: *rows, Scenario: c.Scenario,
+					Binary: side.Binary, ExtraYAML: side.YAML, Tables: n, Rows: *rows, Scenario: c.Scenario, Rate: *rate,
 					Duration: *duration, Root: root, Seed: uint64(n), Log: stderr,
 				})
 				if err != nil {

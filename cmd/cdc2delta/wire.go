@@ -336,9 +336,14 @@ func changeLogPath(table string) string { return strings.TrimRight(table, "/") +
 
 // maintenance maps the maintenance block onto the processor's options.
 func maintenance(m config.Maintenance) processor.Maintenance {
+	tail := int64(m.TailFileSize)
+	if tail == 0 {
+		tail = -1 // off
+	}
 	return processor.Maintenance{
 		Disabled: !m.Enabled, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio, MaxCompactBytes: int64(m.MaxCompactBytes),
 		CheckpointCommits: m.CheckpointCommits, CheckpointInterval: time.Duration(m.CheckpointInterval),
 		CheckpointMaxCommits: m.CheckpointMaxCommits, VacuumInterval: time.Duration(m.VacuumInterval), Concurrency: m.Concurrency,
+		TailFileSize: tail,
 	}
 }

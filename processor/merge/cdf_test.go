@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -116,32 +117,40 @@ func TestChangeDataFeed(t *testing.T) {
 	for _, tc := range cases {
 		for _, mode := range []Mode{ModeDV, ModeCoW} {
 			for _, dm := range []DeleteMode{DeleteHard, DeleteSoft} {
-				t.Run(tc.name+"/"+string(mode)+"/"+string(dm), func(t *testing.T) {
-					store := newMemStore()
-					s := newCDFSink(t, store, mode, dm)
-					var res Result
-					for _, b := range tc.batches {
-						var err error
-						res, err = s.Apply(t.Context(), batchOf(b...))
+				for _, tail := range []int64{-1, DefaultTailFileSize} {
+					t.Run(fmt.Sprintf("%s/%s/%s/tail=%d", tc.name, mode, dm, tail), func(t *testing.T) {
+						store := newMemStore()
+						s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: dm,
+							EnableChangeDataFeed: true, TailFileSize: tail})
 						require.NoError(t, err)
-						require.True(t, res.Committed)
-					}
-					want := tc.want
-					if dm == DeleteSoft && tc.wantSoft != nil {
-						want = tc.wantSoft
-					}
-					got, files := tableChanges(t, store, res.Version)
-					require.ElementsMatch(t, changeStrings(want), changeStrings(got))
-					require.Equal(t, tc.files, files > 0, "change data files written")
-					for _, a := range commitActions(t, store, res.Version) {
-						if a.Add != nil {
-							require.True(t, a.Add.DataChange, "adds of a change data commit keep dataChange")
+						var res Result
+						for _, b := range tc.batches {
+							var err error
+							res, err = s.Apply(t.Context(), batchOf(b...))
+							require.NoError(t, err)
+							require.True(t, res.Committed)
 						}
-						if a.CommitInfo != nil {
-							require.Equal(t, strconv.Itoa(files), a.CommitInfo.OperationMetrics.Text("numTargetChangeFilesAdded"))
+						want := tc.want
+						if dm == DeleteSoft && tc.wantSoft != nil {
+							want = tc.wantSoft
 						}
-					}
-				})
+						got, files := tableChanges(t, store, res.Version)
+						require.ElementsMatch(t, changeStrings(want), changeStrings(got))
+						if tail < 0 {
+							// A tail that takes new rows is removed, so its commit
+							// always has change data files.
+							require.Equal(t, tc.files, files > 0, "change data files written")
+						}
+						for _, a := range commitActions(t, store, res.Version) {
+							if a.Add != nil {
+								require.True(t, a.Add.DataChange, "adds of a change data commit keep dataChange")
+							}
+							if a.CommitInfo != nil {
+								require.Equal(t, strconv.Itoa(files), a.CommitInfo.OperationMetrics.Text("numTargetChangeFilesAdded"))
+							}
+						}
+					})
+				}
 			}
 		}
 	}

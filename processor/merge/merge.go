@@ -90,6 +90,7 @@ type fill struct {
 type mergeMetrics struct {
 	copied, bytesAdded, bytesRemoved int64
 	dvAdded, dvRemoved, dvUpdated    int
+	absorbed                         int   // tail files that took the new rows (absorb.go)
 	dvFiles                          int   // deletion vector files written
 	dvBytes                          int64 // their bytes
 	scan, rewrite                    time.Duration
@@ -503,6 +504,10 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 	st := p.st
 	t := time.Now()
 	defer func() { p.metrics.rewrite += time.Since(t) }()
+	absorbed, err := s.absorb(ctx, p)
+	if err != nil {
+		return err
+	}
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
 		paths = append(paths, path)
@@ -517,7 +522,7 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 		err   error
 	}
 	rows := make(chan written, 1)
-	if len(p.rows) > 0 {
+	if len(p.rows) > 0 && !absorbed {
 		write := func() {
 			adds, order, err := s.writeRows(ctx, st, p.rows)
 			rows <- written{adds, order, err}
@@ -530,7 +535,6 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 	} else {
 		rows <- written{}
 	}
-	var err error
 	if dv {
 		err = s.writeDVs(ctx, p, paths)
 	} else {

@@ -99,6 +99,9 @@ type oracleRun struct {
 	txns    map[string]int64
 	table   *deltalog.Table
 	snap    *deltalog.Snapshot // the latest version read, nil before
+	// tail is the sink's TailFileSize, by seed: off, the default, or so
+	// small that tails fill and new ones start (absorb.go).
+	tail int64
 }
 
 func runOracle(t *testing.T, seed uint64) {
@@ -108,7 +111,9 @@ func runOracle(t *testing.T, seed uint64) {
 	src := history(rng, cfg)
 	recs := deliver(rng, cfg, src.events)
 	r := &oracleRun{t: t, rng: rng, split: rand.New(rand.NewPCG(seed, 0x5b17)), cfg: cfg, store: memstore.New(memstore.Options{}), version: -1,
-		model: cdcmodel.New(cdcmodel.Options{SoftDelete: cfg.soft}), txns: map[string]int64{}}
+		model: cdcmodel.New(cdcmodel.Options{SoftDelete: cfg.soft}), txns: map[string]int64{},
+		tail: []int64{-1, merge.DefaultTailFileSize, 4 << 10}[seed%3]}
+	t.Logf("tail file size %d", r.tail)
 	r.sink = r.open()
 	queue := batches(rng, cfg, recs)
 	var done [][]cdcmodel.Record // the batches applied, in order
@@ -169,7 +174,7 @@ func (r *oracleRun) applied(recs []cdcmodel.Record) bool {
 func (r *oracleRun) open() *merge.Sink {
 	r.t.Helper()
 	opts := merge.Options{Store: r.store, TableName: "t", Mode: merge.ModeDV, DeleteMode: merge.DeleteHard,
-		EnableChangeDataFeed: true, TargetFileSize: r.cfg.targetFileSize,
+		EnableChangeDataFeed: true, TargetFileSize: r.cfg.targetFileSize, TailFileSize: r.tail,
 		TableOptions: []deltalog.Option{deltalog.CheckpointInterval(r.cfg.checkpointEvery)}}
 	if r.cfg.soft {
 		opts.DeleteMode = merge.DeleteSoft

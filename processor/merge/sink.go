@@ -80,6 +80,11 @@ type Options struct {
 	PartitionBy []string
 	// TargetFileSize bounds new data files (default datafile.DefaultTargetFileSize).
 	TargetFileSize int64
+	// TailFileSize is the size below which the table's smallest data file
+	// takes a small batch's new rows, rewritten with them into one file,
+	// instead of the batch adding a file (absorb.go, ADR 0032). Default
+	// DefaultTailFileSize; negative: every batch writes its own files.
+	TailFileSize int64
 	// Properties are extra table properties set when the table is created.
 	Properties map[string]string
 	// CommitRetries bounds how often a batch is re-applied after losing to a
@@ -206,6 +211,9 @@ func Open(ctx context.Context, opts Options) (*Sink, error) {
 	}
 	if opts.CommitRetries <= 0 {
 		opts.CommitRetries = 5
+	}
+	if opts.TailFileSize == 0 {
+		opts.TailFileSize = DefaultTailFileSize
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

@@ -1,0 +1,93 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// DefaultTailFileSize is Options.TailFileSize's default (ADR 0032).
+const DefaultTailFileSize = 1 << 20
+
+// absorbMaxRows bounds the new rows a batch folds into a tail file: a larger
+// batch writes files of its own, which compaction packs later.
+const absorbMaxRows = 1000
+
+// absorb folds a small batch's new rows into the table's smallest data file
+// below Options.TailFileSize, the tail: the tail's live rows and the new
+// rows are written as one file that replaces it, and the batch's deletes in
+// the tail are applied by leaving those rows out. A table that trickles so
+// gains no file per commit, and its tail gains no deletion vector; the cost
+// is rewriting at most TailFileSize per commit. Partitioned tables, batches
+// with a truncate and batches of more than absorbMaxRows new rows write
+// their files as before. It reports whether it absorbed the new rows.
+func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
+	st := p.st
+	limit := s.opts.TailFileSize
+	if limit <= 0 || len(p.rows) == 0 || len(p.rows) > absorbMaxRows || len(st.meta.PartitionColumns) > 0 || len(p.truncated) > 0 {
+		return false, nil
+	}
+	var tail *deltalog.Add
+	for _, f := range p.files {
+		if f.Size < limit && (tail == nil || f.Size < tail.Size || f.Size == tail.Size && f.Path < tail.Path) {
+			tail = f
+		}
+	}
+	if tail == nil {
+		return false, nil
+	}
+	gone := p.dels[tail.Path]
+	if gone == nil {
+		gone = roaring64.New()
+	}
+	if tail.DeletionVector != nil {
+		old, err := p.dvs.Read(ctx, tail.DeletionVector)
+		if err != nil {
+			return false, fmt.Errorf("reading deletion vector of %s: %w", tail.Path, err)
+		}
+		gone.Or(old)
+	}
+	stored, err := p.fullRows(ctx, s.opts.Store, tail.Path)
+	if err != nil {
+		return false, err
+	}
+	rows := make([][]any, 0, len(stored)+len(p.rows))
+	for i, r := range stored {
+		if !gone.Contains(uint64(i)) {
+			rows = append(rows, r)
+		}
+	}
+	kept := len(rows)
+	rows = append(rows, p.rows...)
+	delete(p.dels, tail.Path) // its deletes are applied here
+	p.remove(tail)
+	p.metrics.copied += int64(kept)
+	p.metrics.absorbed++
+	adds, order, err := s.writeRows(ctx, st, rows)
+	if err != nil {
+		return false, fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
+	}
+	var buf []byte
+	vals := make([]any, len(st.keyFields))
+	return true, p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
+		key := ""
+		if i >= kept {
+			key = p.rowKeys[i-kept]
+		} else {
+			for k, f := range st.keyFields {
+				vals[k] = rows[i][f]
+			}
+			if buf, err = appendKey(buf[:0], vals); err != nil {
+				return "", codecs.Position{}, err
+			}
+			key = string(buf)
+		}
+		hex, _ := rows[i][st.posField].(string)
+		pos, err := codecs.PositionFromHex(hex)
+		return key, pos, err
+	})
+}
