@@ -39,6 +39,19 @@ type Copied struct {
 //
 // Up to parallel columns are decoded, filtered and encoded at once (at least one).
 func (w *Writer) CopyLive(ctx context.Context, store deltalog.Store, add *deltalog.Add, drop *roaring64.Bitmap, parallel int) (res Copied, ok bool, err error) {
+	return w.CopyLiveWith(ctx, store, add, drop, nil, parallel)
+}
+
+// CopyLiveWith is CopyLive followed, in the same file, by rows (aligned with the schema
+// fields, of add's partition), written after the copied ones: a small file and a few
+// new rows become one file, without decoding the file's rows. Copied.Rows counts the
+// copied rows only; the file holds Rows + len(rows). ok is false as for CopyLive.
+func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, add *deltalog.Add, drop *roaring64.Bitmap, rows [][]any, parallel int) (res Copied, ok bool, err error) {
+	for i, r := range rows {
+		if len(r) != len(w.opts.Schema.Fields) {
+			return Copied{}, false, &ValueError{Row: i, Column: "*", Err: fmt.Errorf("%w: row has %d values, schema %d columns", ErrSchema, len(r), len(w.opts.Schema.Fields))}
+		}
+	}
 	leaves, flat := w.flatLeaves()
 	if !flat {
 		return Copied{}, false, nil
@@ -70,15 +83,56 @@ func (w *Writer) CopyLive(ctx context.Context, store deltalog.Store, add *deltal
 		}
 		return Copied{}, false, &deltalog.CorruptFileError{Path: key, Err: err}
 	}
-	if res.Rows == 0 {
+	if len(rows) > 0 {
+		if err := w.appendRows(ctx, rows, res.Rows > 0); err != nil {
+			return Copied{}, false, err
+		}
+	}
+	if res.Rows == 0 && len(rows) == 0 {
 		return res, true, nil
 	}
-	out, err := w.finish(ctx, store, part, res.Rows, 0)
+	out, err := w.finish(ctx, store, part, res.Rows+int64(len(rows)), 0)
 	if err != nil {
 		return Copied{}, false, err
 	}
 	res.Add = &out
 	return res, true, nil
+}
+
+// appendRows writes rows into the file buffer after what copyRowGroups copied, in a
+// row group of their own; with nothing copied it starts the file afresh, so that no
+// empty row group precedes them.
+func (w *Writer) appendRows(ctx context.Context, rows [][]any, copied bool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("datafile: writing parquet: %v", r)
+		}
+	}()
+	if copied {
+		if err := w.pw.Flush(); err != nil {
+			return fmt.Errorf("flushing row group: %w", err)
+		}
+	} else {
+		w.newFile()
+		for _, s := range w.stats {
+			s.reset()
+		}
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	for done := 0; done < len(idx); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(done+writeBatchRows, len(idx))
+		if err := w.writeBatch(rows, idx[done:end]); err != nil {
+			return err
+		}
+		done = end
+	}
+	return nil
 }
 
 // flatLeaves returns the plan's leaf per Parquet column when every data column is a

@@ -58,45 +58,64 @@ func TestCopyLive(t *testing.T) {
 			return out
 		}},
 	}
+	cases = append(cases, struct {
+		name  string
+		opts  Options
+		drop  func(n int) []uint64
+		nrows int
+	}{name: "all dropped", opts: Options{Schema: allPrimitivesSchema()}, nrows: 50, drop: every(1)})
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(1, uint64(tc.nrows)))
-			rows := make([][]any, tc.nrows)
-			for i := range rows {
-				rows[i] = randomPrimitiveRow(rng, i)
-				if len(tc.opts.PartitionColumns) > 0 {
-					rows[i][1] = int8(3) // one partition
-				}
+		// CopyLiveWith appends new rows after the copied ones.
+		for _, extra := range []int{0, 7} {
+			if extra == 0 && tc.name == "all dropped" {
+				continue // nothing to write: no file (TestCopyLiveRefuses)
 			}
-			adds, stored, s := writeRead(t, tc.opts, rows)
-			require.Len(t, adds, 1)
-			drop := roaring64.New()
-			drop.AddMany(tc.drop(len(rows)))
-
-			w, err := NewWriter(tc.opts)
-			require.NoError(t, err)
-			res, ok, err := w.CopyLive(t.Context(), s, &adds[0], drop, 4)
-			require.NoError(t, err)
-			require.True(t, ok)
-			require.Equal(t, int64(len(rows)), res.SourceRows)
-			var keep [][]any
-			for i, r := range stored {
-				if !drop.Contains(uint64(i)) {
-					keep = append(keep, r)
+			t.Run(fmt.Sprintf("%s/extra=%d", tc.name, extra), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(1, uint64(tc.nrows)))
+				gen := func(n, from int) [][]any {
+					rows := make([][]any, n)
+					for i := range rows {
+						rows[i] = randomPrimitiveRow(rng, from+i)
+						if len(tc.opts.PartitionColumns) > 0 {
+							rows[i][1] = int8(3) // one partition
+						}
+					}
+					return rows
 				}
-			}
-			require.Equal(t, int64(len(keep)), res.Rows)
-			require.NotNil(t, res.Add)
-			require.Equal(t, adds[0].PartitionValues, res.Add.PartitionValues)
-			got, err := Read(t.Context(), s, res.Add, tc.opts.Schema, ReadOptions{Properties: tc.opts.Properties, PartitionColumns: tc.opts.PartitionColumns})
-			require.NoError(t, err)
-			requireRowsEqual(t, keep, got)
+				rows := gen(tc.nrows, 0)
+				adds, stored, s := writeRead(t, tc.opts, rows)
+				require.Len(t, adds, 1)
+				drop := roaring64.New()
+				drop.AddMany(tc.drop(len(rows)))
+				more := gen(extra, tc.nrows)
 
-			// The statistics are those of writing the kept rows anew.
-			fresh, _, _ := writeRead(t, tc.opts, keep)
-			require.Len(t, fresh, 1)
-			require.JSONEq(t, fresh[0].Stats, res.Add.Stats)
-		})
+				w, err := NewWriter(tc.opts)
+				require.NoError(t, err)
+				res, ok, err := w.CopyLiveWith(t.Context(), s, &adds[0], drop, more, 4)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, int64(len(rows)), res.SourceRows)
+				var keep [][]any
+				for i, r := range stored {
+					if !drop.Contains(uint64(i)) {
+						keep = append(keep, r)
+					}
+				}
+				require.Equal(t, int64(len(keep)), res.Rows)
+				require.NotNil(t, res.Add)
+				require.Equal(t, adds[0].PartitionValues, res.Add.PartitionValues)
+				got, err := Read(t.Context(), s, res.Add, tc.opts.Schema, ReadOptions{Properties: tc.opts.Properties, PartitionColumns: tc.opts.PartitionColumns})
+				require.NoError(t, err)
+				// The appended rows read back as written do.
+				_, moreStored, _ := writeRead(t, tc.opts, append(keep[:len(keep):len(keep)], more...))
+				requireRowsEqual(t, moreStored, got)
+
+				// The statistics are those of writing the rows anew.
+				fresh, _, _ := writeRead(t, tc.opts, append(keep[:len(keep):len(keep)], more...))
+				require.Len(t, fresh, 1)
+				require.JSONEq(t, fresh[0].Stats, res.Add.Stats)
+			})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
@@ -51,9 +52,44 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 		}
 		gone.Or(old)
 	}
-	stored, err := p.fullRows(ctx, s.opts.Store, tail.Path)
+	delete(p.dels, tail.Path) // its deletes are applied here
+	p.remove(tail)
+	p.metrics.absorbed++
+	w, err := s.newWriter(st)
 	if err != nil {
 		return false, err
+	}
+	c, ok, err := w.CopyLiveWith(ctx, s.opts.Store, tail, gone, p.rows, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return false, fmt.Errorf("rewriting %s with new rows: %w", tail.Path, err)
+	}
+	if !ok {
+		return true, s.absorbRows(ctx, p, tail.Path, gone)
+	}
+	// The tail's kept rows move, in order, to the new file's first rows;
+	// the new rows follow them.
+	p.moves = append(p.moves, fileMove{from: tail.Path, to: c.Add.Path, gone: gone, rows: c.SourceRows})
+	p.metrics.copied += c.Rows
+	p.metrics.bytesAdded += c.Add.Size
+	p.adds = append(p.adds, deltalog.Action{Add: c.Add})
+	for i, r := range p.rows {
+		pos, err := codecs.PositionFromHex(r[st.posField].(string))
+		if err != nil {
+			return false, err
+		}
+		p.ops = append(p.ops, indexOp{key: p.rowKeys[i], path: c.Add.Path, row: int(c.Rows) + i, pos: pos})
+	}
+	return true, nil
+}
+
+// absorbRows is absorb for a tail CopyLiveWith cannot copy value for value
+// (another schema, nested columns): its rows are read and written anew with
+// the new ones.
+func (s *Sink) absorbRows(ctx context.Context, p *mergePlan, tail string, gone *roaring64.Bitmap) error {
+	st := p.st
+	stored, err := p.fullRows(ctx, s.opts.Store, tail)
+	if err != nil {
+		return err
 	}
 	rows := make([][]any, 0, len(stored)+len(p.rows))
 	for i, r := range stored {
@@ -63,17 +99,14 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	}
 	kept := len(rows)
 	rows = append(rows, p.rows...)
-	delete(p.dels, tail.Path) // its deletes are applied here
-	p.remove(tail)
 	p.metrics.copied += int64(kept)
-	p.metrics.absorbed++
 	adds, order, err := s.writeRows(ctx, st, rows)
 	if err != nil {
-		return false, fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
+		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
 	}
 	var buf []byte
 	vals := make([]any, len(st.keyFields))
-	return true, p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
+	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
 		key := ""
 		if i >= kept {
 			key = p.rowKeys[i-kept]

@@ -1,0 +1,139 @@
+package processor
+
+import (
+	"context"
+	"io"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+)
+
+// requestCounts counts a store's calls as S3 requests: each Get a GET,
+// each Put or PutIfAbsent a PUT, each Delete a DELETE, and a List one
+// LIST per 1,000 objects (S3's page), at least one.
+type requestCounts struct {
+	mu                    sync.Mutex
+	get, put, list, erase int
+}
+
+func (c *requestCounts) add(get, put, list, erase int) {
+	c.mu.Lock()
+	c.get, c.put, c.list, c.erase = c.get+get, c.put+put, c.list+list, c.erase+erase
+	c.mu.Unlock()
+}
+
+func (c *requestCounts) take() (get, put, list, erase int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	get, put, list, erase = c.get, c.put, c.list, c.erase
+	c.get, c.put, c.list, c.erase = 0, 0, 0, 0
+	return
+}
+
+type countingStore struct {
+	deltalog.Store
+	n *requestCounts
+}
+
+func (s countingStore) Get(ctx context.Context, p string) (io.ReadCloser, error) {
+	s.n.add(1, 0, 0, 0)
+	return s.Store.Get(ctx, p)
+}
+
+func (s countingStore) Put(ctx context.Context, p string, data []byte) error {
+	s.n.add(0, 1, 0, 0)
+	return s.Store.Put(ctx, p, data)
+}
+
+func (s countingStore) PutIfAbsent(ctx context.Context, p string, data []byte) error {
+	s.n.add(0, 1, 0, 0)
+	return s.Store.PutIfAbsent(ctx, p, data)
+}
+
+func (s countingStore) Delete(ctx context.Context, p string) error {
+	s.n.add(0, 0, 0, 1)
+	return s.Store.Delete(ctx, p)
+}
+
+func (s countingStore) List(ctx context.Context, prefix, startAfter string) iter.Seq2[deltalog.ObjectInfo, error] {
+	return func(yield func(deltalog.ObjectInfo, error) bool) {
+		n := 0
+		defer func() { s.n.add(0, 0, 1+n/1000, 0) }()
+		for o, err := range s.Store.List(ctx, prefix, startAfter) {
+			n++
+			if !yield(o, err) {
+				return
+			}
+		}
+	}
+}
+
+// TestStoreRequestsPerCommit measures the object-store requests of a
+// trickling table, per commit, with and without maintenance (ADR 0032), for
+// the capacity model (docs/CAPACITY.md): each of 60 commits holds one
+// change of a 2,000-row table. Maintenance must not cost more PUTs than it
+// saves, and a commit stays within a handful of requests.
+func TestStoreRequestsPerCommit(t *testing.T) {
+	type side struct {
+		name string
+		m    Maintenance
+	}
+	perCommit := map[string][4]float64{}
+	for _, sd := range []side{
+		{"maintenance off", Maintenance{Disabled: true}},
+		{"maintenance on", Maintenance{Every: time.Millisecond, CheckpointInterval: time.Millisecond}},
+	} {
+		t.Run(sd.name, func(t *testing.T) {
+			pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 61, Keys: 2000, Snapshot: true}, nil, "req", dbzgen.Orders())
+			tb := pl.tables[0]
+			n := &requestCounts{}
+			pl.mem = map[string]*memstore.Store{}
+			mem := pl.memStore(tablePath(tb))
+			opts := pl.options("req")
+			opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {
+				return countingStore{pl.memStore(path), n}, nil
+			}
+			opts.Batch = BatchLimits{Records: 2000, Age: 5 * time.Millisecond, MinRecords: 1}
+			opts.Maintenance = sd.m
+			pl.produce(2000)
+			pl.start(opts)
+			caughtUp := pl.waitCaughtUp
+			caughtUp()
+			before := versionOf(t, mem)
+			time.Sleep(50 * time.Millisecond) // the snapshot's own upkeep
+			n.take()
+			for range 60 {
+				pl.produce(1)
+				caughtUp()
+			}
+			time.Sleep(100 * time.Millisecond) // the last upkeep
+			commits := versionOf(t, mem) - before
+			get, put, list, erase := n.take()
+			c := float64(commits)
+			perCommit[sd.name] = [4]float64{float64(put) / c, float64(get) / c, float64(list) / c, float64(erase) / c}
+			t.Logf("%s: %d versions; per version: PUT %.2f, GET %.2f, LIST %.2f, DELETE %.2f", sd.name, commits,
+				float64(put)/c, float64(get)/c, float64(list)/c, float64(erase)/c)
+			require.GreaterOrEqual(t, commits, int64(60))
+			require.Less(t, float64(put+get+list+erase)/c, 12.0, "requests per version")
+		})
+	}
+	off, on := perCommit["maintenance off"], perCommit["maintenance on"]
+	require.Less(t, on[0], off[0], "maintenance saves PUTs: no deletion vector file per commit")
+}
+
+// versionOf is the table's latest version.
+func versionOf(t *testing.T, store deltalog.Store) int64 {
+	t.Helper()
+	tbl, err := deltalog.Open(t.Context(), store)
+	require.NoError(t, err)
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	return snap.Version()
+}
