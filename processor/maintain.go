@@ -215,8 +215,10 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	if now.Before(u.retryAt) {
 		return
 	}
-	m.p.mu.Lock()
+	m.mu.Lock()
 	t := u.t
+	m.mu.Unlock()
+	m.p.mu.Lock()
 	sink := t.sink
 	stopped := t.failed != nil
 	m.p.mu.Unlock()

@@ -169,6 +169,7 @@ func (m *metrics) forgetTable(table string) {
 	m.liveDVs.DeleteLabelValues(table)
 	m.deletedRows.DeleteLabelValues(table)
 	m.smallFileDebt.DeleteLabelValues(table)
+	m.maintenanceFailing.DeleteLabelValues(table)
 }
 
 // forgetPartition drops the gauges of a revoked partition.

@@ -63,8 +63,8 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("rewriting %s with new rows: %w", tail.Path, err)
 	}
-	if !ok {
-		return true, s.absorbRows(ctx, p, tail.Path, gone)
+	if !ok { // another schema, or nested columns: row by row
+		return true, s.rewriteRows(ctx, p, tail.Path, gone, true)
 	}
 	// The tail's kept rows move, in order, to the new file's first rows;
 	// the new rows follow them.
@@ -80,47 +80,4 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 		p.ops = append(p.ops, indexOp{key: p.rowKeys[i], path: c.Add.Path, row: int(c.Rows) + i, pos: pos})
 	}
 	return true, nil
-}
-
-// absorbRows is absorb for a tail CopyLiveWith cannot copy value for value
-// (another schema, nested columns): its rows are read and written anew with
-// the new ones.
-func (s *Sink) absorbRows(ctx context.Context, p *mergePlan, tail string, gone *roaring64.Bitmap) error {
-	st := p.st
-	stored, err := p.fullRows(ctx, s.opts.Store, tail)
-	if err != nil {
-		return err
-	}
-	rows := make([][]any, 0, len(stored)+len(p.rows))
-	for i, r := range stored {
-		if !gone.Contains(uint64(i)) {
-			rows = append(rows, r)
-		}
-	}
-	kept := len(rows)
-	rows = append(rows, p.rows...)
-	p.metrics.copied += int64(kept)
-	adds, order, err := s.writeRows(ctx, st, rows)
-	if err != nil {
-		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, err)
-	}
-	var buf []byte
-	vals := make([]any, len(st.keyFields))
-	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
-		key := ""
-		if i >= kept {
-			key = p.rowKeys[i-kept]
-		} else {
-			for k, f := range st.keyFields {
-				vals[k] = rows[i][f]
-			}
-			if buf, err = appendKey(buf[:0], vals); err != nil {
-				return "", codecs.Position{}, err
-			}
-			key = string(buf)
-		}
-		hex, _ := rows[i][st.posField].(string)
-		pos, err := codecs.PositionFromHex(hex)
-		return key, pos, err
-	})
 }

@@ -725,7 +725,7 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 	}
 	for _, j := range jobs {
 		if !j.ok {
-			if err := s.rewriteRows(ctx, p, j.path, j.gone); err != nil {
+			if err := s.rewriteRows(ctx, p, j.path, j.gone, false); err != nil {
 				return err
 			}
 			continue
@@ -761,8 +761,8 @@ func (s *Sink) newWriter(st *tableState) (*datafile.Writer, error) {
 }
 
 // rewriteRows rewrites the file path without the rows gone by reading and writing
-// its rows as Go values.
-func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone *roaring64.Bitmap) error {
+// its rows as Go values; withNew appends the plan's new rows to them (absorb).
+func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone *roaring64.Bitmap, withNew bool) error {
 	st := p.st
 	rows, err := p.fullRows(ctx, s.opts.Store, path)
 	if err != nil {
@@ -774,10 +774,14 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 			keep = append(keep, r)
 		}
 	}
+	kept := len(keep)
+	if withNew {
+		keep = append(keep, p.rows...)
+	}
 	if len(keep) == 0 {
 		return nil
 	}
-	p.metrics.copied += int64(len(keep))
+	p.metrics.copied += int64(kept)
 	adds, order, err := s.writeRows(ctx, st, keep)
 	if err != nil {
 		return fmt.Errorf("rewriting %s: %w", path, err)
@@ -785,16 +789,21 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 	var buf []byte
 	vals := make([]any, len(st.keyFields))
 	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
+		hex, _ := keep[i][st.posField].(string)
+		pos, err := codecs.PositionFromHex(hex)
+		if err != nil {
+			return "", codecs.Position{}, err
+		}
+		if i >= kept {
+			return p.rowKeys[i-kept], pos, nil
+		}
 		for k, f := range st.keyFields {
 			vals[k] = keep[i][f]
 		}
-		var err error
 		if buf, err = appendKey(buf[:0], vals); err != nil {
 			return "", codecs.Position{}, err
 		}
-		hex, _ := keep[i][st.posField].(string)
-		pos, err := codecs.PositionFromHex(hex)
-		return string(buf), pos, err
+		return string(buf), pos, nil
 	})
 }
 
