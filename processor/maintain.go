@@ -119,8 +119,13 @@ type upkeep struct {
 	ckptVersion int64 // the last checkpoint's version; -2: not read yet
 	ckptAt      time.Time
 	vacuumAt    time.Time
-	failures    int
-	retryAt     time.Time
+	failing     map[string]*failure // by kind of upkeep
+}
+
+// failure is a run of failed upkeep of one kind on one table.
+type failure struct {
+	count   int
+	retryAt time.Time
 }
 
 func newMaintainer(p *Processor) *maintainer {
@@ -140,7 +145,7 @@ func (m *maintainer) committed(t *table) {
 	m.mu.Lock()
 	u := m.tables[t.path]
 	if u == nil {
-		u = &upkeep{path: t.path, ckptVersion: -2}
+		u = &upkeep{path: t.path, ckptVersion: -2, failing: map[string]*failure{}}
 		m.tables[t.path] = u
 	}
 	u.t = t
@@ -207,14 +212,11 @@ func (m *maintainer) next() *upkeep {
 }
 
 // maintain runs what is due on one table: compaction, then a checkpoint of
-// the version it ends at, then VACUUM. A failure is logged and counted, and
-// the table's upkeep backs off (1 minute, doubling to an hour); ingest is
+// the version it ends at, then VACUUM. Each kind fails on its own: a
+// failure is logged and counted, and that kind of upkeep backs off on the
+// table (1 minute, doubling to an hour) while the others go on; ingest is
 // never affected.
 func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
-	now := m.p.now()
-	if now.Before(u.retryAt) {
-		return
-	}
 	m.mu.Lock()
 	t := u.t
 	m.mu.Unlock()
@@ -229,53 +231,59 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	if snap == nil {
 		return
 	}
-	kind, err := m.upkeep(ctx, u, t.sinkOpts.TargetFileSize, sink, snap)
-	switch {
-	case err == nil:
-		if u.failures > 0 {
-			m.p.log.Info("table maintenance recovered", "table", u.path, "after_failures", u.failures)
+	store, err := m.p.opts.OpenStore(ctx, u.path)
+	if err == nil {
+		// Checkpoints are this goroutine's (below), not the compaction
+		// commit's; a commit retried at a later version is routine here,
+		// and not logged.
+		var tbl *deltalog.Table
+		if tbl, err = deltalog.Open(ctx, store, deltalog.DisableCheckpoints()); err == nil {
+			m.run1(ctx, u, upkeepCompact, func() (err error) {
+				snap, err = m.compact(ctx, u, t.sinkOpts.TargetFileSize, sink, tbl, snap)
+				return err
+			})
+			m.run1(ctx, u, upkeepCheckpoint, func() error { return m.checkpoint(ctx, u, tbl, snap) })
+			m.run1(ctx, u, upkeepVacuum, func() error { return m.vacuum(ctx, u, sink, tbl, snap) })
+			return
 		}
-		u.failures, u.retryAt = 0, time.Time{}
-		m.p.m.maintenanceFailing.WithLabelValues(u.path).Set(0)
-	case ctx.Err() != nil:
-	default:
-		u.failures++
-		wait := backoff.Policy{Min: time.Minute, Max: time.Hour}.Delay(u.failures - 1)
-		u.retryAt = now.Add(wait)
-		m.p.m.maintenance.WithLabelValues(u.path, kind, "failed").Inc()
-		m.p.m.maintenanceFailing.WithLabelValues(u.path).Set(float64(u.failures))
-		log := m.p.log.Warn
-		if u.failures >= 3 {
-			log = m.p.log.Error
-		}
-		log("table maintenance failed; ingest goes on, and it is tried again later", "table", u.path, "while", kind,
-			"failures", u.failures, "retry_in", wait.Round(time.Second), "err", err)
 	}
+	m.run1(ctx, u, upkeepCompact, func() error { return fmt.Errorf("opening table %s: %w", u.path, err) })
 }
 
-// upkeep does the work of maintain; it returns what it was doing when it
-// failed.
-func (m *maintainer) upkeep(ctx context.Context, u *upkeep, target int64, sink *merge.Sink, snap *deltalog.Snapshot) (string, error) {
-	store, err := m.p.opts.OpenStore(ctx, u.path)
-	if err != nil {
-		return upkeepCompact, fmt.Errorf("opening store of table %s: %w", u.path, err)
+// run1 runs one kind of upkeep unless it is backing off, and keeps its
+// failure count.
+func (m *maintainer) run1(ctx context.Context, u *upkeep, kind string, fn func() error) {
+	now := m.p.now()
+	f := u.failing[kind]
+	if f != nil && now.Before(f.retryAt) {
+		return
 	}
-	// Checkpoints are this goroutine's (below), not the compaction commit's; a
-	// commit retried at a later version is routine here, and not logged.
-	tbl, err := deltalog.Open(ctx, store, deltalog.DisableCheckpoints())
-	if err != nil {
-		return upkeepCompact, err
+	err := fn()
+	switch {
+	case err == nil:
+		if f != nil {
+			m.p.log.Info("table maintenance recovered", "table", u.path, "kind", kind, "after_failures", f.count)
+			delete(u.failing, kind)
+			m.p.m.maintenanceFailing.WithLabelValues(u.path, kind).Set(0)
+		}
+	case ctx.Err() != nil:
+	default:
+		if f == nil {
+			f = &failure{}
+			u.failing[kind] = f
+		}
+		f.count++
+		wait := backoff.Policy{Min: time.Minute, Max: time.Hour}.Delay(f.count - 1)
+		f.retryAt = now.Add(wait)
+		m.p.m.maintenance.WithLabelValues(u.path, kind, "failed").Inc()
+		m.p.m.maintenanceFailing.WithLabelValues(u.path, kind).Set(float64(f.count))
+		log := m.p.log.Warn
+		if f.count >= 3 {
+			log = m.p.log.Error
+		}
+		log("table maintenance failed; ingest goes on, and it is tried again later", "table", u.path, "kind", kind,
+			"failures", f.count, "retry_in", wait.Round(time.Second), "err", err)
 	}
-	if snap, err = m.compact(ctx, u, target, sink, tbl, snap); err != nil {
-		return upkeepCompact, err
-	}
-	if err := m.checkpoint(ctx, u, tbl, snap); err != nil {
-		return upkeepCheckpoint, err
-	}
-	if err := m.vacuum(ctx, u, sink, tbl, snap); err != nil {
-		return upkeepVacuum, err
-	}
-	return "", nil
 }
 
 // compactRaces bounds how often a compaction is planned again after a

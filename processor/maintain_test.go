@@ -1,6 +1,9 @@
 package processor
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -120,7 +124,7 @@ func TestCompactionGivesWayToCommits(t *testing.T) {
 	p.m, err = newMetrics(reg)
 	require.NoError(t, err)
 	m := &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults()}
-	u := &upkeep{path: tablePath(tb), ckptVersion: -2}
+	u := &upkeep{path: tablePath(tb), ckptVersion: -2, failing: map[string]*failure{}}
 	tbl, err := deltalog.Open(t.Context(), pl.store(tb), deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	before, err := tbl.Snapshot(t.Context())
@@ -167,4 +171,63 @@ func maintenanceRuns(t *testing.T, reg *prometheus.Registry, table, result strin
 		}
 	}
 	return 0
+}
+
+// refusingCheckpoints fails every checkpoint write, as a full disk or a
+// bucket policy that refuses the checkpoint prefix would.
+type refusingCheckpoints struct{ deltalog.Store }
+
+func (s refusingCheckpoints) Put(ctx context.Context, p string, data []byte) error {
+	if strings.HasSuffix(p, ".checkpoint.parquet") {
+		return errors.New("checkpoint refused (test)")
+	}
+	return s.Store.Put(ctx, p, data)
+}
+
+// TestMaintenanceFailureStaysInMaintenance refuses every checkpoint: the
+// failure is counted and logged by kind and backs off, while the tables
+// keep ingesting to the end offsets and compaction goes on.
+func TestMaintenanceFailureStaysInMaintenance(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 47, Keys: 60, Snapshot: true})
+	pl.mem = map[string]*memstore.Store{}
+	opts := pl.options("refuse")
+	opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {
+		return refusingCheckpoints{pl.memStore(path)}, nil
+	}
+	opts.Batch.Records = 6
+	opts.Maintenance = Maintenance{CompactAt: 4, Every: time.Millisecond, CheckpointCommits: 2,
+		CheckpointInterval: time.Millisecond, TailFileSize: -1}
+	var logs lockedBuffer
+	reg := prometheus.NewRegistry()
+	p, err := New(opts, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))), WithRegisterer(reg))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	for range 4 {
+		pl.produce(120)
+		pl.waitCaughtUp()
+	}
+	cancel()
+	require.NoError(t, <-done)
+	require.NoError(t, p.Close())
+	pl.requireModel()
+	for _, tb := range pl.tables {
+		table := tablePath(tb)
+		require.Empty(t, checkpointVersions(t, pl.store(tb)), "%s: every checkpoint was refused", table)
+		// Compaction went on to the end: the debt the last commits left is
+		// below compact_at, where 30-odd commits would leave far more.
+		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
+		require.NoError(t, err)
+		snap, err := tbl.Snapshot(t.Context())
+		require.NoError(t, err)
+		debt := tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: datafile.DefaultTargetFileSize, PurgeRatio: 0.1})
+		require.Less(t, debt, 4+2, "%s: compaction went on after checkpoints failed (versions %d)", table, snap.Version())
+		require.Greater(t, snap.Version(), int64(25))
+		require.Equal(t, 1.0, metricWith(t, reg, "cdc2delta_table_maintenance_failures", "table", table),
+			"%s: one failure, then it backs off for a minute", table)
+	}
+	require.Contains(t, logs.String(), "kind=checkpoint")
+	require.Contains(t, logs.String(), "checkpoint refused (test)")
+	require.Regexp(t, `failures=1 retry_in=[0-9]+s`, logs.String(), "it backs off (a minute, with jitter)")
 }

@@ -45,7 +45,7 @@ type metrics struct {
 	// Maintenance (ADR 0032):
 	maintenance        *prometheus.CounterVec   // table, kind, result
 	maintenanceSeconds *prometheus.HistogramVec // kind
-	maintenanceFailing *prometheus.GaugeVec     // table
+	maintenanceFailing *prometheus.GaugeVec     // table, kind
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -95,7 +95,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		maintenance: counter("maintenance_total", "Automatic upkeep runs, by kind (compact, checkpoint, vacuum) and result: ok, conflict (a compaction that gave way to a commit touching its files) or failed.",
 			"table", "kind", "result"),
 		maintenanceSeconds: hist("maintenance_seconds", "Time of one upkeep run that did work, by kind.", prometheus.ExponentialBuckets(0.005, 2, 16), "kind"),
-		maintenanceFailing: gauge("table_maintenance_failures", "Consecutive failed upkeep runs of the table (0: the last one succeeded).", "table"),
+		maintenanceFailing: gauge("table_maintenance_failures", "Consecutive failed upkeep runs of the table, by kind (0: the last one succeeded).", "table", "kind"),
 	}
 	if reg == nil {
 		return m, nil
@@ -169,7 +169,7 @@ func (m *metrics) forgetTable(table string) {
 	m.liveDVs.DeleteLabelValues(table)
 	m.deletedRows.DeleteLabelValues(table)
 	m.smallFileDebt.DeleteLabelValues(table)
-	m.maintenanceFailing.DeleteLabelValues(table)
+	m.maintenanceFailing.DeletePartialMatch(prometheus.Labels{"table": table})
 }
 
 // forgetPartition drops the gauges of a revoked partition.
