@@ -231,3 +231,60 @@ func TestMaintenanceFailureStaysInMaintenance(t *testing.T) {
 	require.Contains(t, logs.String(), "checkpoint refused (test)")
 	require.Regexp(t, `failures=1 retry_in=[0-9]+s`, logs.String(), "it backs off (a minute, with jitter)")
 }
+
+// TestMaintenanceVacuums sets VacuumInterval on tables whose retention is
+// one second: compaction removes files, VACUUM (START and END commits)
+// deletes them once they are older than the retention, and every file left
+// on storage is live or still within it. The tables equal the model.
+func TestMaintenanceVacuums(t *testing.T) {
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 53, Keys: 60, Snapshot: true})
+	opts := pl.options("vacuum")
+	opts.Batch.Records = 6
+	opts.Sink.Properties = map[string]string{"delta.deletedFileRetentionDuration": "interval 1 seconds"}
+	opts.Maintenance = Maintenance{CompactAt: 3, Every: time.Millisecond, VacuumInterval: time.Millisecond, TailFileSize: -1}
+	r := pl.start(opts)
+	for range 3 {
+		pl.produce(120)
+		pl.waitCaughtUp()
+	}
+	time.Sleep(1200 * time.Millisecond) // past the retention
+	pl.produce(30)                      // commits, so the tables are looked at again
+	pl.waitCaughtUp()
+	r.close(t)
+	pl.requireModel()
+	for _, tb := range pl.tables {
+		store := pl.store(tb)
+		tbl, err := deltalog.Open(t.Context(), store)
+		require.NoError(t, err)
+		snap, err := tbl.Snapshot(t.Context())
+		require.NoError(t, err)
+		vacuums := 0
+		for v := int64(0); v <= snap.Version(); v++ {
+			ci, err := tbl.CommitInfo(t.Context(), v)
+			require.NoError(t, err)
+			if ci.Operation == deltalog.OpVacuumEnd {
+				vacuums++
+			}
+		}
+		require.Positive(t, vacuums, "%s: VACUUM ran", tb.Def().Name)
+		live := map[string]bool{}
+		for _, f := range snap.Files() {
+			live[f.Path] = true
+		}
+		young := map[string]bool{}
+		for _, rm := range snap.Tombstones() {
+			if rm.DeletionTimestamp != nil && time.Since(time.UnixMilli(*rm.DeletionTimestamp)) < 3*time.Second {
+				young[rm.Path] = true
+			}
+		}
+		stale := 0
+		for o, err := range store.List(t.Context(), "", "") {
+			require.NoError(t, err)
+			if strings.HasSuffix(o.Path, ".parquet") && !strings.HasPrefix(o.Path, "_delta_log/") && !live[o.Path] && !young[o.Path] {
+				stale++
+			}
+		}
+		require.Zero(t, stale, "%s: removed data files older than the retention are deleted", tb.Def().Name)
+		require.Positive(t, len(snap.Tombstones()), "%s: compaction removed files", tb.Def().Name)
+	}
+}
