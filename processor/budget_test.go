@@ -137,6 +137,7 @@ func TestCommitBudgetTrickle(t *testing.T) {
 	run := func(t *testing.T, minRecords int, maxDelay time.Duration) (int, time.Duration) {
 		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 30})
 		opts := pl.options("budget")
+		opts.Maintenance.Disabled = true // every version counted is a batch's
 		opts.Batch = BatchLimits{Records: 1000, Age: 20 * time.Millisecond, MinRecords: minRecords, MaxDelay: maxDelay}
 		pl.start(opts)
 		at := map[merge.TopicPartition]map[int64]time.Time{}
@@ -177,6 +178,7 @@ func TestCommitBudgetShared(t *testing.T) {
 	run := func(t *testing.T, rate float64) (int, time.Duration, time.Duration) {
 		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 22, Keys: 30})
 		opts := pl.options("shared")
+		opts.Maintenance.Disabled = true // every version counted is a batch's
 		opts.Batch = BatchLimits{Records: 1000, Age: 10 * time.Millisecond, MaxDelay: 2 * time.Second, CommitsPerSecond: rate}
 		start := time.Now()
 		pl.start(opts)

@@ -44,7 +44,8 @@ type Maintenance struct {
 	// retention (delta.deletedFileRetentionDuration, 7 days by default);
 	// 0 (the default) never.
 	VacuumInterval time.Duration
-	// Every is how often a committing table is looked at (default 10s).
+	// Every is how often a committing table is looked at (default 10s);
+	// its last commits before it goes quiet are looked at within Every.
 	Every time.Duration
 	// Concurrency bounds the tables maintained at once (default 1), so
 	// upkeep takes at most that many cores and buffers.
@@ -111,10 +112,11 @@ type maintainer struct {
 // upkeep is what the maintainer knows of one table path; guarded by
 // maintainer.mu except where noted.
 type upkeep struct {
-	path   string
-	t      *table // the table's current pipeline
-	queued bool
-	seenAt time.Time // when it was last queued
+	path    string
+	t       *table    // the table's current pipeline
+	queued  bool      // in the queue or being maintained
+	pending bool      // committed since it was last queued
+	seenAt  time.Time // when it was last queued
 	// Only the goroutine running the table's job touches these:
 	ckptVersion int64 // the last checkpoint's version; -2: not read yet
 	ckptAt      time.Time
@@ -135,40 +137,74 @@ func newMaintainer(p *Processor) *maintainer {
 	return &maintainer{p: p, o: p.opts.Maintenance, wake: make(chan struct{}, 1), tables: map[string]*upkeep{}}
 }
 
-// committed tells the maintainer that t committed; it queues the table when
-// it was not looked at for Every.
+// committed tells the maintainer that t committed. The table is queued at
+// once when it was not looked at for Every, else it is left pending and
+// the sweep queues it when Every has passed: the last commits before a
+// table goes quiet are looked at too.
 func (m *maintainer) committed(t *table) {
 	if m == nil {
 		return
 	}
-	now := m.p.now()
 	m.mu.Lock()
 	u := m.tables[t.path]
 	if u == nil {
 		u = &upkeep{path: t.path, ckptVersion: -2, failing: map[string]*failure{}}
 		m.tables[t.path] = u
 	}
-	u.t = t
-	queue := !u.queued && (u.seenAt.IsZero() || now.Sub(u.seenAt) >= m.o.Every)
-	if queue {
-		u.queued, u.seenAt = true, now
-		m.queue = append(m.queue, u)
-	}
+	u.t, u.pending = t, true
+	queued := m.queueLocked(u, m.p.now())
 	m.mu.Unlock()
-	if queue {
-		select {
-		case m.wake <- struct{}{}:
-		default:
-		}
+	if queued {
+		m.kick()
 	}
 }
 
-// run works through the queue on Concurrency goroutines until ctx ends.
+// queueLocked queues u when it has a commit not looked at, is not queued
+// or running, and was last looked at Every ago; m.mu must be held.
+func (m *maintainer) queueLocked(u *upkeep, now time.Time) bool {
+	if !u.pending || u.queued || !u.seenAt.IsZero() && now.Sub(u.seenAt) < m.o.Every {
+		return false
+	}
+	u.pending, u.queued, u.seenAt = false, true, now
+	m.queue = append(m.queue, u)
+	return true
+}
+
+func (m *maintainer) kick() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run works through the queue on Concurrency goroutines, and sweeps the
+// pending tables into it, until ctx ends.
 func (m *maintainer) run(ctx context.Context) {
 	if m == nil {
 		return
 	}
 	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(min(m.o.Every, time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return
+			}
+			queued := false
+			m.mu.Lock()
+			now := m.p.now()
+			for _, u := range m.tables {
+				queued = m.queueLocked(u, now) || queued
+			}
+			m.mu.Unlock()
+			if queued {
+				m.kick()
+			}
+		}
+	})
 	for range m.o.Concurrency {
 		wg.Go(func() {
 			for {
@@ -203,10 +239,7 @@ func (m *maintainer) next() *upkeep {
 	u := m.queue[0]
 	m.queue = m.queue[1:]
 	if len(m.queue) > 0 {
-		select { // another goroutine may take the rest
-		case m.wake <- struct{}{}:
-		default:
-		}
+		m.kick() // another goroutine may take the rest
 	}
 	return u
 }

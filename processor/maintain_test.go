@@ -247,18 +247,14 @@ func TestMaintenanceVacuums(t *testing.T) {
 		pl.produce(120)
 		pl.waitCaughtUp()
 	}
-	time.Sleep(1200 * time.Millisecond) // past the retention
-	pl.produce(30)                      // commits, so the tables are looked at again
-	pl.waitCaughtUp()
-	r.close(t)
-	pl.requireModel()
-	for _, tb := range pl.tables {
+	// stale counts a table's removed data files older than the retention
+	// (with a margin) that are still stored, and its VACUUM END commits.
+	stale := func(tb *dbzgen.Table) (stale, vacuums, removed int) {
 		store := pl.store(tb)
 		tbl, err := deltalog.Open(t.Context(), store)
 		require.NoError(t, err)
 		snap, err := tbl.Snapshot(t.Context())
 		require.NoError(t, err)
-		vacuums := 0
 		for v := int64(0); v <= snap.Version(); v++ {
 			ci, err := tbl.CommitInfo(t.Context(), v)
 			require.NoError(t, err)
@@ -266,7 +262,6 @@ func TestMaintenanceVacuums(t *testing.T) {
 				vacuums++
 			}
 		}
-		require.Positive(t, vacuums, "%s: VACUUM ran", tb.Def().Name)
 		live := map[string]bool{}
 		for _, f := range snap.Files() {
 			live[f.Path] = true
@@ -277,14 +272,33 @@ func TestMaintenanceVacuums(t *testing.T) {
 				young[rm.Path] = true
 			}
 		}
-		stale := 0
 		for o, err := range store.List(t.Context(), "", "") {
 			require.NoError(t, err)
 			if strings.HasSuffix(o.Path, ".parquet") && !strings.HasPrefix(o.Path, "_delta_log/") && !live[o.Path] && !young[o.Path] {
 				stale++
 			}
 		}
-		require.Zero(t, stale, "%s: removed data files older than the retention are deleted", tb.Def().Name)
-		require.Positive(t, len(snap.Tombstones()), "%s: compaction removed files", tb.Def().Name)
+		return stale, vacuums, len(snap.Tombstones())
 	}
+	before := 0
+	for _, tb := range pl.tables {
+		n, _, removed := stale(tb)
+		before += n
+		require.Positive(t, removed, "%s: compaction removed files", tb.Def().Name)
+	}
+	time.Sleep(1200 * time.Millisecond) // past the retention
+	// Commits make the maintainer look at the tables again, and VACUUM them.
+	require.Eventually(t, func() bool {
+		pl.produce(10)
+		pl.waitCaughtUp()
+		for _, tb := range pl.tables {
+			if n, vacuums, _ := stale(tb); n > 0 || vacuums == 0 {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 10*time.Millisecond, "removed data files older than the retention are deleted")
+	r.close(t)
+	pl.requireModel()
+	t.Logf("%d files no version references (orphans of lost races) were kept within the retention, then deleted", before)
 }

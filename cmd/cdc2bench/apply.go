@@ -81,7 +81,9 @@ func applyCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if *mode == "cow" {
 		mm = merge.ModeCoW
 	}
-	sink, err := merge.Open(ctx, merge.Options{Store: store, TableName: "orders", Mode: mm})
+	// No tail file: the workloads compare MERGE strategies with the peers,
+	// which have none (ADR 0032's tail is a trickle's, and off for them).
+	sink, err := merge.Open(ctx, merge.Options{Store: store, TableName: "orders", Mode: mm, TailFileSize: -1})
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func buildBase(ctx context.Context, dir string, seed uint64, rows int, dv bool) 
 	if err != nil {
 		return err
 	}
-	sink, err := merge.Open(ctx, merge.Options{Store: store, TableName: "orders", DeletionVectors: &dv})
+	sink, err := merge.Open(ctx, merge.Options{Store: store, TableName: "orders", DeletionVectors: &dv, TailFileSize: -1})
 	if err != nil {
 		return fmt.Errorf("building base table %s: %w", dir, err)
 	}

@@ -89,6 +89,7 @@ tables:
     - {name: DBO.Customers, delete_mode: soft}
     - {topic: "%s", merge_mode: cow, tombstone_retention: 24h}
 batch: {max_age: 50ms, min_records: 1}
+maintenance: {tail_file_size: 0} # every update leaves a vector (auto) or a rewrite (cow) to see
 metrics: {listen: ""}
 log: {level: warn}
 `, topics[0][:len(topics[0])-len(".dbo.Customers")], regURL, filepath.ToSlash(root), topics[1]), 0o600))
