@@ -37,6 +37,8 @@ func TestCrashDuringCompaction(t *testing.T) {
 		Seed: seed, Keys: 1500, Snapshot: true, DeleteRatio: 0.05, Redeliver: 0.05, MaxTxEvents: 3})
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "cdc2delta.yaml")
+	// No tail file: every commit adds a file, so that compaction has work
+	// (TestCrashRecovery kills the tail's rewrites).
 	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
 kafka:
   brokers: [%q]
@@ -46,7 +48,7 @@ kafka:
 schema_registry: {url: %q}
 tables: {path: %q}
 batch: {max_records: 100, max_age: 50ms, min_records: 1}
-maintenance: {compact_at: 2, checkpoint_commits: 3, checkpoint_interval: 1s}
+maintenance: {compact_at: 2, checkpoint_commits: 3, checkpoint_interval: 1s, tail_file_size: 0}
 metrics: {listen: ""}
 log: {level: debug}
 `, brokers[0], group, prefix+"-instance", regexp.QuoteMeta(prefix), src.regURL,
