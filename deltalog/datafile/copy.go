@@ -77,7 +77,10 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, add *de
 	}
 	res.SourceRows = f.NumRows()
 	dropped := denseBitmap(drop, res.SourceRows)
-	if res.Rows, err = w.copyRowGroups(ctx, f, leaves, dropped, len(data), parallel); err != nil {
+	// With rows to append, everything goes into one row group: a file that
+	// takes a few rows per commit would otherwise gain a row group (and its
+	// metadata) each time.
+	if res.Rows, err = w.copyRowGroups(ctx, f, leaves, dropped, len(data), parallel, len(rows) > 0); err != nil {
 		if ctx.Err() != nil {
 			return Copied{}, false, ctx.Err()
 		}
@@ -99,20 +102,16 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, add *de
 	return res, true, nil
 }
 
-// appendRows writes rows into the file buffer after what copyRowGroups copied, in a
-// row group of their own; with nothing copied it starts the file afresh, so that no
-// empty row group precedes them.
+// appendRows writes rows into the file buffer after what copyRowGroups copied, in the
+// same row group; with nothing copied it starts the file afresh, so that no empty row
+// group precedes them.
 func (w *Writer) appendRows(ctx context.Context, rows [][]any, copied bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("datafile: writing parquet: %v", r)
 		}
 	}()
-	if copied {
-		if err := w.pw.Flush(); err != nil {
-			return fmt.Errorf("flushing row group: %w", err)
-		}
-	} else {
+	if !copied {
 		w.newFile()
 		for _, s := range w.stats {
 			s.reset()
@@ -222,12 +221,12 @@ func denseBitmap(drop *roaring64.Bitmap, rows int64) []uint64 {
 }
 
 // copyRowGroups copies the kept rows of every row group of f into a fresh file buffer,
-// one output row group per input row group, and returns how many rows it kept. Up to
-// parallel columns are copied at once: parquet-go's column writers share nothing but
+// one output row group per input row group (one in all when oneGroup), and returns how
+// many rows it kept. Up to parallel columns are copied at once: parquet-go's column writers share nothing but
 // the codec until the row group is flushed, and the codecs of concurrentCodec are safe
 // for concurrent use. sizeHint presizes the file buffer (the new file is about as
 // large as the old).
-func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*wnode, dropped []uint64, sizeHint, parallel int) (kept int64, err error) {
+func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*wnode, dropped []uint64, sizeHint, parallel int, oneGroup bool) (kept int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed parquet: %v", r)
@@ -281,7 +280,7 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 			}
 		}
 		base += n
-		if g < len(groups)-1 {
+		if g < len(groups)-1 && !oneGroup {
 			if err := w.pw.Flush(); err != nil {
 				return 0, fmt.Errorf("flushing row group: %w", err)
 			}
