@@ -349,7 +349,12 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink 
 				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,
 				"deletion_vectors_purged", res.NumDeletionVectorsRemoved, "bytes_rewritten", res.NumRemovedBytes,
 				"races", race, "duration", time.Since(start).Round(time.Millisecond))
-			return tbl.Update(ctx, snap) // reads only the commits since snap
+			// The checkpoint's snapshot: read incrementally, and snap (an
+			// older version, as valid to checkpoint) if that fails.
+			if latest, err := tbl.Update(ctx, snap); err == nil {
+				return latest, nil
+			}
+			return snap, nil
 		}
 		var ce *deltalog.ConflictError
 		if !errors.As(err, &ce) || ctx.Err() != nil {
