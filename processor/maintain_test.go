@@ -49,7 +49,7 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 			snap, err = tbl.Snapshot(t.Context())
 			require.NoError(t, err)
 			return tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: target, PurgeRatio: 0.1}) < compactAt
-		}, 10*time.Second, 20*time.Millisecond, "%s: maintenance brings the debt below compact_at", tb.Def().Name)
+		}, 30*time.Second, 20*time.Millisecond, "%s: maintenance brings the debt below compact_at", tb.Def().Name)
 
 		batches, optimized := 0, 0
 		for v := int64(0); v <= snap.Version(); v++ {
@@ -208,6 +208,18 @@ func TestMaintenanceFailureStaysInMaintenance(t *testing.T) {
 		pl.produce(120)
 		pl.waitCaughtUp()
 	}
+	// Compaction goes on after the checkpoints failed: the debt the last
+	// commits left falls below compact_at, where 30-odd commits would leave
+	// far more.
+	for _, tb := range pl.tables {
+		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			snap, err := tbl.Snapshot(t.Context())
+			return err == nil && snap.Version() > 25 &&
+				tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: datafile.DefaultTargetFileSize, PurgeRatio: 0.1}) < 4
+		}, 30*time.Second, 20*time.Millisecond, "%s: compaction went on after checkpoints failed", tb.Def().Name)
+	}
 	cancel()
 	require.NoError(t, <-done)
 	require.NoError(t, p.Close())
@@ -215,15 +227,6 @@ func TestMaintenanceFailureStaysInMaintenance(t *testing.T) {
 	for _, tb := range pl.tables {
 		table := tablePath(tb)
 		require.Empty(t, checkpointVersions(t, pl.store(tb)), "%s: every checkpoint was refused", table)
-		// Compaction went on to the end: the debt the last commits left is
-		// below compact_at, where 30-odd commits would leave far more.
-		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
-		require.NoError(t, err)
-		snap, err := tbl.Snapshot(t.Context())
-		require.NoError(t, err)
-		debt := tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: datafile.DefaultTargetFileSize, PurgeRatio: 0.1})
-		require.Less(t, debt, 4+2, "%s: compaction went on after checkpoints failed (versions %d)", table, snap.Version())
-		require.Greater(t, snap.Version(), int64(25))
 		require.Equal(t, 1.0, metricWith(t, reg, "cdc2delta_table_maintenance_failures", "table", table),
 			"%s: one failure, then it backs off for a minute", table)
 	}
@@ -297,7 +300,7 @@ func TestMaintenanceVacuums(t *testing.T) {
 			}
 		}
 		return true
-	}, 15*time.Second, 10*time.Millisecond, "removed data files older than the retention are deleted")
+	}, 40*time.Second, 10*time.Millisecond, "removed data files older than the retention are deleted")
 	r.close(t)
 	pl.requireModel()
 	t.Logf("%d files no version references (orphans of lost races) were kept within the retention, then deleted", before)
