@@ -100,9 +100,15 @@ func TestStoreRequestsPerCommit(t *testing.T) {
 			opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {
 				return countingStore{pl.memStore(path), n}, nil
 			}
-			opts.Batch = BatchLimits{Records: 2000, Age: 5 * time.Millisecond, MinRecords: 1}
 			opts.Maintenance = sd.m
+			// The snapshot in one commit (one file), however slow the machine,
+			// then one commit per change.
+			opts.Batch = BatchLimits{Records: 2000, Age: 5 * time.Millisecond, MinRecords: 2000, MaxDelay: time.Minute}
 			pl.produce(2000)
+			first := pl.start(opts)
+			pl.waitCaughtUp()
+			first.close(t)
+			opts.Batch = BatchLimits{Records: 2000, Age: 5 * time.Millisecond, MinRecords: 1}
 			pl.start(opts)
 			caughtUp := pl.waitCaughtUp
 			caughtUp()
