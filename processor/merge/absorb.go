@@ -54,7 +54,6 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	}
 	delete(p.dels, tail.Path) // its deletes are applied here
 	p.remove(tail)
-	p.metrics.absorbed++
 	w, err := s.newWriter(st)
 	if err != nil {
 		return false, err

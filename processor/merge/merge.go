@@ -90,7 +90,6 @@ type fill struct {
 type mergeMetrics struct {
 	copied, bytesAdded, bytesRemoved int64
 	dvAdded, dvRemoved, dvUpdated    int
-	absorbed                         int   // tail files that took the new rows (absorb.go)
 	dvFiles                          int   // deletion vector files written
 	dvBytes                          int64 // their bytes
 	scan, rewrite                    time.Duration
