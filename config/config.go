@@ -44,6 +44,11 @@ type Kafka struct {
 	// GroupProtocol is classic (cooperative-sticky, any broker) or consumer (KIP-848,
 	// Kafka 4.0+).
 	GroupProtocol string `yaml:"group_protocol"`
+	// FetchMaxWait and FetchMinBytes let the broker hold a fetch until it
+	// has FetchMinBytes or FetchMaxWait passed, so a process reading many
+	// quiet partitions does not fetch (and poll) once per record.
+	FetchMaxWait  Duration `yaml:"fetch_max_wait"`
+	FetchMinBytes ByteSize `yaml:"fetch_min_bytes"`
 }
 
 // TLS configures a TLS client. It is enabled when Enabled is set or any file is given.
@@ -284,7 +289,8 @@ type Log struct {
 // Default returns the configuration every file starts from.
 func Default() Config {
 	return Config{
-		Kafka:          Kafka{Reset: ResetEarliest, GroupProtocol: GroupClassic, ClientID: "cdc2delta"},
+		Kafka: Kafka{Reset: ResetEarliest, GroupProtocol: GroupClassic, ClientID: "cdc2delta",
+			FetchMaxWait: Duration(100 * time.Millisecond), FetchMinBytes: 1 << 20},
 		SchemaRegistry: SchemaRegistry{},
 		Tables: Tables{
 			Path: defaultTablePath,

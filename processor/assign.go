@@ -32,6 +32,8 @@ func (p *Processor) clientOptions() []kgo.Opt {
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(reset),
 		kgo.FetchMaxBytes(o.FetchMaxBytes),
+		kgo.FetchMaxWait(o.FetchMaxWait),
+		kgo.FetchMinBytes(o.FetchMinBytes),
 		kgo.OnOffsetsFetched(p.onOffsetsFetched),
 		kgo.AdjustFetchOffsetsFn(p.onAssigned),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { p.onRevoked(m, true) }),

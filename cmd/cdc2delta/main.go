@@ -7,18 +7,45 @@
 //	0  success
 //	1  runtime failure (storage, Kafka, a table that cannot be read or committed)
 //	2  usage or configuration error (unknown command or flag, bad argument, invalid config)
+//
+// CDC2DELTA_CPUPROFILE=PREFIX writes a CPU profile of the whole process to
+// PREFIX.PID.pprof when it exits, for benchmarks that run the binary.
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startProfile(os.Getenv("CDC2DELTA_CPUPROFILE"))
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startProfile starts a CPU profile when prefix is set; a profile that
+// cannot start is reported and skipped, never fatal.
+func startProfile(prefix string) (stop func()) {
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d.pprof", prefix, os.Getpid()))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "CDC2DELTA_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

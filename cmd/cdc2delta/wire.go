@@ -67,6 +67,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	return processor.Options{
 		Brokers: k.Brokers, Group: k.GroupID, GroupProtocol: k.GroupProtocol, ClientID: k.ClientID, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
 		ClientOptions: clientOpts, ResetOffset: k.Reset,
+		FetchMaxWait: time.Duration(k.FetchMaxWait), FetchMinBytes: int32(k.FetchMinBytes),
 		TablePath: c.Tables.Path,
 		OpenStore: storeOpener(c.Storage.S3),
 		Sink:      sinkOptions(tables.Defaults, logger),
