@@ -118,7 +118,8 @@ type upkeep struct {
 	pending bool      // committed since it was last queued
 	seenAt  time.Time // when it was last queued
 	// Only the goroutine running the table's job touches these:
-	ckptVersion int64 // the last checkpoint's version; -2: not read yet
+	tbl         *deltalog.Table // opened at the first look, then reused: an S3 store is a client
+	ckptVersion int64           // the last checkpoint's version; -2: not read yet
 	ckptAt      time.Time
 	vacuumAt    time.Time
 	failing     map[string]*failure // by kind of upkeep
@@ -264,23 +265,26 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	if snap == nil {
 		return
 	}
-	store, err := m.p.opts.OpenStore(ctx, u.path)
-	if err == nil {
-		// Checkpoints are this goroutine's (below), not the compaction
-		// commit's; a commit retried at a later version is routine here,
-		// and not logged.
-		var tbl *deltalog.Table
-		if tbl, err = deltalog.Open(ctx, store, deltalog.DisableCheckpoints()); err == nil {
-			m.run1(ctx, u, upkeepCompact, func() (err error) {
-				snap, err = m.compact(ctx, u, t.sinkOpts.TargetFileSize, sink, tbl, snap)
-				return err
-			})
-			m.run1(ctx, u, upkeepCheckpoint, func() error { return m.checkpoint(ctx, u, tbl, snap) })
-			m.run1(ctx, u, upkeepVacuum, func() error { return m.vacuum(ctx, u, sink, tbl, snap) })
+	if u.tbl == nil {
+		store, err := m.p.opts.OpenStore(ctx, u.path)
+		if err == nil {
+			// Checkpoints are this goroutine's (below), not the compaction
+			// commit's; a commit retried at a later version is routine
+			// here, and not logged.
+			u.tbl, err = deltalog.Open(ctx, store, deltalog.DisableCheckpoints())
+		}
+		if err != nil {
+			m.run1(ctx, u, upkeepCompact, func() error { return fmt.Errorf("opening table %s: %w", u.path, err) })
 			return
 		}
 	}
-	m.run1(ctx, u, upkeepCompact, func() error { return fmt.Errorf("opening table %s: %w", u.path, err) })
+	tbl := u.tbl
+	m.run1(ctx, u, upkeepCompact, func() (err error) {
+		snap, err = m.compact(ctx, u, t.sinkOpts.TargetFileSize, sink, tbl, snap)
+		return err
+	})
+	m.run1(ctx, u, upkeepCheckpoint, func() error { return m.checkpoint(ctx, u, tbl, snap) })
+	m.run1(ctx, u, upkeepVacuum, func() error { return m.vacuum(ctx, u, sink, tbl, snap) })
 }
 
 // run1 runs one kind of upkeep unless it is backing off, and keeps its

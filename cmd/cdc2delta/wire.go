@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -280,20 +281,34 @@ func saslMechanism(s config.SASL) sasl.Mechanism {
 // storeOpener opens a table path: s3:// URLs with the configured S3 options, anything
 // else as a local directory.
 func storeOpener(s3 config.S3) func(context.Context, string) (deltalog.Store, error) {
+	// Every table on S3 shares one client: one load of the AWS
+	// configuration, one credential cache, one connection pool.
+	var (
+		mu     sync.Mutex
+		client *s3store.Client
+	)
 	return func(ctx context.Context, p string) (deltalog.Store, error) {
-		if strings.Contains(p, "://") {
-			o, err := s3store.ParseURL(p)
-			if err != nil {
-				return nil, err
-			}
+		if !strings.Contains(p, "://") {
+			return localstore.New(localstore.Options{Dir: p})
+		}
+		o, err := s3store.ParseURL(p)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if client == nil {
 			o.Endpoint, o.Region, o.UsePathStyle = s3.Endpoint, s3.Region, s3.PathStyle
-			st, err := s3store.New(ctx, o)
+			c, err := s3store.NewClient(ctx, o)
 			if errors.Is(err, s3store.ErrNoRegion) {
 				return nil, fmt.Errorf("%w: set storage.s3.region or AWS_REGION", err)
 			}
-			return st, err
+			if err != nil {
+				return nil, err
+			}
+			client = c
 		}
-		return localstore.New(localstore.Options{Dir: p})
+		return client.Store(o.Bucket, o.Prefix)
 	}
 }
 

@@ -41,10 +41,8 @@ type Options struct {
 	MaxRetries int
 }
 
+// validate checks and completes the options a Client uses.
 func (o *Options) validate() error {
-	if o.Bucket == "" {
-		return errors.New("s3store: Options.Bucket is empty")
-	}
 	if urlcred.HasUserinfo(o.Endpoint) {
 		// The SDK would ignore them (SigV4 signs with the credential chain's
 		// keys), and the endpoint shows up in errors.

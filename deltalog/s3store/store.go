@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
@@ -34,46 +33,6 @@ type Store struct {
 }
 
 var _ deltalog.Store = (*Store)(nil)
-
-// New builds the S3 client from opts and the standard AWS configuration. It does not
-// contact S3. Without a region from opts or the AWS configuration, and without an
-// endpoint (S3-compatible servers need none), it returns ErrNoRegion.
-func New(ctx context.Context, opts Options) (*Store, error) {
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	var loadOpts []func(*config.LoadOptions) error
-	if opts.Region != "" {
-		loadOpts = append(loadOpts, config.WithRegion(opts.Region))
-	}
-	if opts.Credentials != nil {
-		loadOpts = append(loadOpts, config.WithCredentialsProvider(opts.Credentials))
-	}
-	loadOpts = append(loadOpts, config.WithRetryMaxAttempts(opts.MaxRetries+1))
-	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("s3store: loading AWS configuration: %w", err)
-	}
-	if cfg.Region == "" {
-		if opts.Endpoint == "" {
-			return nil, ErrNoRegion // every request would fail with "Invalid region"
-		}
-		cfg.Region = "us-east-1" // S3-compatible servers ignore it, but SigV4 needs one
-	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.UsePathStyle = opts.UsePathStyle
-		if opts.Endpoint != "" {
-			o.BaseEndpoint = aws.String(opts.Endpoint)
-			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
-		}
-	})
-	s := &Store{client: client, bucket: opts.Bucket, maxRetries: opts.MaxRetries}
-	if opts.Prefix != "" {
-		s.root = opts.Prefix + "/"
-	}
-	return s, nil
-}
 
 // Root returns the table URL, "s3://bucket/prefix".
 func (s *Store) Root() string {
