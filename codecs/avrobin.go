@@ -7,9 +7,9 @@ import (
 )
 
 // Minimal Avro binary primitives for the envelope's framework fields
-// (op, source block) and for skipping fields nobody reads. Row images and
-// keys are decoded by goavro. Readers accept exactly what goavro accepts so
-// both decoding paths agree (see TestPlanMatchesGoavro).
+// (op, source block), the row decoders (rowdec.go) and skipping fields
+// nobody reads. Readers accept exactly what goavro accepts so both decoding
+// paths agree (see TestPlanMatchesGoavro, FuzzDecodeChange).
 
 var errShort = errors.New("short buffer")
 

@@ -87,22 +87,32 @@ func benchCases(b *testing.B) []benchCase {
 // Change, schema cached (the steady state).
 //
 //	go test -run '^$' -bench 'Decode|Goavro' -benchmem -count 6 -cpu 1 ./codecs/
+//
+// rows=compiled is the default path (ADR 0033); rows=goavro has goavro
+// decode the row image and key, as before it.
 func BenchmarkDecode(b *testing.B) {
 	for _, bc := range benchCases(b) {
-		b.Run(bc.name, func(b *testing.B) {
-			if _, err := bc.dec.Decode(b.Context(), bc.key, bc.value); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(bc.key) + len(bc.value)))
-			cpu := cpuTime(b)
-			for b.Loop() {
-				if _, err := bc.dec.Decode(b.Context(), bc.key, bc.value); err != nil {
+		for _, rows := range []string{"compiled", "goavro"} {
+			b.Run(bc.name+"/rows="+rows, func(b *testing.B) {
+				dec, err := NewDecoder(bc.dec.schemas.src, bc.dec.opts)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			reportRates(b, cpu)
-		})
+				dec.goavroRows = rows == "goavro"
+				if _, err := dec.Decode(b.Context(), bc.key, bc.value); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.SetBytes(int64(len(bc.key) + len(bc.value)))
+				cpu := cpuTime(b)
+				for b.Loop() {
+					if _, err := dec.Decode(b.Context(), bc.key, bc.value); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportRates(b, cpu)
+			})
+		}
 	}
 }
 

@@ -17,8 +17,9 @@ type Decoder struct {
 	// and synthesized key layouts per value id for keyless tables.
 	keyIndex sync.Map // uint64 → []int
 	nullKeys sync.Map // int → *nullKey
-	// wholeEnvelope disables the envelope plan (tests compare both paths).
-	wholeEnvelope bool
+	// wholeEnvelope disables the envelope plan, and goavroRows the row
+	// decoders: tests compare the paths, benchmarks time them.
+	wholeEnvelope, goavroRows bool
 }
 
 // NewDecoder returns a Decoder reading schemas from src.
@@ -119,24 +120,31 @@ func (d *Decoder) DecodeRecord(ctx context.Context, topic string, partition int3
 
 // decodeEnvelope fills everything but the key.
 func (d *Decoder) decodeEnvelope(vc *compiled, body []byte, ch *Change) error {
-	var row map[string]any
-	var err error
-	if vc.plan != nil && !d.wholeEnvelope {
-		row, err = vc.plan.decode(body, ch)
-	} else {
-		row, err = d.decodeWhole(vc, body, ch)
-	}
-	if err != nil || row == nil {
+	if vc.plan == nil || d.wholeEnvelope {
+		row, err := d.decodeWhole(vc, body, ch)
+		if err != nil || row == nil {
+			return err
+		}
+		ch.Layout, ch.Row = vc.layout, make([]any, len(vc.layout.Columns))
+		nativesFromMap(vc.layout, row, ch.Row)
+		ch.Unavailable, err = d.convertRow(vc.layout, ch.Row)
 		return err
 	}
-	ch.Layout = vc.layout
-	ch.Row = make([]any, len(vc.layout.Columns))
-	ch.Unavailable, err = d.fillRow(vc.layout, row, ch.Row)
+	image, step, err := vc.plan.decode(body, ch)
+	if err != nil || step == nil {
+		return err
+	}
+	ch.Layout, ch.Row = vc.layout, make([]any, len(vc.layout.Columns))
+	if err := d.decodeImage(vc.layout, step, image, ch.Row, ch.Op); err != nil {
+		return err
+	}
+	ch.Unavailable, err = d.convertRow(vc.layout, ch.Row)
 	return err
 }
 
-// fillRow converts a decoded record into vals, aligned with l.Columns.
-func (d *Decoder) fillRow(l *Layout, rec map[string]any, vals []any) (unavailable []int, err error) {
+// nativesFromMap puts the values of a record goavro decoded into vals,
+// aligned with l.Columns, with nullable columns' unions unwrapped.
+func nativesFromMap(l *Layout, rec map[string]any, vals []any) {
 	for i := range l.Columns {
 		col := &l.Columns[i]
 		v := rec[col.AvroName]
@@ -147,6 +155,17 @@ func (d *Decoder) fillRow(l *Layout, rec map[string]any, vals []any) (unavailabl
 				v = unwrap(v)
 			}
 		}
+		vals[i] = v
+	}
+}
+
+// convertRow converts the Avro values of a record, aligned with
+// l.Columns, in place into the columns' values. Unavailable columns (the
+// unchanged-value placeholder) are left nil and returned.
+func (d *Decoder) convertRow(l *Layout, vals []any) (unavailable []int, err error) {
+	for i := range l.Columns {
+		col := &l.Columns[i]
+		v := vals[i]
 		if v == nil {
 			if !col.Nullable {
 				return nil, fmt.Errorf("%w: required column %q is null", ErrBadBody, col.Name)
@@ -155,6 +174,7 @@ func (d *Decoder) fillRow(l *Layout, rec map[string]any, vals []any) (unavailabl
 		}
 		out, err := col.value(v, &d.ph)
 		if err == errUnavailable {
+			vals[i] = nil
 			unavailable = append(unavailable, i)
 			continue
 		}

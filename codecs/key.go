@@ -27,19 +27,26 @@ func (d *Decoder) keySchema(ctx context.Context, key []byte) (*compiled, int, er
 }
 
 func (d *Decoder) decodeKey(kc *compiled, body []byte) ([]any, error) {
-	native, rest, err := kc.codec.NativeFromBinary(body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: key: %v", ErrBadBody, err)
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: key: %d trailing bytes", ErrBadBody, len(rest))
-	}
-	m, ok := native.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: key is %T, not a record", ErrBadBody, native)
-	}
 	vals := make([]any, len(kc.layout.Columns))
-	unavailable, err := d.fillRow(kc.layout, m, vals)
+	if kc.row != nil && !d.goavroRows {
+		if err := kc.row.decode(body, vals); err != nil {
+			return nil, fmt.Errorf("%w: key: %v", ErrBadBody, err)
+		}
+	} else {
+		native, rest, err := kc.codec.NativeFromBinary(body)
+		if err != nil {
+			return nil, fmt.Errorf("%w: key: %v", ErrBadBody, err)
+		}
+		if len(rest) != 0 {
+			return nil, fmt.Errorf("%w: key: %d trailing bytes", ErrBadBody, len(rest))
+		}
+		m, ok := native.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: key is %T, not a record", ErrBadBody, native)
+		}
+		nativesFromMap(kc.layout, m, vals)
+	}
+	unavailable, err := d.convertRow(kc.layout, vals)
 	if err != nil {
 		return nil, fmt.Errorf("key: %w", err)
 	}

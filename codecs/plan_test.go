@@ -14,7 +14,7 @@ func wholeTwin(t testing.TB, d *Decoder) *Decoder {
 	t.Helper()
 	twin, err := NewDecoder(d.schemas.src, d.opts)
 	require.NoError(t, err)
-	twin.wholeEnvelope = true
+	twin.wholeEnvelope, twin.goavroRows = true, true
 	return twin
 }
 
@@ -71,6 +71,14 @@ func TestPlanMatchesGoavro(t *testing.T) {
 		vc, err := plan.schemas.get(t.Context(), f.valueID)
 		require.NoError(t, err)
 		require.NotNil(t, vc.plan, "the Debezium %d envelope is planned", v)
+		for _, st := range vc.plan.steps {
+			if st.kind == stepBefore || st.kind == stepAfter {
+				require.NotNil(t, st.row, "its row images are decoded without goavro")
+			}
+		}
+		kc, err := plan.schemas.get(t.Context(), f.keyID)
+		require.NoError(t, err)
+		require.NotNil(t, kc.row, "its key is decoded without goavro")
 	}
 }
 

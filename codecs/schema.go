@@ -21,6 +21,9 @@ type compiled struct {
 	// plan decodes envelopes without materializing unused parts; nil when
 	// the envelope has a shape the plan does not cover.
 	plan *envPlan
+	// row decodes a key record without goavro; nil for envelopes and
+	// shapes it does not cover.
+	row *rowDecoder
 	// transaction marks a transaction topic's value schema
 	// (TransactionMetadataValue); its layout has no columns.
 	transaction bool
@@ -67,11 +70,18 @@ func compile(id int, text string, opts *Options) (*compiled, error) {
 	if c.codec, err = goavro.NewCodec(string(plain)); err != nil {
 		return nil, fmt.Errorf("%w: schema %d: %v", ErrUnsupportedSchema, id, err)
 	}
-	if c.envelope {
-		if c.plan, err = buildPlan(rec, names); err != nil {
-			opts.Logger.Info("envelope decoded by goavro alone", "schema_id", id, "reason", err)
-			c.plan = nil
+	if !c.envelope {
+		if c.row, err = newRowDecoder(rec, namespaceOf(rec), names, layout); err != nil {
+			opts.Logger.Info("key decoded by goavro", "schema_id", id, "reason", err)
 		}
+		return c, nil
+	}
+	var rowErr error
+	if c.plan, rowErr, err = buildPlan(rec, names, layout); err != nil {
+		opts.Logger.Info("envelope decoded by goavro alone", "schema_id", id, "reason", err)
+		c.plan = nil
+	} else if rowErr != nil {
+		opts.Logger.Info("row images decoded by goavro", "schema_id", id, "reason", rowErr)
 	}
 	return c, nil
 }

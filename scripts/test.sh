@@ -151,6 +151,9 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	# The pipeline and the MERGE engine are where goroutines meet.
 	# shellcheck disable=SC2086
 	step "fast: go test -race (processor, merge)" gotest race -race -count=1 ${GO_TEST_FLAGS:-} ./processor/ ./processor/merge/
+	# The compiled row decoders against goavro on generated inputs (ADR 0033);
+	# the seeds alone run in every go test.
+	step "fast: fuzz decoder vs goavro (60s)" go test -run '^$' -fuzz '^FuzzDecodeChange$' -fuzztime 60s ./codecs/
 	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi
 
