@@ -188,6 +188,9 @@ type Batch struct {
 	// MaxCommitsPerSecond is shared by all tables (0: unlimited); it holds
 	// batches past MaxAge, never past MaxDelay.
 	MaxCommitsPerSecond int `yaml:"max_commits_per_second"`
+	// CommitWhenDrained commits a batch of MinRecords before MaxAge once
+	// its table has read its partitions to their high watermarks.
+	CommitWhenDrained bool `yaml:"commit_when_drained"`
 }
 
 // Memory bounds the process.
@@ -305,7 +308,8 @@ func Default() Config {
 			},
 		},
 		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
-			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50},
+			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50,
+			CommitWhenDrained: true},
 		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8},
 		Maintenance: Maintenance{Enabled: true, CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30,
 			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1,

@@ -119,8 +119,8 @@ func (c *Config) validateKafka(p *problems) {
 	}
 	p.oneOf("kafka.reset", k.Reset, resets...)
 	p.oneOf("kafka.group_protocol", k.GroupProtocol, GroupClassic, GroupConsumer)
-	if d := k.FetchMaxWait; d < Duration(time.Millisecond) || d > Duration(5*time.Second) {
-		p.add("kafka.fetch_max_wait", "must be from 1ms to 5s, got %s", d)
+	if d := k.FetchMaxWait; d < Duration(10*time.Millisecond) || d > Duration(5*time.Second) {
+		p.add("kafka.fetch_max_wait", "must be from 10ms (franz-go's least) to 5s, got %s", d)
 	}
 	if b := k.FetchMinBytes; b < 1 || b > 16<<20 {
 		p.add("kafka.fetch_min_bytes", "must be from 1 B to 16 MiB, got %d", int64(b))

@@ -1,11 +1,14 @@
 package processor
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -54,14 +57,22 @@ func TestPendingBudget(t *testing.T) {
 		}
 	}
 	add(2)
-	require.False(t, p.due(t0.Add(5*time.Second), l), "2 of 3 records, 5s old: waits")
+	require.False(t, p.due(t0.Add(5*time.Second), l, false), "2 of 3 records, 5s old: waits")
 	require.Equal(t, t0.Add(10*time.Second), p.deadline(l))
 	require.True(t, p.forced(t0.Add(10*time.Second), l), "forced at max delay")
 	add(1)
 	require.Equal(t, t0.Add(time.Second), p.deadline(l), "with min records, age decides")
-	require.False(t, p.ready(t0.Add(999*time.Millisecond), l))
-	require.True(t, p.ready(t0.Add(time.Second), l))
+	require.False(t, p.ready(t0.Add(999*time.Millisecond), l, false))
+	require.True(t, p.ready(t0.Add(time.Second), l, false))
+	require.False(t, p.ready(t0, l, true), "drained counts only with Drained")
+	ld := l
+	ld.Drained = true
+	require.True(t, p.ready(t0, ld, true), "drained: ready before Age")
+	require.False(t, p.ready(t0, ld, false))
 	require.False(t, p.forced(t0.Add(time.Second), l), "ready is not forced: the budget may hold it")
+	var few pending
+	few.add(t0, entry{kind: entryChange, size: 1})
+	require.False(t, few.ready(t0.Add(5*time.Second), ld, true), "drained, but below min records: waits")
 	add(7)
 	require.True(t, p.forced(t0, l), "full: forced at once")
 
@@ -207,4 +218,65 @@ func TestCommitBudgetShared(t *testing.T) {
 	require.LessOrEqual(t, limited, allowed)
 	require.Less(t, limited, unlimited/2)
 	require.Less(t, worst, 2*time.Second+time.Second, "max_delay bounds every wait")
+}
+
+// TestDrainedCommitsBeforeAge: with Drained, a table whose partitions are
+// read to their high watermarks commits without waiting for Age; without it
+// (the control) every batch waits Age, so the test could fail.
+func TestDrainedCommitsBeforeAge(t *testing.T) {
+	const events, every, age = 12, 100 * time.Millisecond, 3 * time.Second
+	run := func(t *testing.T, drained bool) (int, time.Duration) {
+		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 30})
+		opts := pl.options("drained")
+		opts.Maintenance.Disabled = true
+		opts.Batch = BatchLimits{Records: 1000, Age: age, MinRecords: 1, Drained: drained}
+		pl.start(opts)
+		at := map[merge.TopicPartition]map[int64]time.Time{}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for range events {
+			pl.producedAt(at)
+			<-tick.C
+		}
+		pl.waitCaughtUp()
+		pl.requireModel()
+		return pl.commitStats(at)
+	}
+	t.Run("control", func(t *testing.T) {
+		commits, worst := run(t, false)
+		t.Logf("age %s: %d commits for %d events, worst wait %s", age, commits, events, worst)
+		require.GreaterOrEqual(t, worst, age-200*time.Millisecond, "without Drained the first event waits Age")
+	})
+	t.Run("drained", func(t *testing.T) {
+		commits, worst := run(t, true)
+		t.Logf("age %s, drained: %d commits for %d events, worst wait %s", age, commits, events, worst)
+		require.Less(t, worst, age/2, "a drained table commits at once")
+	})
+	// A backlog fetched a little at a time is not drained until its end:
+	// its batches still gather for Age instead of committing per fetch.
+	t.Run("backlog", func(t *testing.T) {
+		cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+		require.NoError(t, err)
+		t.Cleanup(cluster.Close)
+		var fetches atomic.Int64
+		cluster.ControlKey(kmsg.Fetch.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+			fetches.Add(1)
+			return nil, nil, false
+		})
+		pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 24, Keys: 200}, cluster.ListenAddrs(), "backlog")
+		for range 300 {
+			pl.produce(1) // a record batch each, so a small fetch takes few
+		}
+		opts := pl.options("backlog")
+		opts.Maintenance.Disabled = true
+		opts.ClientOptions = append(opts.ClientOptions, kgo.FetchMaxPartitionBytes(1), kgo.FetchMaxWait(10*time.Millisecond))
+		opts.Batch = BatchLimits{Records: 1000, Age: time.Second, MinRecords: 1, Drained: true}
+		pl.start(opts)
+		pl.waitCaughtUp()
+		pl.requireModel()
+		commits, _ := pl.commitStats(nil)
+		t.Logf("300 events in %d fetches: %d commits", fetches.Load(), commits)
+		require.Greater(t, fetches.Load(), int64(30), "the backlog took many fetches")
+		require.LessOrEqual(t, commits, 12, "about one commit per table per Age and one at the end, not one per fetch")
+	})
 }

@@ -63,6 +63,9 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 			delete(p.mu.held, tp)
 		}
 	}
+	if p.opts.Batch.Drained {
+		markDrained(fs, p.mu.parts)
+	}
 	fs.EachRecord(func(r *kgo.Record) {
 		tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		if h := p.mu.held[tp]; h != nil {
@@ -91,6 +94,20 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 		}
 	}
 	return nil
+}
+
+// markDrained records, for each partition the poll brought records of,
+// whether they stop short of its high watermark: whether the broker has
+// more for its table. mu must be held.
+func markDrained(fs kgo.Fetches, parts map[merge.TopicPartition]*partition) {
+	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if len(fp.Records) == 0 {
+			return
+		}
+		if pt := parts[merge.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}]; pt != nil {
+			pt.behind = fp.Records[len(fp.Records)-1].Offset+1 < fp.HighWatermark
+		}
+	})
 }
 
 // fetchErrors handles the errors of a poll: it returns those that end Run
@@ -286,7 +303,7 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	// again when it reaches MinRecords (its deadline moves from MaxDelay to
 	// Age).
 	l := p.opts.Batch
-	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l) || p.mu.buffered > p.opts.MaxBufferedBytes
+	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, t.drained()) || p.mu.buffered > p.opts.MaxBufferedBytes
 	p.mu.Unlock()
 	p.m.consumed.WithLabelValues(t.path).Inc()
 	switch {

@@ -54,6 +54,8 @@ func TestProcessorOracle(t *testing.T) {
 			if seed%2 == 0 {
 				opts.Batch.CommitsPerSecond = float64(5 + brng.IntN(100))
 			}
+			// Seeds 1 and 2 of every 4 commit drained batches early (issue 15).
+			opts.Batch.Drained = seed%4 == 1 || seed%4 == 2
 			// Maintenance (ADR 0032) compacts and checkpoints beside the
 			// commits, as eagerly as it can, racing them.
 			mrng := rand.New(rand.NewPCG(seed, 0x3a1e7))
@@ -62,8 +64,8 @@ func TestProcessorOracle(t *testing.T) {
 			opts.Maintenance = Maintenance{CompactAt: 1 + mrng.IntN(6), Every: time.Millisecond,
 				CheckpointCommits: 1 + mrng.IntN(5), CheckpointInterval: time.Millisecond, PurgeRatio: 0.01,
 				TailFileSize: []int64{0, -1}[seed%2]}
-			t.Logf("caps: %d records, %d bytes; budget: min %d records, max delay %s, %.0f commits/s; compact at %d, tail %d",
-				opts.Batch.Records, opts.Batch.Bytes, opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond,
+			t.Logf("caps: %d records, %d bytes; budget: min %d records, max delay %s, %.0f commits/s, drained %v; compact at %d, tail %d",
+				opts.Batch.Records, opts.Batch.Bytes, opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond, opts.Batch.Drained,
 				opts.Maintenance.CompactAt, opts.Maintenance.TailFileSize)
 			for round := range 4 {
 				pl.produce(150 + rng.IntN(300))

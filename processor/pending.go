@@ -17,9 +17,10 @@ import (
 // entries commits once it is Age old, and a smaller one waits for more, up
 // to MaxDelay: a busy table commits every Age, a trickling one every
 // MaxDelay, and in between the interval follows the arrival rate
-// (MinRecords / rate). CommitsPerSecond is shared by all tables; it may
-// hold a batch past Age, never past MaxDelay. The zero values keep every
-// batch to Age alone.
+// (MinRecords / rate). With Drained, a batch of MinRecords commits before
+// Age once its table has read its partitions up to their high watermarks.
+// CommitsPerSecond is shared by all tables; it may hold a batch past Age,
+// never past MaxDelay. The zero values keep every batch to Age alone.
 type BatchLimits struct {
 	// Records is the most change records one commit holds (default 10,000).
 	Records int
@@ -36,6 +37,11 @@ type BatchLimits struct {
 	// than this, whatever MinRecords and CommitsPerSecond (default Age; it
 	// is raised to Age if below).
 	MaxDelay time.Duration
+	// Drained commits a batch of at least MinRecords entries before Age
+	// when the last fetch of each of the table's partitions reached its
+	// high watermark: nothing more is there to wait for, so waiting only
+	// costs freshness (ADR 0030, amended for issue 15). Off by default.
+	Drained bool
 	// CommitsPerSecond is the rate of commits shared by all tables (0, the
 	// default: unlimited). A batch due by Age and MinRecords waits for its
 	// turn; commits forced by the caps, MaxDelay, the memory bound or
@@ -154,14 +160,15 @@ func (p *pending) forced(now time.Time, l BatchLimits) bool {
 }
 
 // ready reports whether the batch may be committed when the commit budget
-// allows: it holds MinRecords entries and is Age old.
-func (p *pending) ready(now time.Time, l BatchLimits) bool {
-	return !p.empty() && p.count() >= l.MinRecords && now.Sub(p.started) >= l.Age
+// allows: it holds MinRecords entries and is Age old, or drained (its
+// table's partitions are read to their high watermarks) under l.Drained.
+func (p *pending) ready(now time.Time, l BatchLimits, drained bool) bool {
+	return !p.empty() && p.count() >= l.MinRecords && (now.Sub(p.started) >= l.Age || l.Drained && drained)
 }
 
 // due reports whether the batch is forced or ready.
-func (p *pending) due(now time.Time, l BatchLimits) bool {
-	return p.forced(now, l) || p.ready(now, l)
+func (p *pending) due(now time.Time, l BatchLimits, drained bool) bool {
+	return p.forced(now, l) || p.ready(now, l, drained)
 }
 
 // deadline is when the batch becomes ready, by Age once it holds

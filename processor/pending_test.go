@@ -114,7 +114,7 @@ func TestPendingDropAndRequeue(t *testing.T) {
 	}
 	require.Equal(t, []int64{0, 1, 2, 3, 4}, offs, "requeued work comes first, in order")
 	require.Equal(t, t0, p.started, "requeued work keeps its age")
-	require.True(t, p.due(t0.Add(time.Second), BatchLimits{Records: 100, Bytes: 100, Age: time.Second}))
+	require.True(t, p.due(t0.Add(time.Second), BatchLimits{Records: 100, Bytes: 100, Age: time.Second}, false))
 }
 
 // TestPendingMarksKeepTheirPlace: tombstones and bad records sit among the

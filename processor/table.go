@@ -93,6 +93,21 @@ type partition struct {
 	// operator's replay re-reads records up to it, which the table holds.
 	txn     int64
 	version int64 // the table version holding applied
+	// behind: its last fetch with records stopped short of the high
+	// watermark, so more is there to fetch (BatchLimits.Drained).
+	behind bool
+}
+
+// drained reports whether no partition of the table is known to have more
+// to fetch: each was last fetched up to its high watermark, or brought no
+// records yet (an idle partition owes the batch nothing). mu must be held.
+func (t *table) drained() bool {
+	for _, pt := range t.parts {
+		if pt.behind {
+			return false
+		}
+	}
+	return true
 }
 
 // state is the table's state for health reporting; mu must be held.

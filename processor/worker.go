@@ -96,7 +96,7 @@ func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool)
 		why = commitPoison
 	case pd.forced(now, l):
 		why = commitMaxDelay
-	case pd.ready(now, l):
+	case pd.ready(now, l, t.drained()):
 		if t.slot.IsZero() {
 			t.slot = p.mu.budget.reserve(now)
 		}

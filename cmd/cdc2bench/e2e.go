@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/internal/e2ebench"
+	"github.com/cdc2delta/cdc2delta/processor"
 )
 
 // e2eSize is the end-to-end run of a preset.
@@ -47,15 +49,28 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	keys := fset.Int("keys", 20_000, "keys per table")
 	live := fset.Duration("live", 10*time.Second, "latency phase length")
 	root := fset.String("root", "", "table directory (empty: temporary)")
+	batch := fset.String("batch", "processor", "batch limits: processor (the library's zero values: every batch at max_age), "+
+		"config (the configuration's defaults), config-nodrain (those with commit_when_drained false)")
 	if err := fset.Parse(args); err != nil {
 		return err
+	}
+	var limits processor.BatchLimits
+	switch *batch {
+	case "processor":
+	case "config", "config-nodrain":
+		b := config.Default().Batch
+		limits = processor.BatchLimits{Records: b.MaxRecords, Bytes: int64(b.MaxBytes), Age: time.Duration(b.MaxAge),
+			MinRecords: b.MinRecords, MaxDelay: time.Duration(b.MaxDelay), CommitsPerSecond: float64(b.MaxCommitsPerSecond),
+			Drained: b.CommitWhenDrained && *batch == "config"}
+	default:
+		return fmt.Errorf("%w: -batch %q", errUsage, *batch)
 	}
 	if *brokers == "" || *out == "" {
 		return fmt.Errorf("%w: e2e needs -brokers and -out", errUsage)
 	}
 	res, err := e2ebench.Run(ctx, e2ebench.Config{
 		Brokers: strings.Split(*brokers, ","), Prefix: "cdc2bench" + strconv.FormatInt(time.Now().UnixNano(), 10),
-		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true,
+		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true, Batch: limits,
 		ProfilePath: strings.TrimSuffix(*out, ".json") + ".pprof",
 	})
 	if err != nil {

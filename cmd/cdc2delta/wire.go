@@ -77,7 +77,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		Batch: processor.BatchLimits{
 			Records: c.Batch.MaxRecords, Bytes: int64(c.Batch.MaxBytes), Age: time.Duration(c.Batch.MaxAge),
 			MinRecords: c.Batch.MinRecords, MaxDelay: time.Duration(c.Batch.MaxDelay),
-			CommitsPerSecond: float64(c.Batch.MaxCommitsPerSecond),
+			CommitsPerSecond: float64(c.Batch.MaxCommitsPerSecond), Drained: c.Batch.CommitWhenDrained,
 		},
 		MaxBufferedBytes:       int64(c.Memory.MaxBufferedBytes),
 		OpenConcurrency:        c.Memory.OpenConcurrency,
