@@ -303,7 +303,8 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	// again when it reaches MinRecords (its deadline moves from MaxDelay to
 	// Age).
 	l := p.opts.Batch
-	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, t.drained()) || p.mu.buffered > p.opts.MaxBufferedBytes
+	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
+	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
 	p.mu.Unlock()
 	p.m.consumed.WithLabelValues(t.path).Inc()
 	switch {
