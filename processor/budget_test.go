@@ -1,14 +1,11 @@
 package processor
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -255,15 +252,8 @@ func TestDrainedCommitsBeforeAge(t *testing.T) {
 	// A backlog fetched a little at a time is not drained until its end:
 	// its batches still gather for Age instead of committing per fetch.
 	t.Run("backlog", func(t *testing.T) {
-		cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-		require.NoError(t, err)
-		t.Cleanup(cluster.Close)
-		var fetches atomic.Int64
-		cluster.ControlKey(kmsg.Fetch.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-			fetches.Add(1)
-			return nil, nil, false
-		})
-		pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 24, Keys: 200}, cluster.ListenAddrs(), "backlog")
+		brokers, fetches := fetchCounting(t)
+		pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 24, Keys: 200}, brokers, "backlog")
 		for range 300 {
 			pl.produce(1) // a record batch each, so a small fetch takes few
 		}

@@ -20,15 +20,8 @@ import (
 func TestTrickleFetchesInBatches(t *testing.T) {
 	const trickle = 150 // records, one every 10ms
 	fetches := func(t *testing.T, minBytes int32) int64 {
-		cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-		require.NoError(t, err)
-		t.Cleanup(cluster.Close)
-		var n atomic.Int64
-		cluster.ControlKey(kmsg.Fetch.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-			n.Add(1)
-			return nil, nil, false // counted, then served as usual
-		})
-		pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 41, Keys: 30, Snapshot: true}, cluster.ListenAddrs(), "fetch")
+		brokers, n := fetchCounting(t)
+		pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 41, Keys: 30, Snapshot: true}, brokers, "fetch")
 		pl.produce(60)
 		opts := pl.options("fetch")
 		opts.ClientOptions = []kgo.Opt{kgo.HeartbeatInterval(100 * time.Millisecond)} // the fetch defaults stand
@@ -50,4 +43,18 @@ func TestTrickleFetchesInBatches(t *testing.T) {
 	perRecord := fetches(t, 1)
 	require.Less(t, batched, int64(trickle/3), "a fetch waits up to 100ms for more")
 	require.Greater(t, perRecord, 2*batched, "with a 1-byte minimum the broker answers nearly every record")
+}
+
+// fetchCounting starts an in-process broker that counts the fetch requests
+// it serves.
+func fetchCounting(t *testing.T) ([]string, *atomic.Int64) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	n := new(atomic.Int64)
+	cluster.ControlKey(kmsg.Fetch.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		n.Add(1)
+		return nil, nil, false // counted, then served as usual
+	})
+	return cluster.ListenAddrs(), n
 }
