@@ -113,6 +113,7 @@ type maintainer struct {
 // maintainer.mu except where noted.
 type upkeep struct {
 	path    string
+	log     bool      // the table's change log (ADR 0031), not the table
 	t       *table    // the table's current pipeline
 	queued  bool      // in the queue or being maintained
 	pending bool      // committed since it was last queued
@@ -147,17 +148,34 @@ func (m *maintainer) committed(t *table) {
 		return
 	}
 	m.mu.Lock()
-	u := m.tables[t.path]
-	if u == nil {
-		u = &upkeep{path: t.path, ckptVersion: -2, failing: map[string]*failure{}}
-		m.tables[t.path] = u
+	queued := m.committedLocked(t, t.path, false)
+	if t.logPath != "" {
+		queued = m.committedLocked(t, t.logPath, true) || queued
 	}
-	u.t, u.pending = t, true
-	queued := m.queueLocked(u, m.p.now())
 	m.mu.Unlock()
 	if queued {
 		m.kick()
 	}
+}
+
+// committedLocked marks the table at path (t's own or its change log's)
+// committed; m.mu must be held.
+func (m *maintainer) committedLocked(t *table, path string, log bool) bool {
+	u := m.tables[path]
+	if u == nil {
+		u = &upkeep{path: path, log: log, ckptVersion: -2, failing: map[string]*failure{}}
+		m.tables[path] = u
+	}
+	u.t, u.pending = t, true
+	return m.queueLocked(u, m.p.now())
+}
+
+// maintained is what the maintainer reads of a table it keeps: the
+// latest snapshot its writer has, and a way to tell the writer that a
+// maintenance commit moved the table.
+type maintained interface {
+	Snapshot() *deltalog.Snapshot
+	Behind()
 }
 
 // queueLocked queues u when it has a commit not looked at, is not queued
@@ -255,13 +273,20 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	t := u.t
 	m.mu.Unlock()
 	m.p.mu.Lock()
-	sink := t.sink
+	var w maintained
+	target := t.sinkOpts.TargetFileSize
+	switch {
+	case u.log && t.log != nil:
+		w, target = t.log, 0 // the log's files take the default size
+	case !u.log && t.sink != nil:
+		w = t.sink
+	}
 	stopped := t.failed != nil
 	m.p.mu.Unlock()
-	if sink == nil || stopped {
+	if w == nil || stopped {
 		return
 	}
-	snap := sink.Snapshot()
+	snap := w.Snapshot()
 	if snap == nil {
 		return
 	}
@@ -280,11 +305,11 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	}
 	tbl := u.tbl
 	m.run1(ctx, u, upkeepCompact, func() (err error) {
-		snap, err = m.compact(ctx, u, t.sinkOpts.TargetFileSize, sink, tbl, snap)
+		snap, err = m.compact(ctx, u, target, w, tbl, snap)
 		return err
 	})
 	m.run1(ctx, u, upkeepCheckpoint, func() error { return m.checkpoint(ctx, u, tbl, snap) })
-	m.run1(ctx, u, upkeepVacuum, func() error { return m.vacuum(ctx, u, sink, tbl, snap) })
+	m.run1(ctx, u, upkeepVacuum, func() error { return m.vacuum(ctx, u, w, tbl, snap) })
 }
 
 // run1 runs one kind of upkeep unless it is backing off, and keeps its
@@ -329,7 +354,7 @@ const compactRaces = 3
 
 // compact compacts the table when its debt reached CompactAt. It returns
 // the snapshot to checkpoint: the latest after the compaction, or snap.
-func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink *merge.Sink, tbl *deltalog.Table, snap *deltalog.Snapshot) (*deltalog.Snapshot, error) {
+func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w maintained, tbl *deltalog.Table, snap *deltalog.Snapshot) (*deltalog.Snapshot, error) {
 	if target <= 0 {
 		target = datafile.DefaultTargetFileSize
 	}
@@ -347,7 +372,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, sink 
 			if res.NumRemovedFiles == 0 {
 				return snap, nil // nothing left to compact
 			}
-			sink.Behind()
+			w.Behind()
 			m.p.m.maintenance.WithLabelValues(u.path, upkeepCompact, "ok").Inc()
 			m.p.log.Info("table compacted", "table", u.path, "version", res.Version, "debt", debt,
 				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,
@@ -407,7 +432,7 @@ func (m *maintainer) checkpoint(ctx context.Context, u *upkeep, tbl *deltalog.Ta
 }
 
 // vacuum runs VACUUM with the table's own retention every VacuumInterval.
-func (m *maintainer) vacuum(ctx context.Context, u *upkeep, sink *merge.Sink, tbl *deltalog.Table, snap *deltalog.Snapshot) error {
+func (m *maintainer) vacuum(ctx context.Context, u *upkeep, w maintained, tbl *deltalog.Table, snap *deltalog.Snapshot) error {
 	now := m.p.now()
 	if m.o.VacuumInterval <= 0 || !u.vacuumAt.IsZero() && now.Sub(u.vacuumAt) < m.o.VacuumInterval {
 		return nil
@@ -418,7 +443,7 @@ func (m *maintainer) vacuum(ctx context.Context, u *upkeep, sink *merge.Sink, tb
 		return err
 	}
 	u.vacuumAt = now
-	sink.Behind()
+	w.Behind()
 	m.p.m.maintenance.WithLabelValues(u.path, upkeepVacuum, "ok").Inc()
 	m.p.m.maintenanceSeconds.WithLabelValues(upkeepVacuum).Observe(time.Since(start).Seconds())
 	m.p.log.Info("table vacuumed", "table", u.path, "files_deleted", res.NumDeletedFiles,

@@ -35,6 +35,10 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 	opts.Maintenance = Maintenance{CompactAt: compactAt, Every: time.Millisecond,
 		CheckpointCommits: 5, CheckpointInterval: time.Hour, CheckpointMaxCommits: maxCommits,
 		TailFileSize: -1} // every commit adds a file, for compaction to pack
+	sinkOpts := opts.Sink
+	opts.PerTable = func(src TableSource) TableSettings { // and every table keeps a change log
+		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
+	}
 	r := pl.start(opts)
 	for range 6 {
 		pl.produce(120)
@@ -42,41 +46,48 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 	}
 	target := int64(datafile.DefaultTargetFileSize)
 	for _, tb := range pl.tables {
-		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
-		require.NoError(t, err)
-		var snap *deltalog.Snapshot
-		require.Eventually(t, func() bool {
-			snap, err = tbl.Snapshot(t.Context())
+		for _, path := range []string{tablePath(tb), tablePath(tb) + "_changes"} {
+			store, err := opts.OpenStore(t.Context(), path)
 			require.NoError(t, err)
-			return tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: target, PurgeRatio: 0.1}) < compactAt
-		}, 30*time.Second, 20*time.Millisecond, "%s: maintenance brings the debt below compact_at", tb.Def().Name)
+			tbl, err := deltalog.Open(t.Context(), store)
+			require.NoError(t, err)
+			var snap *deltalog.Snapshot
+			require.Eventually(t, func() bool {
+				snap, err = tbl.Snapshot(t.Context())
+				require.NoError(t, err)
+				return tableops.Debt(snap, tableops.OptimizeOptions{TargetSize: target, PurgeRatio: 0.1}) < compactAt
+			}, 30*time.Second, 20*time.Millisecond, "%s: maintenance brings the debt below compact_at", path)
 
-		batches, optimized := 0, 0
-		for v := int64(0); v <= snap.Version(); v++ {
-			ci, err := tbl.CommitInfo(t.Context(), v)
-			require.NoError(t, err)
-			switch ci.Operation {
-			case deltalog.OpOptimize:
-				optimized++
-			case deltalog.OpMerge, deltalog.OpWrite, deltalog.OpStreamingUpdate:
-				batches++
+			batches, optimized := 0, 0
+			for v := int64(0); v <= snap.Version(); v++ {
+				ci, err := tbl.CommitInfo(t.Context(), v)
+				require.NoError(t, err)
+				switch ci.Operation {
+				case deltalog.OpOptimize:
+					optimized++
+				case deltalog.OpMerge, deltalog.OpWrite, deltalog.OpStreamingUpdate:
+					batches++
+				}
 			}
-		}
-		t.Logf("%s: %d versions: %d batches, %d compactions; %d live files", tb.Def().Name, snap.Version()+1, batches, optimized, snap.NumFiles())
-		require.Greater(t, batches, 4*compactAt, "the commits alone leave a debt far above compact_at")
-		require.Positive(t, optimized)
-		require.Equal(t, float64(optimized), maintenanceRuns(t, r.reg, tablePath(tb), "ok"))
+			t.Logf("%s: %d versions: %d batches, %d compactions; %d live files", path, snap.Version()+1, batches, optimized, snap.NumFiles())
+			require.Greater(t, batches, 4*compactAt, "the commits alone leave a debt far above compact_at")
+			require.Positive(t, optimized)
+			require.Equal(t, float64(optimized), maintenanceRuns(t, r.reg, path, "ok"))
 
-		ckpts := checkpointVersions(t, pl.store(tb))
-		require.NotEmpty(t, ckpts, "%s: maintenance checkpoints", tb.Def().Name)
-		prev := int64(-1)
-		for _, v := range ckpts {
-			require.GreaterOrEqual(t, v-prev, int64(maxCommits), "%s: checkpoints %v follow the cadence, not every 10 commits", tb.Def().Name, ckpts)
-			prev = v
+			ckpts := checkpointVersions(t, store)
+			require.NotEmpty(t, ckpts, "%s: maintenance checkpoints", path)
+			prev := int64(-1)
+			for _, v := range ckpts {
+				require.GreaterOrEqual(t, v-prev, int64(maxCommits), "%s: checkpoints %v follow the cadence, not every 10 commits", path, ckpts)
+				prev = v
+			}
 		}
 	}
 	r.close(t)
 	pl.requireModel()
+	for _, tb := range pl.tables {
+		checkChangeLog(t, pl, tb, pl.consumeAll(tb.Topic(), opts.Decoder))
+	}
 }
 
 // checkpointVersions lists the versions the table has checkpoints of.

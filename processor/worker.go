@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
@@ -153,8 +154,11 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		if store, err = p.opts.OpenStore(ctx, t.logPath); err != nil {
 			return fmt.Errorf("opening store of change log %s: %w", t.logPath, err)
 		}
-		changes, err = merge.OpenChangeLog(ctx, merge.ChangeLogOptions{Store: store, TableName: t.logPath,
-			ColumnNames: so.ColumnNames, Logger: so.Logger})
+		lo := merge.ChangeLogOptions{Store: store, TableName: t.logPath, ColumnNames: so.ColumnNames, Logger: so.Logger}
+		if p.maint != nil {
+			lo.TableOptions = []deltalog.Option{deltalog.DisableCheckpoints()} // the maintainer's (ADR 0032)
+		}
+		changes, err = merge.OpenChangeLog(ctx, lo)
 		return err
 	})
 	if err != nil {

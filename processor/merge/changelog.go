@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,6 +67,9 @@ type ChangeLogOptions struct {
 	Logger      *slog.Logger
 	// Now stamps files; default time.Now.
 	Now func() time.Time
+	// TableOptions are passed to deltalog.Open (e.g. DisableCheckpoints,
+	// when a maintainer checkpoints the log).
+	TableOptions []deltalog.Option
 }
 
 // ChangeLog is an append-only Delta table of every change event a table
@@ -77,6 +81,8 @@ type ChangeLog struct {
 	table *deltalog.Table
 	mu    sync.Mutex
 	snap  *deltalog.Snapshot
+	// latest is snap, for readers that must not wait for an append.
+	latest atomic.Pointer[deltalog.Snapshot]
 }
 
 // OpenChangeLog opens (or, on first append, creates) the change log.
@@ -93,7 +99,7 @@ func OpenChangeLog(ctx context.Context, o ChangeLogOptions) (*ChangeLog, error) 
 	if o.ColumnNames == "" {
 		o.ColumnNames = ColumnNamesMapped
 	}
-	t, err := deltalog.Open(ctx, o.Store, deltalog.WithLogger(o.Logger))
+	t, err := deltalog.Open(ctx, o.Store, append([]deltalog.Option{deltalog.WithLogger(o.Logger)}, o.TableOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("opening change log %s: %w", o.TableName, err)
 	}
@@ -101,8 +107,18 @@ func OpenChangeLog(ctx context.Context, o ChangeLogOptions) (*ChangeLog, error) 
 	if l.snap, err = t.Snapshot(ctx); err != nil && !errors.Is(err, deltalog.ErrNotExist) {
 		return nil, fmt.Errorf("opening change log %s: %w", o.TableName, err)
 	}
+	l.latest.Store(l.snap)
 	return l, nil
 }
+
+// Snapshot returns the log's snapshot as of its last append (nil before
+// the first), without waiting for one in progress.
+func (l *ChangeLog) Snapshot() *deltalog.Snapshot { return l.latest.Load() }
+
+// Behind does nothing: appends are blind (they read only their txns), so
+// a compaction between two of them needs no catching up. It lets the
+// maintainer treat a log as it does a table.
+func (l *ChangeLog) Behind() {}
 
 // Positions returns the change log's txn version per partition.
 func (l *ChangeLog) Positions(ctx context.Context) (map[TopicPartition]int64, error) {
@@ -131,6 +147,7 @@ func (l *ChangeLog) Append(ctx context.Context, b Batch) (int64, error) {
 		if l.snap, err = l.table.Snapshot(ctx); err != nil {
 			return -1, fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
 		}
+		l.latest.Store(l.snap)
 	}
 }
 
@@ -253,6 +270,7 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 	if err != nil {
 		return res.Version, fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
 	}
+	l.latest.Store(l.snap)
 	return res.Version, nil
 }
 
