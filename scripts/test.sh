@@ -171,6 +171,9 @@ step "setup: kafka jars" bash scripts/setup/kafka.sh fetch
 # Starts each Delta reader once; the first time, Spark resolves delta-spark
 # from Maven Central into the cache.
 step "setup: delta readers" setup_engines
+# The benchmark harness's own checks: its generator against the product's
+# tables, checksums, warm interleaved read timing, plots.
+step "full: bench harness selftest" "$venv_python" scripts/py/bench_peers.py selftest
 # The compose stack and the Dockerfile, checked without a Docker engine:
 # `docker-compose config`, pinned images, a non-root user, the Dockerfile's
 # go build line, and `cdc2delta validate` of the stack's config.

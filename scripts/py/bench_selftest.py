@@ -309,6 +309,9 @@ def run(script, systems, s3_endpoint, keep, log):
         fail.expect(all(r["read_seconds"] and r["read_seconds"] > 0
                         for r in checked["tables"].values() if not r["error"]),
                     "check reports read times")
+        counts = {len(r["read_seconds_all"]) for r in checked["tables"].values() if not r["error"]}
+        fail.expect(len(counts) == 1 and min(counts) >= bench_check.READS,
+                    f"check times every table the same number of warm reads, at least {bench_check.READS} ({counts})")
 
         plot_results(fail, script, root, outputs, sizes, log)
     finally:
