@@ -221,6 +221,22 @@ func renderMany(w io.Writer, rep *manyReport) {
 				100*m.CPUShare, fresh, m.LiveFilesMean, m.OptimalFiles, m.LiveDVsMean, m.RestartSeconds, read)
 		}
 	}
+	if len(rep.Sides) > 1 {
+		renderManyRatios(p, rep)
+	}
+	for _, c := range rep.Cases {
+		for _, r := range c.Results {
+			if r.Run == nil || len(r.Run.FilesByKind) == 0 {
+				continue
+			}
+			p("\n%s %d %s: files by kind %v", c.Scenario, c.Tables, r.Side, r.Run.FilesByKind)
+		}
+	}
+	p("\n")
+}
+
+// renderManyRatios writes before ÷ after for every case that ran on both sides.
+func renderManyRatios(p func(string, ...any), rep *manyReport) {
 	p("\nRatios (before ÷ after; higher is better for after):\n\n")
 	p("| scenario | tables | versions | files created | CPU | restart |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, c := range rep.Cases {
@@ -245,13 +261,4 @@ func renderMany(w io.Writer, rep *manyReport) {
 		p("| %s | %d | %s | %s | %s | %s |\n", c.Scenario, c.Tables, ratio(b.VersionsPerTableMinute, a.VersionsPerTableMinute),
 			ratio(float64(b.FilesCreated), float64(a.FilesCreated)), ratio(b.CPUShare, a.CPUShare), ratio(b.RestartSeconds, a.RestartSeconds))
 	}
-	for _, c := range rep.Cases {
-		for _, r := range c.Results {
-			if r.Run == nil || len(r.Run.FilesByKind) == 0 {
-				continue
-			}
-			p("\n%s %d %s: files by kind %v", c.Scenario, c.Tables, r.Side, r.Run.FilesByKind)
-		}
-	}
-	p("\n")
 }
