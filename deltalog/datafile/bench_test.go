@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -181,4 +182,37 @@ func BenchmarkWriteSinkBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(s.bytes)/float64(n*b.N), "B/row")
+}
+
+// BenchmarkAbsorbTail rewrites a 2,000-row file with 5 rows dropped and 5
+// added, with a new Writer each time: the commit of a trickled table whose
+// one file is its tail (ADR 0032), so per-Writer codec state shows.
+func BenchmarkAbsorbTail(b *testing.B) {
+	const n, k = 2_000, 5
+	s := newStore()
+	w, err := NewWriter(Options{Schema: cdcSchema()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	adds, err := w.Write(b.Context(), s, cdcRows(n))
+	if err != nil || len(adds) != 1 {
+		b.Fatalf("%d files: %v", len(adds), err)
+	}
+	drop := roaring64.New()
+	for i := range k {
+		drop.Add(uint64(i * 400))
+	}
+	more := cdcRows(k)
+	b.ReportAllocs()
+	for b.Loop() {
+		w, err := NewWriter(Options{Schema: cdcSchema()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, ok, err := w.CopyLiveWith(b.Context(), s, &adds[0], drop, more, 2)
+		if err != nil || !ok || res.SourceRows != n {
+			b.Fatalf("ok %v, %d source rows: %v", ok, res.SourceRows, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 }

@@ -71,22 +71,23 @@ func (*fastSnappy) Encode(dst, src []byte) ([]byte, error) {
 // level on CDC rows at twice the speed) with a window of one page buffer.
 // parquet-go's codec keeps klauspost's 8 MiB default window, so every new
 // Writer (the sink makes one per batch and partition) allocated an 8 MiB
-// history for pages of at most 1 MiB. Decoding is parquet-go's. Encoders are
-// made on demand, one per page encoded at the same time (CopyLive encodes
-// columns in parallel), and reused.
+// history for pages of at most 1 MiB. Decoding is parquet-go's. Encoders come
+// from zstdEncoders, one per page encoded at the same time (CopyLive encodes
+// columns in parallel).
 type pageZstd struct {
 	zstd.Codec
-	mu   sync.Mutex
-	idle []*kzstd.Encoder
 }
 
+// zstdEncoders holds idle page encoders for every Writer of the process. Each
+// encoder owns a history of about 1.1 MiB; when every Writer made its own, a
+// trickled table's commit (a new Writer rewriting its small tail) allocated
+// and zeroed one per column encoded at once, the largest allocation of the
+// 200-table trickle. It is a cache, not state: what it holds changes no
+// output, and the GC may empty it.
+var zstdEncoders sync.Pool
+
 func (c *pageZstd) Encode(dst, src []byte) ([]byte, error) {
-	c.mu.Lock()
-	var enc *kzstd.Encoder
-	if n := len(c.idle); n > 0 {
-		enc, c.idle = c.idle[n-1], c.idle[:n-1]
-	}
-	c.mu.Unlock()
+	enc, _ := zstdEncoders.Get().(*kzstd.Encoder)
 	if enc == nil {
 		var err error
 		enc, err = kzstd.NewWriter(nil,
@@ -102,8 +103,6 @@ func (c *pageZstd) Encode(dst, src []byte) ([]byte, error) {
 		}
 	}
 	out := enc.EncodeAll(src, dst[:0])
-	c.mu.Lock()
-	c.idle = append(c.idle, enc)
-	c.mu.Unlock()
+	zstdEncoders.Put(enc)
 	return out, nil
 }
