@@ -240,7 +240,13 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 	for _, s := range w.stats {
 		s.reset()
 	}
-	bufs := make([][]parquet.Value, len(leaves))
+	// One value buffer per column copied at once, not per column: the
+	// errgroup's limit bounds how many are out.
+	slots := max(parallel, 1)
+	bufs := make(chan []parquet.Value, slots)
+	for range slots {
+		bufs <- make([]parquet.Value, 1024)
+	}
 	var base int64
 	groups := f.RowGroups()
 	for g, rg := range groups {
@@ -251,7 +257,7 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 			return 0, fmt.Errorf("row group %d has %d columns, want %d", g, len(chunks), len(leaves))
 		}
 		eg, ectx := errgroup.WithContext(ctx)
-		eg.SetLimit(max(parallel, 1))
+		eg.SetLimit(slots)
 		for c, chunk := range chunks {
 			eg.Go(func() (err error) {
 				defer func() {
@@ -262,10 +268,9 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 				if err := ectx.Err(); err != nil {
 					return err
 				}
-				if bufs[c] == nil {
-					bufs[c] = make([]parquet.Value, 1024)
-				}
-				if err := copyColumn(chunk, cws[c], leaves[c], base, n, dropped, bufs[c]); err != nil {
+				buf := <-bufs
+				defer func() { bufs <- buf }()
+				if err := copyColumn(chunk, cws[c], leaves[c], base, n, dropped, buf); err != nil {
 					return fmt.Errorf("column %s: %w", leaves[c].path, err)
 				}
 				return nil
