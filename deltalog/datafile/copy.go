@@ -242,7 +242,7 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 	}
 	// One value buffer per column copied at once, not per column: the
 	// errgroup's limit bounds how many are out.
-	slots := max(parallel, 1)
+	slots := min(max(parallel, 1), max(len(leaves), 1))
 	bufs := make(chan []parquet.Value, slots)
 	for range slots {
 		bufs <- make([]parquet.Value, 1024)
