@@ -88,35 +88,45 @@ def new_result(name, uri):
 def check(tables, s3_endpoint=None):
     """Check every (name, uri) pair and say whether all tables are equal.
 
-    Every table is read once untimed first, then READS to MAX_READS timed
-    rounds (more when every table is fast) read the tables in turn, each
-    round in the opposite order of the one before. So no table pays for the process's first read (imports, thread pools, a cold
-    page cache) or sits always first or last: a timing compares tables, not
-    their places in the list.
+    Every table is read once untimed first (that read gives the checksum),
+    then READS to MAX_READS timed rounds (more when every table is fast) read
+    the tables in turn, each round in the opposite order of the one before.
+    So no table pays for the process's first read (imports, thread pools, a
+    cold page cache) or sits always first or last: a timing compares tables,
+    not their places in the list.
     """
     results = {name: new_result(name, uri) for name, uri in tables}
+
+    def read(name, uri):
+        """Scan one table; the seconds it took, or None after an error."""
+        r = results[name]
+        if r["error"] is not None:
+            return None
+        try:
+            start = time.perf_counter()
+            r["version"], data = read_table(uri, s3_endpoint)
+            elapsed = time.perf_counter() - start
+            if r["checksum"] is None:
+                r["rows"], r["checksum"] = checksum(data)
+            return elapsed
+        except Exception as e:  # reported per table; the orchestrator fails the run
+            r["error"] = f"{type(e).__name__}: {e}"
+            return None
+
     order = list(tables)
-    rounds, rnd, slowest = READS, 0, 0.0
-    while rnd <= rounds:
-        for name, uri in order:
-            r = results[name]
-            if r["error"] is not None:
-                continue
-            try:
-                start = time.perf_counter()
-                r["version"], data = read_table(uri, s3_endpoint)
-                elapsed = time.perf_counter() - start
-                if rnd == 0:
-                    r["rows"], r["checksum"] = checksum(data)
-                else:
-                    r["read_seconds_all"].append(elapsed)
-                    slowest = max(slowest, elapsed)
-                data = None  # one scan in memory at a time
-            except Exception as e:  # reported per table; the orchestrator fails the run
-                r["error"] = f"{type(e).__name__}: {e}"
-        if rnd == 1:  # the slowest warm table sets the count, so big tables stay at READS
-            rounds = max(READS, min(MAX_READS, int(READ_BUDGET / max(slowest, 1e-3))))
+    for name, uri in order:
+        read(name, uri)
+    rounds, rnd = READS, 0
+    while rnd < rounds:
         order.reverse()
+        times = []
+        for name, uri in order:
+            t = read(name, uri)
+            if t is not None:
+                results[name]["read_seconds_all"].append(t)
+                times.append(t)
+        if rnd == 0:  # the slowest warm table sets the count, so big tables stay at READS
+            rounds = max(READS, min(MAX_READS, int(READ_BUDGET / max(max(times, default=0.0), 1e-3))))
         rnd += 1
     for r in results.values():
         if r["error"] is None:
