@@ -395,9 +395,11 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 				"table", u.path, "races", race+1, "err", err)
 			return snap, nil
 		}
-		if snap, err = tbl.Update(ctx, snap); err != nil {
-			return snap, err
+		latest, err := tbl.Update(ctx, snap)
+		if err != nil {
+			return snap, err // snap stays valid to checkpoint
 		}
+		snap = latest
 	}
 }
 

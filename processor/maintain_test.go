@@ -3,10 +3,12 @@ package processor
 import (
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,31 +126,8 @@ func checkpointVersions(t *testing.T, store deltalog.Store) []int64 {
 // dropped those deletes would resurrect rows), and it plans again from
 // the new snapshot and lands. The table then equals the model.
 func TestCompactionGivesWayToCommits(t *testing.T) {
-	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 43, Keys: 40, Snapshot: true, DeleteRatio: 0.2}, nil, "race", dbzgen.Orders())
-	tb := pl.tables[0]
-	opts := pl.options("race")
-	opts.Batch.Records = 5
-	opts.Maintenance.Disabled = true
-	run := func(n int) {
-		pl.produce(n)
-		r := pl.start(opts)
-		pl.waitCaughtUp()
-		r.close(t)
-	}
-	run(200)
-	sink, err := merge.Open(t.Context(), merge.Options{Store: pl.store(tb), TableName: tablePath(tb)})
-	require.NoError(t, err)
-	stale := sink.Snapshot()
-	run(100) // updates and deletes hit the files stale holds
-
-	p := &Processor{opts: opts, log: testLogger(), now: time.Now}
-	reg := prometheus.NewRegistry()
-	p.m, err = newMetrics(reg)
-	require.NoError(t, err)
-	m := &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults()}
-	u := &upkeep{path: tablePath(tb), ckptVersion: -2, failing: map[string]*failure{}}
-	tbl, err := deltalog.Open(t.Context(), pl.store(tb), deltalog.DisableCheckpoints())
-	require.NoError(t, err)
+	sc := newStaleCompaction(t, 43, func(s deltalog.Store) deltalog.Store { return s })
+	pl, sink, stale, m, u, reg, tbl := sc.pl, sc.sink, sc.stale, sc.m, sc.u, sc.reg, sc.tbl
 	before, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
 	require.Greater(t, before.Version(), stale.Version())
@@ -170,6 +149,90 @@ func TestCompactionGivesWayToCommits(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, res.Retries)
 	require.Equal(t, snap.Version(), sink.Snapshot().Version())
+}
+
+// staleCompaction is a table whose own commits overtook the snapshot stale
+// that a compaction is about to plan on, with the maintainer to run it;
+// tbl reads the table through wrap(store).
+type staleCompaction struct {
+	pl    *pipeline
+	sink  *merge.Sink
+	stale *deltalog.Snapshot
+	m     *maintainer
+	u     *upkeep
+	reg   *prometheus.Registry
+	tbl   *deltalog.Table
+}
+
+func newStaleCompaction(t *testing.T, seed uint64, wrap func(deltalog.Store) deltalog.Store) staleCompaction {
+	t.Helper()
+	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: seed, Keys: 40, Snapshot: true, DeleteRatio: 0.2}, nil, "race", dbzgen.Orders())
+	tb := pl.tables[0]
+	opts := pl.options("race")
+	opts.Batch.Records = 5
+	opts.Maintenance.Disabled = true
+	run := func(n int) {
+		pl.produce(n)
+		r := pl.start(opts)
+		pl.waitCaughtUp()
+		r.close(t)
+	}
+	run(200)
+	sink, err := merge.Open(t.Context(), merge.Options{Store: pl.store(tb), TableName: tablePath(tb)})
+	require.NoError(t, err)
+	stale := sink.Snapshot()
+	run(100) // updates and deletes hit the files stale holds
+
+	p := &Processor{opts: opts, log: testLogger(), now: time.Now}
+	reg := prometheus.NewRegistry()
+	p.m, err = newMetrics(reg)
+	require.NoError(t, err)
+	tbl, err := deltalog.Open(t.Context(), wrap(pl.store(tb)), deltalog.DisableCheckpoints())
+	require.NoError(t, err)
+	return staleCompaction{
+		pl: pl, sink: sink, stale: stale, reg: reg, tbl: tbl,
+		m: &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults()},
+		u: &upkeep{path: tablePath(tb), ckptVersion: -2, failing: map[string]*failure{}},
+	}
+}
+
+// unlistableAfterCommit fails every listing once a commit was tried, as a
+// shutdown or an outage that starts between a lost race (whose winners
+// are read by name) and the re-read of the log would.
+type unlistableAfterCommit struct {
+	deltalog.Store
+	tried *atomic.Bool
+}
+
+func (s unlistableAfterCommit) PutIfAbsent(ctx context.Context, p string, data []byte) error {
+	s.tried.Store(true)
+	return s.Store.PutIfAbsent(ctx, p, data)
+}
+
+func (s unlistableAfterCommit) List(ctx context.Context, prefix, startAfter string) iter.Seq2[deltalog.ObjectInfo, error] {
+	if s.tried.Load() {
+		return func(yield func(deltalog.ObjectInfo, error) bool) {
+			yield(deltalog.ObjectInfo{}, errors.New("store unlistable (test)"))
+		}
+	}
+	return s.Store.List(ctx, prefix, startAfter)
+}
+
+// TestCompactionLostRaceThenUnreadable loses the compaction's race and
+// then cannot re-read the log (CI once saw this at shutdown, where the
+// re-read's context was cancelled). The compaction fails with the read's
+// error and still returns the snapshot it had, which the checkpoint that
+// follows uses: a nil snapshot there was a panic.
+func TestCompactionLostRaceThenUnreadable(t *testing.T) {
+	var tried atomic.Bool
+	sc := newStaleCompaction(t, 44, func(s deltalog.Store) deltalog.Store { return unlistableAfterCommit{s, &tried} })
+	snap, err := sc.m.compact(t.Context(), sc.u, 0, sc.sink, sc.tbl, sc.stale)
+	require.ErrorContains(t, err, "store unlistable (test)")
+	require.True(t, tried.Load(), "the compaction tried to commit")
+	require.Equal(t, 1.0, maintenanceRuns(t, sc.reg, sc.u.path, "conflict"), "the stale plan lost")
+	require.Same(t, sc.stale, snap)
+	require.NotPanics(t, func() { _ = sc.m.checkpoint(t.Context(), sc.u, sc.tbl, snap) })
+	sc.pl.requireModel()
 }
 
 // maintenanceRuns is cdc2delta_maintenance_total of a table's compactions

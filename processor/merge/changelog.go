@@ -81,6 +81,8 @@ type ChangeLog struct {
 	table *deltalog.Table
 	mu    sync.Mutex
 	snap  *deltalog.Snapshot
+	// stale: a reload after a commit failed, so snap is behind the log.
+	stale bool
 	// latest is snap, for readers that must not wait for an append.
 	latest atomic.Pointer[deltalog.Snapshot]
 }
@@ -144,14 +146,31 @@ func (l *ChangeLog) Append(ctx context.Context, b Batch) (int64, error) {
 		if err == nil || !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= 5 {
 			return v, err
 		}
-		if l.snap, err = l.table.Snapshot(ctx); err != nil {
-			return -1, fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
+		if err := l.reload(ctx); err != nil {
+			return -1, err
 		}
-		l.latest.Store(l.snap)
 	}
 }
 
+// reload reads the log's commits since snap. When it fails, snap stays
+// (nil would read as a change log not created yet) and is marked stale.
+func (l *ChangeLog) reload(ctx context.Context) error {
+	snap, err := l.table.Update(ctx, l.snap)
+	if err != nil {
+		l.stale = true
+		return fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
+	}
+	l.snap, l.stale = snap, false
+	l.latest.Store(l.snap)
+	return nil
+}
+
 func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
+	if l.stale {
+		if err := l.reload(ctx); err != nil {
+			return -1, err
+		}
+	}
 	applied := map[TopicPartition]int64{}
 	if l.snap != nil {
 		applied = txnPositions(l.snap)
@@ -262,16 +281,7 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 	if err != nil {
 		return -1, fmt.Errorf("committing change log %s: %w", l.opts.TableName, err)
 	}
-	if l.snap == nil {
-		l.snap, err = l.table.Snapshot(ctx)
-	} else {
-		l.snap, err = l.table.Update(ctx, l.snap)
-	}
-	if err != nil {
-		return res.Version, fmt.Errorf("reloading change log %s: %w", l.opts.TableName, err)
-	}
-	l.latest.Store(l.snap)
-	return res.Version, nil
+	return res.Version, l.reload(ctx)
 }
 
 func appIDs(m map[TopicPartition]int64) []string {

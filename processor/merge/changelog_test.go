@@ -1,8 +1,13 @@
 package merge
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"iter"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,4 +88,73 @@ func TestChangeLog(t *testing.T) {
 	_, err = l.Append(t.Context(), Batch{Records: []Record{r}, LastOffsets: map[TopicPartition]int64{r.TopicPartition: 4}})
 	var se *SchemaError
 	require.ErrorAs(t, err, &se)
+}
+
+// listFailsAfterCommit, when armed, fails the first listing after each
+// commit, as a store that lost its connection right after the put would.
+// It counts the commits tried.
+type listFailsAfterCommit struct {
+	deltalog.Store
+	armed, fail *atomic.Bool
+	puts        *atomic.Int64
+}
+
+func (s listFailsAfterCommit) PutIfAbsent(ctx context.Context, p string, data []byte) error {
+	err := s.Store.PutIfAbsent(ctx, p, data)
+	if strings.HasPrefix(p, "_delta_log/") && strings.HasSuffix(p, ".json") {
+		s.puts.Add(1)
+		s.fail.Store(err == nil && s.armed.Load())
+	}
+	return err
+}
+
+func (s listFailsAfterCommit) List(ctx context.Context, prefix, startAfter string) iter.Seq2[deltalog.ObjectInfo, error] {
+	if s.fail.CompareAndSwap(true, false) {
+		return func(yield func(deltalog.ObjectInfo, error) bool) {
+			yield(deltalog.ObjectInfo{}, errors.New("list failed (test)"))
+		}
+	}
+	return s.Store.List(ctx, prefix, startAfter)
+}
+
+// TestChangeLogReloadFailure: a reload that fails after a commit reports
+// the committed version with the error. The next append reloads first and
+// commits the next version at its first try, as the same table; before,
+// it forgot its snapshot and tried to create the log again at version 0.
+func TestChangeLogReloadFailure(t *testing.T) {
+	mem := newMemStore()
+	store := listFailsAfterCommit{mem, new(atomic.Bool), new(atomic.Bool), new(atomic.Int64)}
+	l, err := OpenChangeLog(t.Context(), ChangeLogOptions{Store: store, TableName: "sales/dbo/items_changes"})
+	require.NoError(t, err)
+	v, err := l.Append(t.Context(), batchOf(ev{op: opC, id: 1, pos: 1, name: "a", offset: 1}))
+	require.NoError(t, err)
+	require.EqualValues(t, 0, v)
+
+	store.armed.Store(true)
+	v, err = l.Append(t.Context(), batchOf(ev{op: opU, id: 1, pos: 2, name: "b", offset: 2}))
+	require.ErrorContains(t, err, "list failed (test)")
+	require.EqualValues(t, 1, v, "the commit landed before the reload failed")
+	store.armed.Store(false)
+
+	v, err = l.Append(t.Context(), batchOf(ev{op: opU, id: 1, pos: 3, name: "c", offset: 3}))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, v)
+	require.EqualValues(t, 3, store.puts.Load(), "one commit tried per append: none at a version taken")
+	tbl, err := deltalog.Open(t.Context(), mem)
+	require.NoError(t, err)
+	for v := range int64(3) {
+		ci, err := tbl.CommitInfo(t.Context(), v)
+		require.NoError(t, err)
+		require.Equal(t, deltalog.OpWrite, ci.Operation, "version %d", v)
+	}
+	first, err := tbl.SnapshotAt(t.Context(), 0)
+	require.NoError(t, err)
+	last, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, first.Metadata().ID, last.Metadata().ID, "the same change log, not one created anew")
+	require.Equal(t, []string{
+		"sales.dbo.items/0/1 c id=1 name=a notes= unavailable=<nil>",
+		"sales.dbo.items/0/2 u id=1 name=b notes= unavailable=<nil>",
+		"sales.dbo.items/0/3 u id=1 name=c notes= unavailable=<nil>",
+	}, readLog(t, mem))
 }
