@@ -1,12 +1,16 @@
 package processor
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
@@ -107,16 +111,32 @@ func (pl *pipeline) producedAt(at map[merge.TopicPartition]map[int64]time.Time) 
 // produce to the commit that applied it (the commitInfo timestamp).
 func (pl *pipeline) commitStats(at map[merge.TopicPartition]map[int64]time.Time) (commits int, worst time.Duration) {
 	pl.t.Helper()
+	for _, waits := range pl.commitWaits(at) {
+		commits += len(waits)
+		for _, w := range waits {
+			worst = max(worst, w)
+		}
+	}
+	return commits, worst
+}
+
+// commitWaits is, per table and version, the longest wait of a record the
+// version applied, from its produce to the commitInfo timestamp (zero for
+// a version that applied none of at's records).
+func (pl *pipeline) commitWaits(at map[merge.TopicPartition]map[int64]time.Time) map[string][]time.Duration {
+	pl.t.Helper()
+	out := map[string][]time.Duration{}
 	for _, tb := range pl.tables {
 		store := pl.store(tb)
 		prev := map[string]int64{}
+		var waits []time.Duration
 		for v := int64(0); ; v++ {
 			ci, txns, ok := readCommit(pl.t, store, v)
 			if !ok {
 				break
 			}
-			commits++
 			ts := time.UnixMilli(*ci.Timestamp)
+			var worst time.Duration
 			for tp, offs := range at {
 				app := tp.AppID()
 				txn, ok := txns[app]
@@ -130,9 +150,11 @@ func (pl *pipeline) commitStats(at map[merge.TopicPartition]map[int64]time.Time)
 				}
 				prev[app] = txn
 			}
+			waits = append(waits, worst)
 		}
+		out[tablePath(tb)] = waits
 	}
-	return commits, worst
+	return out
 }
 
 // TestCommitBudgetTrickle: tables trickling an event every 100ms commit an
@@ -269,4 +291,61 @@ func TestDrainedCommitsBeforeAge(t *testing.T) {
 		require.Greater(t, fetches.Load(), int64(30), "the backlog took many fetches")
 		require.LessOrEqual(t, commits, 12, "about one commit per table per Age and one at the end, not one per fetch")
 	})
+}
+
+// slowDataFiles takes delay to write each data file, as a slow disk or
+// bucket would: the time a commit spends before its log entry.
+type slowDataFiles struct {
+	deltalog.Store
+	delay time.Duration
+}
+
+func (s slowDataFiles) Put(ctx context.Context, p string, data []byte) error {
+	if strings.HasSuffix(p, ".parquet") && !strings.Contains(p, "_delta_log/") {
+		time.Sleep(s.delay)
+	}
+	return s.Store.Put(ctx, p, data)
+}
+
+// TestMaxDelayCountsCommitTime: a trickle's batches are forced by
+// max_delay, and each commit takes about 600ms before its log entry. The
+// first forced batch is visible that much after max_delay (nothing was
+// learnt yet: the bound could fail); from the third on, the table forces
+// its batches that much sooner, and they are visible within max_delay.
+func TestMaxDelayCountsCommitTime(t *testing.T) {
+	const maxDelay, slow, every = 2 * time.Second, 600 * time.Millisecond, 100 * time.Millisecond
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 30})
+	pl.mem = map[string]*memstore.Store{}
+	opts := pl.options("lead")
+	opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {
+		return slowDataFiles{pl.memStore(path), slow}, nil
+	}
+	opts.Maintenance.Disabled = true
+	opts.Batch = BatchLimits{Records: 1000, Age: 20 * time.Millisecond, MinRecords: 1000, MaxDelay: maxDelay}
+	pl.start(opts)
+	at := map[merge.TopicPartition]map[int64]time.Time{}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for range 100 { // 10s: about 4 forced batches per table
+		pl.producedAt(at)
+		<-tick.C
+	}
+	pl.waitCaughtUp()
+	pl.requireModel()
+	for table, waits := range pl.commitWaits(at) {
+		t.Logf("%s: waits %v", table, waits)
+		var forced []time.Duration
+		for _, w := range waits {
+			if w > 0 {
+				forced = append(forced, w)
+			}
+		}
+		require.GreaterOrEqual(t, len(forced), 4, table)
+		require.Greater(t, forced[0], maxDelay+slow*2/3, "%s: the first forced batch is late by its commit time", table)
+		// The last batch may be cut short by waitCaughtUp's end; the
+		// others were forced.
+		for i, w := range forced[2:] {
+			require.LessOrEqual(t, w, maxDelay+slow/3, "%s: forced batch %d is visible within max_delay", table, i+2)
+		}
+	}
 }

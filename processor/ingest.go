@@ -280,7 +280,7 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 		return
 	}
 	t := pt.table
-	e := entry{tp: tp, offset: r.Offset, size: int64(len(r.Key) + len(r.Value))}
+	e := entry{tp: tp, offset: r.Offset, size: int64(len(r.Key) + len(r.Value)), produced: r.Timestamp}
 	reason := ""
 	switch {
 	case d.err == nil && d.change.Op == codecs.OpTombstone, d.err != nil && r.Offset <= pt.txn:
@@ -302,7 +302,7 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	// The worker learns the batch's deadline from its first entry, and
 	// again when it reaches MinRecords (its deadline moves from MaxDelay to
 	// Age).
-	l := p.opts.Batch
+	l := t.limits(p.opts.Batch)
 	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
 	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
 	p.mu.Unlock()

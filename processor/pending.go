@@ -33,9 +33,11 @@ type BatchLimits struct {
 	// batch waits for, up to MaxDelay, before it commits at Age (default 1:
 	// it commits at Age).
 	MinRecords int
-	// MaxDelay is the freshness bound: no batch waits longer for its commit
-	// than this, whatever MinRecords and CommitsPerSecond (default Age; it
-	// is raised to Age if below).
+	// MaxDelay is the freshness bound: a batch is visible within it of its
+	// oldest record's production (its Kafka timestamp, at most a second
+	// before its arrival), whatever MinRecords and CommitsPerSecond, as
+	// long as the table's recent commits took less than half of MaxDelay -
+	// Age (lead.go). Default Age; it is raised to Age if below.
 	MaxDelay time.Duration
 	// Drained commits a batch of at least MinRecords entries before Age
 	// when the last fetch of each of the table's partitions reached its
@@ -92,9 +94,11 @@ type entry struct {
 	tp     merge.TopicPartition
 	offset int64
 	size   int64
-	change codecs.Change // entryChange
-	raw    *kgo.Record   // entryDeadLetter, entryPoison
-	cause  error         // entryDeadLetter, entryPoison
+	// produced is the record's Kafka timestamp (zero: unknown).
+	produced time.Time
+	change   codecs.Change // entryChange
+	raw      *kgo.Record   // entryDeadLetter, entryPoison
+	cause    error         // entryDeadLetter, entryPoison
 }
 
 // mark is a consumed offset with no change to apply (any kind but
@@ -115,14 +119,34 @@ type pending struct {
 	bytes int64 // sum of sizes, marks included
 	// started is when the oldest entry arrived; zero when empty.
 	started time.Time
+	// produced is when the oldest entry was produced, by its Kafka
+	// timestamp, but at most produceCredit before it arrived. MaxDelay
+	// counts from it, so a batch is visible within MaxDelay of its
+	// records' production, fetch latency included.
+	produced time.Time
 }
+
+// produceCredit bounds how much earlier than its arrival a record's age
+// starts: fetch latency counts, but a backlog's old records, or a
+// producer's clock far behind ours, do not make batches due at once.
+const produceCredit = time.Second
 
 func (p *pending) empty() bool { return len(p.recs) == 0 && len(p.marks) == 0 }
 
 // add appends an entry.
 func (p *pending) add(now time.Time, e entry) {
+	produced := now
+	if !e.produced.IsZero() && e.produced.Before(now) {
+		produced = e.produced
+		if floor := now.Add(-produceCredit); produced.Before(floor) {
+			produced = floor
+		}
+	}
 	if p.empty() {
-		p.started = now
+		p.started, p.produced = now, produced
+	}
+	if produced.Before(p.produced) {
+		p.produced = produced
 	}
 	p.bytes += e.size
 	if e.kind != entryChange {
@@ -156,7 +180,7 @@ func (p *pending) forced(now time.Time, l BatchLimits) bool {
 	if p.empty() {
 		return false
 	}
-	return p.full(l) || now.Sub(p.started) >= l.MaxDelay || p.poisonFirst()
+	return p.full(l) || now.Sub(p.produced) >= l.MaxDelay || p.poisonFirst()
 }
 
 // ready reports whether the batch may be committed when the commit budget
@@ -180,7 +204,7 @@ func (p *pending) deadline(l BatchLimits) time.Time {
 	if p.count() >= l.MinRecords {
 		return p.started.Add(l.Age)
 	}
-	return p.started.Add(l.MaxDelay)
+	return p.produced.Add(l.MaxDelay)
 }
 
 // forcedAt is when the batch is forced by MaxDelay (zero when empty).
@@ -188,16 +212,17 @@ func (p *pending) forcedAt(l BatchLimits) time.Time {
 	if p.empty() {
 		return time.Time{}
 	}
-	return p.started.Add(l.MaxDelay)
+	return p.produced.Add(l.MaxDelay)
 }
 
 // work is one commit's share of a table's pending entries: recs and marks
 // as pending held them (a mark's at counts recs).
 type work struct {
-	recs    []merge.Record
-	sizes   []int32
-	marks   []mark
-	started time.Time // when the oldest of its entries arrived
+	recs     []merge.Record
+	sizes    []int32
+	marks    []mark
+	started  time.Time // when the oldest of its entries arrived
+	produced time.Time // and when it was produced (pending.produced)
 	// poison, when set, is the entry the table stops at once the rest is
 	// committed.
 	poison *entry
@@ -251,7 +276,7 @@ func (w *work) oldestCommit() int64 {
 // the last offset taken (ADR 0026). The rest stays pending and, keeping its
 // start time, is due again at once.
 func (p *pending) take(l BatchLimits) work {
-	w := work{started: p.started}
+	w := work{started: p.started, produced: p.produced}
 	if p.poisonFirst() {
 		e := p.marks[0].entry
 		w.poison = &e
@@ -309,19 +334,19 @@ func (p *pending) requeue(w work, gone func(merge.TopicPartition) bool) {
 	p.sizes = append(back.sizes, p.sizes...)
 	p.marks = append(back.marks, p.marks...)
 	p.bytes += back.bytes
-	p.started = w.started
+	p.started, p.produced = w.started, w.produced
 }
 
 // drop forgets the entries of the partitions in gone (revoked or lost):
 // their new owner re-reads them from the table's txn. It returns the bytes
 // freed.
 func (p *pending) drop(gone func(merge.TopicPartition) bool) int64 {
-	before, started := p.bytes, p.started
+	before, started, produced := p.bytes, p.started, p.produced
 	var kept pending
 	kept.filterFrom(p.recs, p.sizes, p.marks, func(tp merge.TopicPartition) bool { return !gone(tp) })
 	*p = kept
 	if !p.empty() {
-		p.started = started
+		p.started, p.produced = started, produced
 	}
 	return before - p.bytes
 }

@@ -146,3 +146,35 @@ func TestPendingMarksKeepTheirPlace(t *testing.T) {
 	}
 	require.Equal(t, []map[merge.TopicPartition]int64{{a: 1}, {a: 3}}, got)
 }
+
+// TestPendingCountsFromProduction: MaxDelay counts from a record's Kafka
+// timestamp, at most produceCredit before its arrival, and Age from its
+// arrival; the oldest production among the entries decides.
+func TestPendingCountsFromProduction(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	l := BatchLimits{Records: 100, Age: time.Second, MinRecords: 1000, MaxDelay: 10 * time.Second}.withDefaults()
+	for _, tc := range []struct {
+		name     string
+		produced []time.Time // one entry each, all arriving at t0
+		forcedAt time.Time
+	}{
+		{"no timestamp", []time.Time{{}}, t0.Add(10 * time.Second)},
+		{"fetch latency counts", []time.Time{t0.Add(-200 * time.Millisecond)}, t0.Add(9800 * time.Millisecond)},
+		{"a backlog counts from arrival less the credit", []time.Time{t0.Add(-time.Hour)}, t0.Add(10*time.Second - produceCredit)},
+		{"a clock ahead counts from arrival", []time.Time{t0.Add(time.Minute)}, t0.Add(10 * time.Second)},
+		{"the oldest decides", []time.Time{t0.Add(-100 * time.Millisecond), t0.Add(-300 * time.Millisecond), {}}, t0.Add(9700 * time.Millisecond)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p pending
+			for i, at := range tc.produced {
+				p.add(t0, entry{kind: entryChange, offset: int64(i), size: 1, produced: at})
+			}
+			require.Equal(t, tc.forcedAt, p.forcedAt(l))
+			require.False(t, p.forced(tc.forcedAt.Add(-time.Millisecond), l))
+			require.True(t, p.forced(tc.forcedAt, l))
+			w := p.take(l)
+			require.Equal(t, tc.forcedAt, w.produced.Add(l.MaxDelay), "the work keeps it")
+			require.Equal(t, t0, w.started, "Age still counts from arrival")
+		})
+	}
+}

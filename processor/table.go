@@ -57,6 +57,10 @@ type table struct {
 	// slot is the commit budget's slot the table's ready batch reserved
 	// (zero: none).
 	slot time.Time
+	// lead is how much sooner than MaxDelay a batch is forced, so that it
+	// is visible by MaxDelay: what the table's forced commits took lately
+	// (limits.go).
+	lead commitLead
 	// costAt is when the live-file gauges were last set.
 	costAt time.Time
 	// debtWarned is set once the table's debt was logged, until it falls

@@ -83,7 +83,7 @@ const (
 // whichever comes first; a forced commit takes a slot without waiting. mu
 // must be held.
 func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool) (string, time.Duration) {
-	l, pd := p.opts.Batch, &t.pend
+	l, pd := t.limits(p.opts.Batch), &t.pend
 	var why string
 	switch {
 	case stopped || pd.empty():
@@ -295,6 +295,11 @@ func (p *Processor) commitNext(t *table, why string) {
 	what, err := p.apply(ctx, t, &w, why)
 	switch {
 	case err == nil:
+		if why == commitMaxDelay {
+			p.mu.Lock()
+			t.learnLead(p.opts.Batch, w.produced, p.now())
+			p.mu.Unlock()
+		}
 	case errors.Is(context.Cause(ctx), errRevoked):
 		p.mu.Lock()
 		before := t.pend.bytes
