@@ -54,7 +54,7 @@ func TestPendingBudget(t *testing.T) {
 	var p pending
 	add := func(n int) {
 		for range n {
-			p.add(t0, entry{kind: entryChange, size: 1})
+			p.add(t0, l, entry{kind: entryChange, size: 1})
 		}
 	}
 	add(2)
@@ -72,13 +72,13 @@ func TestPendingBudget(t *testing.T) {
 	require.False(t, p.ready(t0, ld, false))
 	require.False(t, p.forced(t0.Add(time.Second), l), "ready is not forced: the budget may hold it")
 	var few pending
-	few.add(t0, entry{kind: entryChange, size: 1})
+	few.add(t0, l, entry{kind: entryChange, size: 1})
 	require.False(t, few.ready(t0.Add(5*time.Second), ld, true), "drained, but below min records: waits")
 	add(7)
 	require.True(t, p.forced(t0, l), "full: forced at once")
 
 	var q pending
-	q.add(t0, entry{kind: entryPoison, size: 1})
+	q.add(t0, l, entry{kind: entryPoison, size: 1})
 	require.True(t, q.forced(t0, l), "a poison record at the head goes at once")
 
 	d := BatchLimits{}.withDefaults()
@@ -309,9 +309,10 @@ func (s slowDataFiles) Put(ctx context.Context, p string, data []byte) error {
 
 // TestMaxDelayCountsCommitTime: a trickle's batches are forced by
 // max_delay, and each commit takes about 600ms before its log entry. The
-// first forced batch is visible that much after max_delay (nothing was
-// learnt yet: the bound could fail); from the third on, the table forces
-// its batches that much sooner, and they are visible within max_delay.
+// first forced batch is visible well after max_delay (nothing was learnt
+// yet: the bound could fail); from the third on, the table forces its
+// batches sooner by half again that time, and they are visible within
+// max_delay.
 func TestMaxDelayCountsCommitTime(t *testing.T) {
 	const maxDelay, slow, every = 2 * time.Second, 600 * time.Millisecond, 100 * time.Millisecond
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 30})
@@ -341,7 +342,9 @@ func TestMaxDelayCountsCommitTime(t *testing.T) {
 			}
 		}
 		require.GreaterOrEqual(t, len(forced), 4, table)
-		require.Greater(t, forced[0], maxDelay+slow*2/3, "%s: the first forced batch is late by its commit time", table)
+		// (The generator's source times are old, so the first batch
+		// counts from produceCredit before its arrival.)
+		require.Greater(t, forced[0], maxDelay+slow/3, "%s: the first forced batch is late by its commit time", table)
 		// The last batch may be cut short by waitCaughtUp's end; the
 		// others were forced.
 		for i, w := range forced[2:] {

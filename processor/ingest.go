@@ -280,7 +280,7 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 		return
 	}
 	t := pt.table
-	e := entry{tp: tp, offset: r.Offset, size: int64(len(r.Key) + len(r.Value)), produced: r.Timestamp}
+	e := entry{tp: tp, offset: r.Offset, size: int64(len(r.Key) + len(r.Value))}
 	reason := ""
 	switch {
 	case d.err == nil && d.change.Op == codecs.OpTombstone, d.err != nil && r.Offset <= pt.txn:
@@ -296,13 +296,17 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 		e.kind, e.raw, e.cause = entryPoison, r, d.err
 		reason = badInputReason(d.err)
 	}
+	l := t.limits(p.opts.Batch)
+	e.produced = r.Timestamp
+	if ms := e.change.CommitMillis; ms > 0 {
+		e.produced = earliest(e.produced, time.UnixMilli(ms))
+	}
 	first := t.pend.empty()
-	t.pend.add(now, e)
+	t.pend.add(now, l, e)
 	p.mu.buffered += e.size
 	// The worker learns the batch's deadline from its first entry, and
 	// again when it reaches MinRecords (its deadline moves from MaxDelay to
 	// Age).
-	l := t.limits(p.opts.Batch)
 	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
 	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
 	p.mu.Unlock()

@@ -34,10 +34,11 @@ type BatchLimits struct {
 	// it commits at Age).
 	MinRecords int
 	// MaxDelay is the freshness bound: a batch is visible within it of its
-	// oldest record's production (its Kafka timestamp, at most a second
-	// before its arrival), whatever MinRecords and CommitsPerSecond, as
-	// long as the table's recent commits took less than half of MaxDelay -
-	// Age (lead.go). Default Age; it is raised to Age if below.
+	// oldest record's production (its source commit or Kafka timestamp,
+	// at most a second before its arrival), whatever MinRecords and
+	// CommitsPerSecond, as long as the table's recent commits took less
+	// than half of MaxDelay - Age (lead.go). Default Age; it is raised to
+	// Age if below.
 	MaxDelay time.Duration
 	// Drained commits a batch of at least MinRecords entries before Age
 	// when the last fetch of each of the table's partitions reached its
@@ -94,7 +95,8 @@ type entry struct {
 	tp     merge.TopicPartition
 	offset int64
 	size   int64
-	// produced is the record's Kafka timestamp (zero: unknown).
+	// produced is when the record was produced: its Kafka timestamp, or
+	// its change's source commit time when earlier (zero: unknown).
 	produced time.Time
 	change   codecs.Change // entryChange
 	raw      *kgo.Record   // entryDeadLetter, entryPoison
@@ -119,26 +121,38 @@ type pending struct {
 	bytes int64 // sum of sizes, marks included
 	// started is when the oldest entry arrived; zero when empty.
 	started time.Time
-	// produced is when the oldest entry was produced, by its Kafka
-	// timestamp, but at most produceCredit before it arrived. MaxDelay
+	// produced is when the oldest entry was produced (entry.produced),
+	// but at most BatchLimits.produceCredit before it arrived. MaxDelay
 	// counts from it, so a batch is visible within MaxDelay of its
-	// records' production, fetch latency included.
+	// records' production, the connector's and fetch's latency included.
 	produced time.Time
 }
 
 // produceCredit bounds how much earlier than its arrival a record's age
-// starts: fetch latency counts, but a backlog's old records, or a
-// producer's clock far behind ours, do not make batches due at once.
-const produceCredit = time.Second
+// starts: a tenth of MaxDelay - Age, at most a second. The connector's and
+// fetch's latency count, but a backlog's old records, or a clock far
+// behind ours, do not make every batch due at once. With MaxDelay = Age
+// (the old behaviour) there is none.
+func (l BatchLimits) produceCredit() time.Duration {
+	return max(0, min(time.Second, (l.MaxDelay-l.Age)/10))
+}
+
+// earliest is the earlier of two times, a zero one not counted.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
 
 func (p *pending) empty() bool { return len(p.recs) == 0 && len(p.marks) == 0 }
 
-// add appends an entry.
-func (p *pending) add(now time.Time, e entry) {
+// add appends an entry that arrived at now.
+func (p *pending) add(now time.Time, l BatchLimits, e entry) {
 	produced := now
 	if !e.produced.IsZero() && e.produced.Before(now) {
 		produced = e.produced
-		if floor := now.Add(-produceCredit); produced.Before(floor) {
+		if floor := now.Add(-l.produceCredit()); produced.Before(floor) {
 			produced = floor
 		}
 	}

@@ -71,7 +71,7 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p pending
 			for _, e := range tc.entries {
-				p.add(now, e)
+				p.add(now, tc.limits, e)
 			}
 			var got []commit
 			for !p.empty() {
@@ -97,12 +97,12 @@ func TestPendingDropAndRequeue(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	var p pending
 	for i := range int64(4) {
-		p.add(t0, entry{kind: entryChange, tp: a, offset: i, size: 1})
-		p.add(t0, entry{kind: entryChange, tp: b, offset: i, size: 1})
+		p.add(t0, BatchLimits{}, entry{kind: entryChange, tp: a, offset: i, size: 1})
+		p.add(t0, BatchLimits{}, entry{kind: entryChange, tp: b, offset: i, size: 1})
 	}
 	w := p.take(BatchLimits{Records: 4, Bytes: 100})
 	require.Len(t, w.recs, 4)
-	p.add(t0.Add(time.Second), entry{kind: entryChange, tp: a, offset: 4, size: 1})
+	p.add(t0.Add(time.Second), BatchLimits{}, entry{kind: entryChange, tp: a, offset: 4, size: 1})
 
 	isB := func(tp merge.TopicPartition) bool { return tp == b }
 	require.EqualValues(t, 2, p.drop(isB), "b's two pending entries are freed")
@@ -132,7 +132,7 @@ func TestPendingMarksKeepTheirPlace(t *testing.T) {
 	}
 	var p pending
 	for _, e := range []entry{change(b, 0), change(a, 0), skip(b, 1), skip(a, 1), change(b, 2), change(a, 2), skip(a, 3)} {
-		p.add(t0, e)
+		p.add(t0, BatchLimits{}, e)
 	}
 	require.EqualValues(t, 3, p.drop(func(tp merge.TopicPartition) bool { return tp == b }))
 	limits := BatchLimits{Records: 1, Bytes: 100}
@@ -147,9 +147,10 @@ func TestPendingMarksKeepTheirPlace(t *testing.T) {
 	require.Equal(t, []map[merge.TopicPartition]int64{{a: 1}, {a: 3}}, got)
 }
 
-// TestPendingCountsFromProduction: MaxDelay counts from a record's Kafka
-// timestamp, at most produceCredit before its arrival, and Age from its
-// arrival; the oldest production among the entries decides.
+// TestPendingCountsFromProduction: MaxDelay counts from a record's
+// production, at most produceCredit (a tenth of MaxDelay - Age, at most a
+// second) before its arrival, and Age from its arrival; the oldest
+// production among the entries decides.
 func TestPendingCountsFromProduction(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	l := BatchLimits{Records: 100, Age: time.Second, MinRecords: 1000, MaxDelay: 10 * time.Second}.withDefaults()
@@ -160,14 +161,14 @@ func TestPendingCountsFromProduction(t *testing.T) {
 	}{
 		{"no timestamp", []time.Time{{}}, t0.Add(10 * time.Second)},
 		{"fetch latency counts", []time.Time{t0.Add(-200 * time.Millisecond)}, t0.Add(9800 * time.Millisecond)},
-		{"a backlog counts from arrival less the credit", []time.Time{t0.Add(-time.Hour)}, t0.Add(10*time.Second - produceCredit)},
+		{"a backlog counts from arrival less the credit", []time.Time{t0.Add(-time.Hour)}, t0.Add(9100 * time.Millisecond)},
 		{"a clock ahead counts from arrival", []time.Time{t0.Add(time.Minute)}, t0.Add(10 * time.Second)},
 		{"the oldest decides", []time.Time{t0.Add(-100 * time.Millisecond), t0.Add(-300 * time.Millisecond), {}}, t0.Add(9700 * time.Millisecond)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p pending
 			for i, at := range tc.produced {
-				p.add(t0, entry{kind: entryChange, offset: int64(i), size: 1, produced: at})
+				p.add(t0, l, entry{kind: entryChange, offset: int64(i), size: 1, produced: at})
 			}
 			require.Equal(t, tc.forcedAt, p.forcedAt(l))
 			require.False(t, p.forced(tc.forcedAt.Add(-time.Millisecond), l))
@@ -177,4 +178,8 @@ func TestPendingCountsFromProduction(t *testing.T) {
 			require.Equal(t, t0, w.started, "Age still counts from arrival")
 		})
 	}
+	old := BatchLimits{Age: time.Second, MaxDelay: time.Second}.withDefaults()
+	var p pending
+	p.add(t0, old, entry{kind: entryChange, size: 1, produced: t0.Add(-200 * time.Millisecond)})
+	require.Equal(t, t0.Add(time.Second), p.forcedAt(old), "MaxDelay = Age (the old behaviour) counts from arrival")
 }

@@ -267,6 +267,7 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 // records among it, applies its changes with one Delta commit (txn moving
 // past every offset it covers), and stops the table at a poison record.
 func (p *Processor) commitNext(t *table, why string) {
+	start := p.now()
 	p.mu.Lock()
 	before := t.pend.bytes
 	w := t.pend.take(p.opts.Batch)
@@ -295,11 +296,9 @@ func (p *Processor) commitNext(t *table, why string) {
 	what, err := p.apply(ctx, t, &w, why)
 	switch {
 	case err == nil:
-		if why == commitMaxDelay {
-			p.mu.Lock()
-			t.learnLead(p.opts.Batch, w.produced, p.now())
-			p.mu.Unlock()
-		}
+		p.mu.Lock()
+		t.learnLead(p.opts.Batch, w.produced, start, p.now(), why == commitMaxDelay)
+		p.mu.Unlock()
 	case errors.Is(context.Cause(ctx), errRevoked):
 		p.mu.Lock()
 		before := t.pend.bytes
