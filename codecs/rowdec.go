@@ -183,7 +183,11 @@ func (f *fieldDecoder) read(b []byte) (any, []byte, error) {
 		}
 		return b[0] == 1, b[1:], nil
 	case primInt:
-		return readIntAny(b)
+		v, rest, err := readInt(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		return v, rest, nil
 	case primLong:
 		v, rest, err := readLong(b)
 		if err != nil {
@@ -213,12 +217,4 @@ func (f *fieldDecoder) read(b []byte) (any, []byte, error) {
 		}
 		return string(v), rest, nil
 	}
-}
-
-func readIntAny(b []byte) (any, []byte, error) {
-	v, rest, err := readInt(b)
-	if err != nil {
-		return nil, nil, err
-	}
-	return v, rest, nil
 }
