@@ -2,15 +2,15 @@ package processor
 
 import "time"
 
-// leadWindow is how many of a table's latest forced commits its lead
-// follows: the longest of them, so a spike is forgotten after as many.
+// leadWindow is how many of a table's latest commits its lead follows, so
+// a slow one is forgotten after as many.
 const leadWindow = 8
 
 // commitLead is how much sooner than MaxDelay a table's batches are
 // forced, so that a forced batch is visible by MaxDelay (ADR 0030's
-// amendment): half again the longest a recent forced commit took from its
-// forced time to its landing. The longest of 8 alone is exceeded by about
-// one commit in 9 when their times vary at random; the half covers them.
+// amendment): half again the longest of its recent commits' times. The
+// longest of 8 alone is exceeded by about one commit in 9 when their
+// times vary at random; the half covers them.
 type commitLead struct {
 	late [leadWindow]time.Duration
 	next int
