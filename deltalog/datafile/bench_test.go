@@ -209,7 +209,7 @@ func BenchmarkAbsorbTail(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, ok, err := w.CopyLiveWith(b.Context(), s, &adds[0], drop, more, 2)
+		res, ok, err := w.CopyLiveWith(b.Context(), s, []Source{{Add: &adds[0], Drop: drop}}, more, 2)
 		if err != nil || !ok || res.SourceRows != n {
 			b.Fatalf("ok %v, %d source rows: %v", ok, res.SourceRows, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/parquet-go/parquet-go"
@@ -19,10 +20,24 @@ import (
 type Copied struct {
 	// Add is the new data file, nil when every row was dropped (no file is written).
 	Add *deltalog.Add
-	// SourceRows counts the physical rows of the source file, dropped ones included.
+	// SourceRows counts the physical rows of the source files, dropped ones included.
 	SourceRows int64
 	// Rows counts the rows copied: SourceRows less the dropped ones, in source order.
 	Rows int64
+	// Sources is, for CopyLiveWith, what each source gave, in order: the kept
+	// rows of a source follow those of the sources before it.
+	Sources []SourceCopied
+}
+
+// Source is a data file to copy, less the rows Drop holds (nil: none).
+type Source struct {
+	Add  *deltalog.Add
+	Drop *roaring64.Bitmap
+}
+
+// SourceCopied is one source's share of a copy.
+type SourceCopied struct {
+	SourceRows, Rows int64
 }
 
 // CopyLive writes the rows of the data file add that drop does not hold into one new
@@ -39,14 +54,16 @@ type Copied struct {
 //
 // Up to parallel columns are decoded, filtered and encoded at once (at least one).
 func (w *Writer) CopyLive(ctx context.Context, store deltalog.Store, add *deltalog.Add, drop *roaring64.Bitmap, parallel int) (res Copied, ok bool, err error) {
-	return w.CopyLiveWith(ctx, store, add, drop, nil, parallel)
+	return w.CopyLiveWith(ctx, store, []Source{{Add: add, Drop: drop}}, nil, parallel)
 }
 
-// CopyLiveWith is CopyLive followed, in the same file, by rows (aligned with the schema
-// fields, of add's partition), written after the copied ones: a small file and a few
-// new rows become one file, without decoding the file's rows. Copied.Rows counts the
-// copied rows only; the file holds Rows + len(rows). ok is false as for CopyLive.
-func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, add *deltalog.Add, drop *roaring64.Bitmap, rows [][]any, parallel int) (res Copied, ok bool, err error) {
+// CopyLiveWith is CopyLive of each of srcs in turn into one file, followed by rows
+// (aligned with the schema fields, of the sources' partition), written after the
+// copied ones: small files and a few new rows become one file, without decoding the
+// files' rows. Copied.Rows counts the copied rows only; the file holds Rows +
+// len(rows), in one row group unless a single source is copied alone. ok is false as
+// for CopyLive, and when the sources' partition values differ.
+func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []Source, rows [][]any, parallel int) (res Copied, ok bool, err error) {
 	for i, r := range rows {
 		if len(r) != len(w.opts.Schema.Fields) {
 			return Copied{}, false, &ValueError{Row: i, Column: "*", Err: fmt.Errorf("%w: row has %d values, schema %d columns", ErrSchema, len(r), len(w.opts.Schema.Fields))}
@@ -56,35 +73,50 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, add *de
 	if !flat {
 		return Copied{}, false, nil
 	}
-	key, err := objectKey(add.Path)
+	if len(srcs) == 0 {
+		return Copied{}, false, fmt.Errorf("datafile: %w: no file to copy", ErrSchema)
+	}
+	part, err := w.partitionValuesOf(srcs[0].Add)
 	if err != nil {
-		return Copied{}, false, err
+		return Copied{}, false, fmt.Errorf("data file %s: %w", srcs[0].Add.Path, err)
 	}
-	part, err := w.partitionValuesOf(add)
+	in := make([]copyInput, len(srcs))
+	size := 0
+	for i, src := range srcs {
+		key, err := objectKey(src.Add.Path)
+		if err != nil {
+			return Copied{}, false, err
+		}
+		if p, err := w.partitionValuesOf(src.Add); err != nil || !slices.EqualFunc(p, part, sameValue) {
+			return Copied{}, false, nil
+		}
+		data, err := fetch(ctx, store, key)
+		if err != nil {
+			return Copied{}, false, err
+		}
+		f, err := openChecked(data)
+		if err != nil {
+			return Copied{}, false, &deltalog.CorruptFileError{Path: key, Err: err}
+		}
+		if !sameFlatSchema(f.Schema(), w.schema) {
+			return Copied{}, false, nil
+		}
+		in[i] = copyInput{key: key, f: f, dropped: denseBitmap(src.Drop, f.NumRows())}
+		size += len(data)
+		res.SourceRows += f.NumRows()
+	}
+	// With rows to append or several files, everything goes into one row
+	// group: a file that takes a few rows per commit would otherwise gain a
+	// row group (and its metadata) each time.
+	res.Sources, err = w.copyRowGroups(ctx, in, leaves, size, parallel, len(rows) > 0 || len(srcs) > 1)
 	if err != nil {
-		return Copied{}, false, fmt.Errorf("data file %s: %w", key, err)
-	}
-	data, err := fetch(ctx, store, key)
-	if err != nil {
-		return Copied{}, false, err
-	}
-	f, err := openChecked(data)
-	if err != nil {
-		return Copied{}, false, &deltalog.CorruptFileError{Path: key, Err: err}
-	}
-	if !sameFlatSchema(f.Schema(), w.schema) {
-		return Copied{}, false, nil
-	}
-	res.SourceRows = f.NumRows()
-	dropped := denseBitmap(drop, res.SourceRows)
-	// With rows to append, everything goes into one row group: a file that
-	// takes a few rows per commit would otherwise gain a row group (and its
-	// metadata) each time.
-	if res.Rows, err = w.copyRowGroups(ctx, f, leaves, dropped, len(data), parallel, len(rows) > 0); err != nil {
 		if ctx.Err() != nil {
 			return Copied{}, false, ctx.Err()
 		}
-		return Copied{}, false, &deltalog.CorruptFileError{Path: key, Err: err}
+		return Copied{}, false, err
+	}
+	for _, c := range res.Sources {
+		res.Rows += c.Rows
 	}
 	if len(rows) > 0 {
 		if err := w.appendRows(ctx, rows, res.Rows > 0); err != nil {
@@ -161,6 +193,11 @@ func (w *Writer) partitionValuesOf(add *deltalog.Add) ([]*string, error) {
 	return part, nil
 }
 
+// sameValue reports whether two partition values are equal (nil is null).
+func sameValue(a, b *string) bool {
+	return a == b || a != nil && b != nil && *a == *b
+}
+
 // openChecked opens a Parquet file held in memory after the checks Read makes; a
 // panic of parquet-go on malformed input becomes an error.
 func openChecked(data []byte) (f *parquet.File, err error) {
@@ -220,18 +257,21 @@ func denseBitmap(drop *roaring64.Bitmap, rows int64) []uint64 {
 	return bits
 }
 
-// copyRowGroups copies the kept rows of every row group of f into a fresh file buffer,
-// one output row group per input row group (one in all when oneGroup), and returns how
-// many rows it kept. Up to parallel columns are copied at once: parquet-go's column writers share nothing but
-// the codec until the row group is flushed, and the codecs of concurrentCodec are safe
-// for concurrent use. sizeHint presizes the file buffer (the new file is about as
-// large as the old).
-func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*wnode, dropped []uint64, sizeHint, parallel int, oneGroup bool) (kept int64, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("malformed parquet: %v", r)
-		}
-	}()
+// copyInput is a source file opened for copyRowGroups.
+type copyInput struct {
+	key     string
+	f       *parquet.File
+	dropped []uint64 // a bit per physical row
+}
+
+// copyRowGroups copies the kept rows of every row group of each input in turn into a
+// fresh file buffer, one output row group per input row group (one in all when
+// oneGroup), and returns what each input gave. Up to parallel columns are copied at
+// once: parquet-go's column writers share nothing but the codec until the row group is
+// flushed, and the codecs of concurrentCodec are safe for concurrent use. sizeHint
+// presizes the file buffer (the new file is about as large as the inputs). A malformed
+// input fails with a CorruptFileError naming it.
+func (w *Writer) copyRowGroups(ctx context.Context, in []copyInput, leaves []*wnode, sizeHint, parallel int, oneGroup bool) (out []SourceCopied, err error) {
 	if !w.codec.concurrent {
 		parallel = 1
 	}
@@ -247,18 +287,37 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 	for range slots {
 		bufs <- make([]parquet.Value, 1024)
 	}
+	out = make([]SourceCopied, len(in))
+	for i, src := range in {
+		last := i == len(in)-1
+		if out[i], err = w.copyFile(ctx, src, leaves, slots, bufs, oneGroup, last); err != nil {
+			return nil, &deltalog.CorruptFileError{Path: src.key, Err: err}
+		}
+	}
+	return out, nil
+}
+
+// copyFile copies one input's kept rows for copyRowGroups, flushing a row
+// group after each of its row groups unless oneGroup (and after its last
+// one unless it is the last input).
+func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, slots int, bufs chan []parquet.Value, oneGroup, last bool) (c SourceCopied, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed parquet: %v", r)
+		}
+	}()
 	var base int64
-	groups := f.RowGroups()
+	groups := src.f.RowGroups()
 	for g, rg := range groups {
 		n := rg.NumRows()
 		chunks := rg.ColumnChunks()
 		cws := w.pw.ColumnWriters()
 		if len(chunks) != len(leaves) || len(cws) != len(leaves) {
-			return 0, fmt.Errorf("row group %d has %d columns, want %d", g, len(chunks), len(leaves))
+			return c, fmt.Errorf("row group %d has %d columns, want %d", g, len(chunks), len(leaves))
 		}
 		eg, ectx := errgroup.WithContext(ctx)
 		eg.SetLimit(slots)
-		for c, chunk := range chunks {
+		for col, chunk := range chunks {
 			eg.Go(func() (err error) {
 				defer func() {
 					if r := recover(); r != nil {
@@ -270,31 +329,32 @@ func (w *Writer) copyRowGroups(ctx context.Context, f *parquet.File, leaves []*w
 				}
 				buf := <-bufs
 				defer func() { bufs <- buf }()
-				if err := copyColumn(chunk, cws[c], leaves[c], base, n, dropped, buf); err != nil {
-					return fmt.Errorf("column %s: %w", leaves[c].path, err)
+				if err := copyColumn(chunk, cws[col], leaves[col], base, n, src.dropped, buf); err != nil {
+					return fmt.Errorf("column %s: %w", leaves[col].path, err)
 				}
 				return nil
 			})
 		}
 		if err := eg.Wait(); err != nil {
-			return 0, err
+			return c, err
 		}
 		for r := base; r < base+n; r++ {
-			if dropped[r/64]&(1<<(r%64)) == 0 {
-				kept++
+			if src.dropped[r/64]&(1<<(r%64)) == 0 {
+				c.Rows++
 			}
 		}
 		base += n
-		if g < len(groups)-1 && !oneGroup {
+		if !oneGroup && !(last && g == len(groups)-1) {
 			if err := w.pw.Flush(); err != nil {
-				return 0, fmt.Errorf("flushing row group: %w", err)
+				return c, fmt.Errorf("flushing row group: %w", err)
 			}
 		}
 	}
-	if base != f.NumRows() {
-		return 0, fmt.Errorf("footer claims %d rows, row groups %d", f.NumRows(), base)
+	if base != src.f.NumRows() {
+		return c, fmt.Errorf("footer claims %d rows, row groups %d", src.f.NumRows(), base)
 	}
-	return kept, nil
+	c.SourceRows = base
+	return c, nil
 }
 
 // copyColumn writes the values of one column chunk whose rows are not dropped to cw,

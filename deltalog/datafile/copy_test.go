@@ -91,7 +91,7 @@ func TestCopyLive(t *testing.T) {
 
 				w, err := NewWriter(tc.opts)
 				require.NoError(t, err)
-				res, ok, err := w.CopyLiveWith(t.Context(), s, &adds[0], drop, more, 4)
+				res, ok, err := w.CopyLiveWith(t.Context(), s, []Source{{Add: &adds[0], Drop: drop}}, more, 4)
 				require.NoError(t, err)
 				require.True(t, ok)
 				require.Equal(t, int64(len(rows)), res.SourceRows)
@@ -117,6 +117,76 @@ func TestCopyLive(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestCopyLiveWithSeveralFiles copies three files, each less its dropped
+// rows, and new rows into one file of one row group: the rows read back in
+// source order, each source's share is reported, and the statistics are
+// those of writing the rows anew. Files of other partitions are refused.
+func TestCopyLiveWithSeveralFiles(t *testing.T) {
+	opts := Options{Schema: allPrimitivesSchema()}
+	rng := rand.New(rand.NewPCG(7, 7))
+	s := newStore()
+	var srcs []Source
+	var keep [][]any
+	var want []SourceCopied
+	next := 0
+	for i, n := range []int{40, 25, 60} {
+		rows := make([][]any, n)
+		for j := range rows {
+			rows[j] = randomPrimitiveRow(rng, next)
+			next++
+		}
+		w, err := NewWriter(opts)
+		require.NoError(t, err)
+		adds, err := w.Write(t.Context(), s, rows)
+		require.NoError(t, err)
+		require.Len(t, adds, 1)
+		stored, err := Read(t.Context(), s, &adds[0], opts.Schema, ReadOptions{})
+		require.NoError(t, err)
+		drop := roaring64.New()
+		drop.AddMany(every(i + 2)(n))
+		kept := 0
+		for j, r := range stored {
+			if !drop.Contains(uint64(j)) {
+				keep = append(keep, r)
+				kept++
+			}
+		}
+		srcs = append(srcs, Source{Add: &adds[0], Drop: drop})
+		want = append(want, SourceCopied{SourceRows: int64(n), Rows: int64(kept)})
+	}
+	more := [][]any{randomPrimitiveRow(rng, next), randomPrimitiveRow(rng, next+1)}
+
+	w, err := NewWriter(opts)
+	require.NoError(t, err)
+	res, ok, err := w.CopyLiveWith(t.Context(), s, srcs, more, 2)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, want, res.Sources)
+	require.Equal(t, int64(125), res.SourceRows)
+	require.Equal(t, int64(len(keep)), res.Rows)
+	got, err := Read(t.Context(), s, res.Add, opts.Schema, ReadOptions{})
+	require.NoError(t, err)
+	fresh, wantRows, _ := writeRead(t, opts, append(keep[:len(keep):len(keep)], more...))
+	requireRowsEqual(t, wantRows, got)
+	require.JSONEq(t, fresh[0].Stats, res.Add.Stats)
+	require.Len(t, openFile(t, s, *res.Add).RowGroups(), 1)
+
+	popts := Options{Schema: allPrimitivesSchema(), PartitionColumns: []string{"i8"}}
+	pw, err := NewWriter(popts)
+	require.NoError(t, err)
+	var parts []Source
+	for _, v := range []int8{3, 4} {
+		row := randomPrimitiveRow(rng, 0)
+		row[1] = v
+		adds, err := pw.Write(t.Context(), s, [][]any{row})
+		require.NoError(t, err)
+		parts = append(parts, Source{Add: &adds[0]})
+	}
+	_, ok, err = pw.CopyLiveWith(t.Context(), s, parts, nil, 2)
+	require.NoError(t, err)
+	require.False(t, ok, "files of another partition are not copied together")
 }
 
 func every(k int) func(n int) []uint64 {

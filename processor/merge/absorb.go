@@ -1,14 +1,18 @@
 package merge
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
 
 // DefaultTailFileSize is Options.TailFileSize's default (ADR 0032).
@@ -21,11 +25,16 @@ const absorbMaxRows = 1000
 // absorb folds a small batch's new rows into the table's smallest data file
 // below Options.TailFileSize, the tail: the tail's live rows and the new
 // rows are written as one file that replaces it, and the batch's deletes in
-// the tail are applied by leaving those rows out. A table that trickles so
-// gains no file per commit, and its tail gains no deletion vector; the cost
-// is rewriting at most TailFileSize per commit. Partitioned tables, batches
-// with a truncate and batches of more than absorbMaxRows new rows write
-// their files as before. It reports whether it absorbed the new rows.
+// the tail are applied by leaving those rows out. Other small files the
+// batch deletes rows in are folded into the same file, smallest first, while
+// all it copies stays below TailFileSize: they would otherwise gain a
+// deletion vector, and a trickle would keep both costs, a vector each commit
+// and a tail that grows by every row updated away from them. A table that
+// trickles so stays one file, gains no file per commit and no deletion
+// vector; the cost is rewriting at most TailFileSize per commit.
+// Partitioned tables, batches with a truncate and batches of more than
+// absorbMaxRows new rows write their files as before. It reports whether it
+// absorbed the new rows.
 func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	st := p.st
 	limit := s.opts.TailFileSize
@@ -41,33 +50,60 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	if tail == nil {
 		return false, nil
 	}
-	gone := p.dels[tail.Path]
-	if gone == nil {
-		gone = roaring64.New()
-	}
-	if tail.DeletionVector != nil {
-		old, err := p.dvs.Read(ctx, tail.DeletionVector)
-		if err != nil {
-			return false, fmt.Errorf("reading deletion vector of %s: %w", tail.Path, err)
+	fold := []*deltalog.Add{tail}
+	size := tail.Size
+	var touched []*deltalog.Add
+	for path := range p.dels {
+		if f := p.files[path]; f != nil && f != tail && f.Size < limit {
+			touched = append(touched, f)
 		}
-		gone.Or(old)
 	}
-	delete(p.dels, tail.Path) // its deletes are applied here
-	p.remove(tail)
+	slices.SortFunc(touched, func(a, b *deltalog.Add) int {
+		return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path))
+	})
+	for _, f := range touched {
+		if size+f.Size >= limit {
+			break
+		}
+		fold, size = append(fold, f), size+f.Size
+	}
+	srcs := make([]datafile.Source, len(fold))
+	for i, f := range fold {
+		gone := p.dels[f.Path]
+		if gone == nil {
+			gone = roaring64.New()
+		}
+		if f.DeletionVector != nil {
+			old, err := p.dvs.Read(ctx, f.DeletionVector)
+			if err != nil {
+				return false, fmt.Errorf("reading deletion vector of %s: %w", f.Path, err)
+			}
+			gone.Or(old)
+		}
+		srcs[i] = datafile.Source{Add: f, Drop: gone}
+	}
 	w, err := s.newWriter(st)
 	if err != nil {
 		return false, err
 	}
-	c, ok, err := w.CopyLiveWith(ctx, s.opts.Store, tail, gone, p.rows, runtime.GOMAXPROCS(0))
+	c, ok, err := w.CopyLiveWith(ctx, s.opts.Store, srcs, p.rows, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return false, fmt.Errorf("rewriting %s with new rows: %w", tail.Path, err)
 	}
-	if !ok { // another schema, or nested columns: row by row
-		return true, s.rewriteRows(ctx, p, tail.Path, gone, true)
+	if !ok { // another schema, or nested columns: the tail alone, row by row
+		delete(p.dels, tail.Path)
+		p.remove(tail)
+		return true, s.rewriteRows(ctx, p, tail.Path, srcs[0].Drop, true)
 	}
-	// The tail's kept rows move, in order, to the new file's first rows;
-	// the new rows follow them.
-	p.moves = append(p.moves, fileMove{from: tail.Path, to: c.Add.Path, gone: gone, rows: c.SourceRows})
+	// Each folded file's kept rows move, in order, to the new file, after
+	// those of the files before it; the new rows follow them.
+	var offset int64
+	for i, f := range fold {
+		delete(p.dels, f.Path) // its deletes are applied here
+		p.remove(f)
+		p.moves = append(p.moves, fileMove{from: f.Path, to: c.Add.Path, gone: srcs[i].Drop, rows: c.Sources[i].SourceRows, offset: offset})
+		offset += c.Sources[i].Rows
+	}
 	p.metrics.copied += c.Rows
 	p.metrics.bytesAdded += c.Add.Size
 	p.adds = append(p.adds, deltalog.Action{Add: c.Add})

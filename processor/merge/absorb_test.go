@@ -129,3 +129,75 @@ func TestAbsorbLeavesLargeBatchesAndFiles(t *testing.T) {
 		require.Equal(t, 3, files(t, store))
 	})
 }
+
+// TestAbsorbFoldsTouchedSmallFiles: a table of two small files (a snapshot
+// in two large batches) takes a trickle of updates to keys of both. The
+// file the tail does not take is folded into the tail's rewrite, so the
+// table ends as one file with no deletion vector, where it would otherwise
+// keep both costs: a vector each commit and a tail that grows by every
+// row updated away from the other file. With a tail size that the two
+// files together reach (the control), the other file takes a vector.
+func TestAbsorbFoldsTouchedSmallFiles(t *testing.T) {
+	const n = absorbMaxRows + 1
+	snapshot := func(s *Sink, from int) {
+		var evs []ev
+		for i := range n {
+			evs = append(evs, ev{op: codecs.OpRead, id: int32(from + i), pos: from + i + 1, name: "s", offset: int64(from + i)})
+		}
+		_, err := s.Apply(t.Context(), batchOf(evs...))
+		require.NoError(t, err)
+	}
+	run := func(t *testing.T, tail func(sizes []int64) int64) (TableStats, map[int32]item, deltalog.Store) {
+		store := newMemStore()
+		s, err := Open(t.Context(), Options{Store: store, TableName: "items"})
+		require.NoError(t, err)
+		snapshot(s, 0)
+		snapshot(s, n)
+		tbl, err := deltalog.Open(t.Context(), store)
+		require.NoError(t, err)
+		snap, err := tbl.Snapshot(t.Context())
+		require.NoError(t, err)
+		var sizes []int64
+		for _, f := range snap.Files() {
+			sizes = append(sizes, f.Size)
+		}
+		require.Len(t, sizes, 2)
+		s, err = Open(t.Context(), Options{Store: store, TableName: "items", TailFileSize: tail(sizes)})
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(9, 9))
+		off, pos := int64(2*n), 2*n+1
+		names := map[int32]string{}
+		for c := range 20 {
+			var b []ev
+			for range 3 {
+				id := int32(rng.IntN(2 * n))
+				b = append(b, ev{op: codecs.OpUpdate, id: id, pos: pos, name: fmt.Sprint("u", c), offset: off})
+				names[id] = fmt.Sprint("u", c)
+				off++
+				pos++
+			}
+			_, err := s.Apply(t.Context(), batchOf(b...))
+			require.NoError(t, err)
+		}
+		got := readItems(t, store)
+		require.Len(t, got, 2*n)
+		for id, it := range got {
+			want := "s"
+			if name, ok := names[id]; ok {
+				want = name
+			}
+			require.Equal(t, want, it.name, "key %d", id)
+		}
+		return s.Stats(), got, store
+	}
+	t.Run("folded", func(t *testing.T) {
+		st, _, _ := run(t, func([]int64) int64 { return DefaultTailFileSize })
+		require.Equal(t, 1, st.Files, "the other small file was folded into the tail")
+		require.Zero(t, st.DeletionVectors)
+	})
+	t.Run("control: both files together reach the tail size", func(t *testing.T) {
+		st, _, _ := run(t, func(sizes []int64) int64 { return max(sizes[0], sizes[1]) + 1 })
+		require.Equal(t, 2, st.Files)
+		require.Equal(t, 1, st.DeletionVectors, "the file left alone takes a vector")
+	})
+}

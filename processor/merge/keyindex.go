@@ -72,6 +72,9 @@ type fileMove struct {
 	from, to string
 	gone     *roaring64.Bitmap
 	rows     int64 // physical rows of from
+	// offset is the row of to that from's first kept row becomes (files
+	// folded into one follow each other).
+	offset int64
 }
 
 // move points the keys of moved files at their rows in the new files, in one
@@ -95,7 +98,7 @@ func (x *keyIndex) move(moves []fileMove) {
 		if it.HasNext() {
 			next = it.Next()
 		}
-		kept := uint32(0)
+		kept := uint32(m.offset)
 		for r := range uint64(m.rows) {
 			if r == next {
 				next = uint64(m.rows)
