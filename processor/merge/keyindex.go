@@ -27,6 +27,10 @@ type keyIndex struct {
 	keys    *keyTable
 	files   []string
 	fileIDs map[string]uint32
+	// free are the ids of files moved away, which no key points at any
+	// more: new files take them, so that files stays as long as the live
+	// files and not as long as every file a trickle ever wrote.
+	free []uint32
 }
 
 func newKeyIndex() *keyIndex {
@@ -35,7 +39,13 @@ func newKeyIndex() *keyIndex {
 
 func (x *keyIndex) fileID(path string) uint32 {
 	id, ok := x.fileIDs[path]
-	if !ok {
+	switch {
+	case ok:
+	case len(x.free) > 0:
+		id, x.free = x.free[len(x.free)-1], x.free[:len(x.free)-1]
+		x.files[id] = path
+		x.fileIDs[path] = id
+	default:
 		id = uint32(len(x.files))
 		x.files = append(x.files, path)
 		x.fileIDs[path] = id
@@ -87,6 +97,7 @@ func (x *keyIndex) move(moves []fileMove) {
 	// newRows[file id][old row] is the row in the new file + 1, 0 when gone.
 	newRows := make([][]uint32, len(x.files))
 	toIDs := make([]uint32, len(x.files))
+	var freed []uint32
 	for _, m := range moves {
 		id, ok := x.fileIDs[m.from]
 		if !ok {
@@ -115,6 +126,7 @@ func (x *keyIndex) move(moves []fileMove) {
 			toIDs[id] = x.fileID(m.to)
 		}
 		delete(x.fileIDs, m.from) // data file names are never reused
+		freed = append(freed, id)
 	}
 	x.keys.updateFunc(func(loc rowLoc) (rowLoc, bool) {
 		if int(loc.file) >= len(newRows) || newRows[loc.file] == nil {
@@ -127,6 +139,11 @@ func (x *keyIndex) move(moves []fileMove) {
 		loc.file, loc.row = toIDs[loc.file], rows[loc.row]-1
 		return loc, true
 	})
+	// Every key of a moved file now points at its new file or is gone.
+	for _, id := range freed {
+		x.files[id] = ""
+	}
+	x.free = append(x.free, freed...)
 }
 
 // physicalRows reads the named columns of every physical row of add (deleted

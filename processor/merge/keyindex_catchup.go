@@ -129,8 +129,14 @@ func (x *keyIndex) applyDelta(d *indexDelta) {
 	}
 	for _, path := range d.removed {
 		// A removed path never comes back (data file names are unique), so
-		// its id is dead; dropping it keeps fileIDs to the live files.
+		// its id is dead; dropping it keeps fileIDs to the live files. Once
+		// no key points at it (all its rows gone above), new files take it.
+		id, ok := x.fileIDs[path]
 		delete(x.fileIDs, path)
+		if bm, gone := d.gone[id]; ok && gone && bm == nil {
+			x.files[id] = ""
+			x.free = append(x.free, id)
+		}
 	}
 	for path, entries := range d.added {
 		x.putNewer(path, entries)
