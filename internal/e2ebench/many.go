@@ -164,6 +164,11 @@ func RunMany(ctx context.Context, cfg ManyConfig) (res ManyResult, err error) {
 	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
 		return res, err
 	}
+	// A table left by an earlier run would take this run's offsets, which
+	// start again at 0, as replays of what it already holds.
+	if des, err := os.ReadDir(cfg.Root); err != nil || len(des) > 0 {
+		return res, fmt.Errorf("%w: %s is not empty (%v): an earlier run's tables would skip this run's records; use a new output directory", ErrConfig, cfg.Root, err)
+	}
 	src, err := newManySource(ctx, cfg)
 	if err != nil {
 		return res, err
