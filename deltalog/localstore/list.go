@@ -30,8 +30,8 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[d
 }
 
 type entry struct {
-	key string // path relative to the root; directories end in "/"
-	de  os.DirEntry
+	key  string // path relative to the root; directories end in "/"
+	info os.FileInfo
 }
 
 // walk lists directory rel ("" or ending in "/") depth first. Sorting each directory by
@@ -42,20 +42,40 @@ func (s *Store) walk(ctx context.Context, rel, prefix, startAfter string, yield 
 	if err := ctx.Err(); err != nil {
 		return yield(deltalog.ObjectInfo{}, err)
 	}
-	des, err := os.ReadDir(s.file(rel))
+	names, err := readNames(s.file(rel))
 	if err != nil {
 		if isNotExist(err) {
 			return true
 		}
 		return yield(deltalog.ObjectInfo{}, fmt.Errorf("localstore: listing %q: %w", rel, err))
 	}
-	entries := make([]entry, len(des))
-	for i, de := range des {
-		key := rel + de.Name()
-		if de.IsDir() {
-			key += "/"
+	// Names that sort before startAfter, as a file and as a directory that
+	// does not hold it, are dropped before anything is stat'ed, built or
+	// sorted: a log listed after its latest version, as every commit does,
+	// then costs one read of the names, however long a log the table keeps.
+	var after string
+	if strings.HasPrefix(startAfter, rel) {
+		after = startAfter[len(rel):]
+	}
+	var entries []entry
+	for _, name := range names {
+		if after != "" && before(name, after) {
+			continue
 		}
-		entries[i] = entry{key: key, de: de}
+		info, err := os.Lstat(s.file(rel + name))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // deleted since the directory was read
+			}
+			return yield(deltalog.ObjectInfo{}, fmt.Errorf("localstore: listing %q: %w", rel+name, err))
+		}
+		key := rel + name
+		if info.IsDir() {
+			key += "/"
+		} else if !strings.HasPrefix(key, prefix) && !strings.HasPrefix(prefix, key) {
+			continue
+		}
+		entries = append(entries, entry{key: key, info: info})
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.key, b.key) })
 
@@ -67,7 +87,7 @@ func (s *Store) walk(ctx context.Context, rel, prefix, startAfter string, yield 
 			}
 			continue
 		}
-		if e.de.IsDir() {
+		if e.info.IsDir() {
 			// Every path in the subtree starts with e.key; if e.key sorts before
 			// startAfter without being its prefix, the whole subtree does.
 			if e.key < startAfter && !strings.HasPrefix(startAfter, e.key) {
@@ -81,13 +101,7 @@ func (s *Store) walk(ctx context.Context, rel, prefix, startAfter string, yield 
 		if !strings.HasPrefix(e.key, prefix) || e.key <= startAfter {
 			continue
 		}
-		info, err := e.de.Info()
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // deleted since ReadDir
-			}
-			return yield(deltalog.ObjectInfo{}, fmt.Errorf("localstore: listing %q: %w", e.key, err))
-		}
+		info := e.info
 		if !info.Mode().IsRegular() {
 			continue
 		}
@@ -96,4 +110,24 @@ func (s *Store) walk(ctx context.Context, rel, prefix, startAfter string, yield 
 		}
 	}
 	return true
+}
+
+// readNames reads the names in directory dir, unsorted: walk sorts the few
+// it keeps.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// before reports whether name, as a directory (name + "/") and so as a file
+// too, sorts before after without holding it.
+func before(name, after string) bool {
+	if len(after) > len(name) && strings.HasPrefix(after, name) {
+		return after[len(name)] > '/'
+	}
+	return name < after
 }

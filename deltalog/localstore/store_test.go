@@ -78,3 +78,23 @@ func TestListSkipsNonRegularAndRejectsEscapes(t *testing.T) {
 	_, err = storetest.Paths(ctx, s, "../", "")
 	require.ErrorIs(t, err, deltalog.ErrInvalidPath)
 }
+
+// TestBefore: a name is dropped from a listing only when both the file of
+// that name and a directory of that name sort before startAfter's rest.
+func TestBefore(t *testing.T) {
+	for _, tc := range []struct {
+		name, after string
+		want        bool
+	}{
+		{"00000000000000000009.json", "00000000000000000010.json", true},
+		{"00000000000000000010.json", "00000000000000000010.json", false}, // the file is startAfter itself: the loop skips it
+		{"00000000000000000011.json", "00000000000000000010.json", false},
+		{"a", "a/b", false}, // a directory that holds startAfter
+		{"a", "a.b", false}, // "a/" sorts after "a.b"
+		{"a", "a0", true},   // "a/" and "a" sort before "a0"
+		{"ab", "a", false},  // after it
+		{"_sidecars", "_last_checkpoint", false},
+	} {
+		require.Equal(t, tc.want, before(tc.name, tc.after), "%q after %q", tc.name, tc.after)
+	}
+}
