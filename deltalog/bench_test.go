@@ -125,3 +125,57 @@ func BenchmarkSnapshotUpdate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCommitNext measures a writer's commit and its next snapshot on a trickled
+// table: one live file rewritten per commit, and the tombstones of an hour, a day and a
+// week of such commits every 10 s (the default retention keeps them 7 days). "update"
+// reads the snapshot back with Table.Update, "result" takes CommitResult.Snapshot.
+//
+//	go test ./deltalog -run '^$' -bench CommitNext -benchmem -count 6
+func BenchmarkCommitNext(b *testing.B) {
+	for _, tombstones := range []int{360, 8_640, 60_480} {
+		for _, next := range []string{"update", "result"} {
+			b.Run(fmt.Sprintf("tombstones=%d/%s", tombstones, next), func(b *testing.B) {
+				ctx := b.Context()
+				st, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+				require.NoError(b, err)
+				tbl, err := deltalog.Open(ctx, st, deltalog.DisableCheckpoints())
+				require.NoError(b, err)
+				_, err = tbl.Commit(ctx, nil, createActions(b, testSchema(), nil), deltalog.Operation{Name: deltalog.OpCreateTable})
+				require.NoError(b, err)
+				snap, err := tbl.Snapshot(ctx)
+				require.NoError(b, err)
+				old := make([]deltalog.Action, 0, tombstones+1)
+				for i := range tombstones {
+					old = append(old, removeFile(fmt.Sprintf("part-%05d-8f2b1f8e-3c52-4a55-9b0e-5a1e3e0c0001.c000.zstd.parquet", i)))
+				}
+				tail := "tail-0.parquet"
+				old = append(old, addFile(tail))
+				res, err := tbl.Commit(ctx, snap, old, deltalog.Operation{Name: deltalog.OpWrite})
+				require.NoError(b, err)
+				if snap, err = tbl.SnapshotAt(ctx, res.Version); err != nil {
+					b.Fatal(err)
+				}
+				require.Len(b, snap.Tombstones(), tombstones)
+				i := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					i++
+					file := fmt.Sprintf("tail-%d.parquet", i)
+					res, err := tbl.Commit(ctx, snap, []deltalog.Action{removeFile(tail), addFile(file), txnAction("group/topic/0", int64(i))},
+						deltalog.Operation{Name: deltalog.OpMerge}, deltalog.ReadWholeTable())
+					if err != nil {
+						b.Fatal(err)
+					}
+					tail = file
+					if next == "result" && res.Snapshot != nil {
+						snap = res.Snapshot
+					} else if snap, err = tbl.Update(ctx, snap); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+			})
+		}
+	}
+}

@@ -1,13 +1,16 @@
 package deltalog_test
 
 import (
+	"context"
 	"fmt"
+	"iter"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 )
 
 // TestLogCleanup commits 45 versions a day apart with a 10-day log retention, then checks
@@ -75,4 +78,53 @@ func TestLogCleanupDisabled(t *testing.T) {
 	rc, err := st.Get(ctx, "_delta_log/00000000000000000000.json")
 	require.NoError(t, err)
 	require.NoError(t, rc.Close())
+}
+
+// countingLists counts the listings of the whole log.
+type countingLists struct {
+	deltalog.Store
+	n *int
+}
+
+func (s countingLists) List(ctx context.Context, prefix, startAfter string) iter.Seq2[deltalog.ObjectInfo, error] {
+	if startAfter == "" {
+		*s.n++
+	}
+	return s.Store.List(ctx, prefix, startAfter)
+}
+
+// TestLogCleanupOncePerCutoff: a second cleanup on the same day lists nothing, and the
+// next day's finds what became expired.
+func TestLogCleanupOncePerCutoff(t *testing.T) {
+	ctx := t.Context()
+	clk := newTestClock()
+	lists := 0
+	mem := memstore.New(memstore.Options{Now: clk.Now})
+	tbl, err := deltalog.Open(ctx, countingLists{mem, &lists}, deltalog.WithClock(clk.Now), deltalog.DisableLogCleanup())
+	require.NoError(t, err)
+	snap := createTable(t, tbl, map[string]string{"delta.logRetentionDuration": "interval 2 days"})
+	for i := range 10 { // versions 1 to 10, at 0:00 and 12:00 of Jan 2 to Jan 6
+		clk.Advance(12 * time.Hour)
+		res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile(fmt.Sprintf("f%02d.parquet", i))}, deltalog.Operation{Name: deltalog.OpWrite})
+		require.NoError(t, err)
+		snap = res.Snapshot
+		_, err = tbl.Checkpoint(ctx, snap)
+		require.NoError(t, err)
+	}
+	// Jan 6, 12:00: the cutoff is Jan 4, 0:00, after version 5 (and its checkpoint).
+	lists = 0
+	n, err := tbl.CleanupLogs(ctx, snap)
+	require.NoError(t, err)
+	require.Positive(t, n)
+	require.Equal(t, 1, lists)
+	n, err = tbl.CleanupLogs(ctx, snap)
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Equal(t, 1, lists, "the same cutoff: not listed again")
+
+	clk.Advance(24 * time.Hour)
+	n, err = tbl.CleanupLogs(ctx, snap)
+	require.NoError(t, err)
+	require.Positive(t, n, "the next day's cutoff expires more")
+	require.Equal(t, 2, lists)
 }

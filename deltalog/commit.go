@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/google/uuid"
@@ -33,6 +34,12 @@ type CommitResult struct {
 	LogFilesDeleted int
 	// CleanupErr is a failed log cleanup; the commit itself succeeded.
 	CleanupErr error
+	// Snapshot is the table at Version, built from the read snapshot and the committed
+	// actions without reading the log back, when no other writer committed between
+	// them (Retries is 0); else nil. Its CommitTimestamp is the commitInfo's timestamp
+	// unless in-commit timestamps give one: the commit file's modification time would
+	// take another request. It shares the maps of the actions passed to Commit.
+	Snapshot *Snapshot
 }
 
 // CommitOption describes what a transaction read, for conflict detection.
@@ -206,8 +213,31 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 		}
 	}
 	res.Version = version
+	if res.Retries == 0 {
+		res.Snapshot = t.committedSnapshot(ctx, readSnapshot, version, &ci, prepared)
+	}
 	t.afterCommit(ctx, &res, readSnapshot, meta)
 	return res, nil
+}
+
+// committedSnapshot is the state after our commit at version, which directly follows
+// read (nil: it created the table); nil when it cannot be built, as a reload would fail.
+func (t *Table) committedSnapshot(ctx context.Context, read *Snapshot, version int64, ci *CommitInfo, actions []Action) *Snapshot {
+	st := newTableState()
+	if read != nil {
+		st = stateAfter(read)
+	}
+	st.apply(actions, commitPath(version))
+	snap, err := t.buildSnapshot(replayPlan{version: version}, st, read)
+	if err != nil {
+		t.opts.logger.DebugContext(ctx, "no snapshot of our own commit", "version", version, "err", err)
+		return nil
+	}
+	snap.commitTime = time.UnixMilli(*ci.Timestamp)
+	if ci.InCommitTimestamp != nil {
+		snap.commitTime = time.UnixMilli(*ci.InCommitTimestamp)
+	}
+	return snap
 }
 
 // CommitInfo returns the commitInfo of version's commit file, nil when it has none. A
@@ -303,11 +333,13 @@ func (t *Table) afterCommit(ctx context.Context, res *CommitResult, read *Snapsh
 	}
 	// The state at our version is the read snapshot plus the winners and our commit:
 	// cheaper than reloading from the previous checkpoint.
-	var snap *Snapshot
+	snap := res.Snapshot
 	var err error
-	if read != nil {
+	switch {
+	case snap != nil:
+	case read != nil:
 		snap, err = t.updateTo(ctx, read, res.Version)
-	} else {
+	default:
 		snap, err = t.SnapshotAt(ctx, res.Version)
 	}
 	if err == nil {

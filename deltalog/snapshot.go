@@ -2,7 +2,6 @@ package deltalog
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +21,7 @@ type Snapshot struct {
 	metadata   Metadata
 	schema     *StructType
 	files      []Add
-	tombstones []Remove
+	tombs      tombstoneSet
 	txns       map[string]Txn
 	domains    map[string]DomainMetadata
 	commitTime time.Time
@@ -62,7 +61,7 @@ func (s *Snapshot) NumFiles() int { return len(s.files) }
 // Tombstones returns the removes that have not yet expired
 // (deletionTimestamp + delta.deletedFileRetentionDuration is after the snapshot's load
 // time); VACUUM must keep their files and checkpoints keep them.
-func (s *Snapshot) Tombstones() []Remove { return slices.Clone(s.tombstones) }
+func (s *Snapshot) Tombstones() []Remove { return s.tombs.all() }
 
 // TxnVersion returns the latest version recorded for appID by a txn action.
 func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
@@ -83,7 +82,8 @@ func (s *Snapshot) CommitTimestamp() time.Time { return s.commitTime }
 
 // stateActions returns the reconciled state as actions, as a checkpoint stores it.
 func (s *Snapshot) stateActions() []Action {
-	out := make([]Action, 0, 2+len(s.txns)+len(s.domains)+len(s.files)+len(s.tombstones))
+	tombstones := s.tombs.all()
+	out := make([]Action, 0, 2+len(s.txns)+len(s.domains)+len(s.files)+len(tombstones))
 	p, m := s.protocol, s.metadata
 	out = append(out, Action{Protocol: &p}, Action{Metadata: &m})
 	for _, id := range slices.Sorted(maps.Keys(s.txns)) {
@@ -97,8 +97,8 @@ func (s *Snapshot) stateActions() []Action {
 	for i := range s.files {
 		out = append(out, Action{Add: &s.files[i]})
 	}
-	for i := range s.tombstones {
-		out = append(out, Action{Remove: &s.tombstones[i]})
+	for i := range tombstones {
+		out = append(out, Action{Remove: &tombstones[i]})
 	}
 	return out
 }
@@ -222,7 +222,7 @@ func (t *Table) replay(ctx context.Context, ll *logListing, plan replayPlan) (*S
 	for i, c := range commits {
 		st.apply(c, plan.commits[i].path)
 	}
-	return t.finishSnapshot(ctx, ll, plan, st)
+	return t.finishSnapshot(ctx, ll, plan, st, nil)
 }
 
 // readCommits fetches and parses commit files concurrently, returning them in order.
@@ -269,7 +269,24 @@ func readObject(ctx context.Context, s Store, path string) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayPlan, st *tableState) (*Snapshot, error) {
+// finishSnapshot checks the replayed state and makes it a snapshot at plan.version,
+// with its commit time from the listing.
+func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayPlan, st *tableState, base *Snapshot) (*Snapshot, error) {
+	snap, err := t.buildSnapshot(plan, st, base)
+	if err != nil {
+		return nil, err
+	}
+	snap.commitTime, err = t.versionTimestamp(ctx, ll, plan.version, snap.metadata.Configuration, st.ict, len(plan.commits) > 0)
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// buildSnapshot checks the replayed state and makes it a snapshot at plan.version, all
+// but its commit time. With base nil, st is the whole state; otherwise st holds only the
+// commits after base, whose files and tombstones it overlays on base's (advance).
+func (t *Table) buildSnapshot(plan replayPlan, st *tableState, base *Snapshot) (*Snapshot, error) {
 	where := commitPath(plan.version)
 	if plan.checkpoint != nil && len(plan.commits) == 0 {
 		where = plan.checkpoint.paths[0]
@@ -283,11 +300,15 @@ func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayP
 	if err := st.protocol.CheckRead(); err != nil {
 		return nil, fmt.Errorf("reading version %d: %w", plan.version, err)
 	}
-	schema, err := st.schema(plan.version, where)
-	if err != nil {
-		return nil, err
+	var schema *StructType
+	if base != nil && st.metadataFrom == "" {
+		schema = base.schema // the metadata did not change
+	} else {
+		var err error
+		if schema, err = st.schema(plan.version, where); err != nil {
+			return nil, err
+		}
 	}
-	now := t.opts.now()
 	snap := &Snapshot{
 		version:  plan.version,
 		protocol: *st.protocol,
@@ -296,30 +317,21 @@ func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayP
 		txns:     st.txns,
 		domains:  st.domains,
 	}
-	snap.files = make([]Add, 0, len(st.files))
-	for _, a := range st.files {
-		snap.files = append(snap.files, *a)
+	cutoff := t.opts.now().Add(-st.metadata.DeletedFileRetention()).UnixMilli()
+	if base == nil {
+		snap.files = sortedValues(st.files, compareAdds)
+		snap.tombs = newTombstoneSet(sortedValues(st.tombstones, compareRemoves), cutoff)
+	} else {
+		snap.files, snap.tombs = advance(base, st, cutoff)
 	}
-	slices.SortFunc(snap.files, func(a, b Add) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID()))
-	})
 	if err := st.checkRelativePaths(plan.version, snap.files); err != nil {
 		return nil, err
 	}
-	cutoff := now.Add(-st.metadata.DeletedFileRetention()).UnixMilli()
-	for _, r := range st.tombstones {
-		if r.DeletionTimestamp != nil && *r.DeletionTimestamp > cutoff {
-			snap.tombstones = append(snap.tombstones, *r)
-		}
-	}
-	slices.SortFunc(snap.tombstones, func(a, b Remove) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.DeletionVector.UniqueID(), b.DeletionVector.UniqueID()))
-	})
 	if ret, ok := st.metadata.Configuration[PropSetTxnRetentionDuration]; ok {
 		// Kernel semantics: a txn without lastUpdated never expires (Spark would drop it);
 		// dropping an offset would make the processor re-apply data, so we keep it.
 		if d, err := parseInterval(ret); err == nil {
-			limit := now.Add(-d).UnixMilli()
+			limit := t.opts.now().Add(-d).UnixMilli()
 			for id, tx := range snap.txns {
 				if tx.LastUpdated != nil && *tx.LastUpdated < limit {
 					delete(snap.txns, id)
@@ -327,11 +339,6 @@ func (t *Table) finishSnapshot(ctx context.Context, ll *logListing, plan replayP
 			}
 		}
 	}
-	ts, err := t.versionTimestamp(ctx, ll, plan.version, snap.metadata.Configuration, st.ict, len(plan.commits) > 0)
-	if err != nil {
-		return nil, err
-	}
-	snap.commitTime = ts
 	return snap, nil
 }
 

@@ -3,7 +3,6 @@ package deltalog
 import (
 	"context"
 	"errors"
-	"maps"
 )
 
 // Update returns the latest snapshot, reusing s: only the commits after s.Version() are
@@ -55,28 +54,9 @@ func (t *Table) updateTo(ctx context.Context, s *Snapshot, target int64) (*Snaps
 	if err != nil {
 		return nil, err
 	}
-	st := stateFromSnapshot(s)
+	st := stateAfter(s)
 	for i, c := range commits {
 		st.apply(c, plan.commits[i].path)
 	}
-	return t.finishSnapshot(ctx, ll, plan, st)
-}
-
-// stateFromSnapshot rebuilds replay state from a snapshot, copying everything so the
-// snapshot stays immutable.
-func stateFromSnapshot(s *Snapshot) *tableState {
-	st := newTableState()
-	p, m := s.protocol, s.metadata
-	st.protocol, st.metadata = &p, &m
-	maps.Copy(st.txns, s.txns)
-	maps.Copy(st.domains, s.domains)
-	for i := range s.files {
-		a := s.files[i]
-		st.files[a.Key()] = &a
-	}
-	for i := range s.tombstones {
-		r := s.tombstones[i]
-		st.tombstones[r.Key()] = &r
-	}
-	return st
+	return t.finishSnapshot(ctx, ll, plan, st, s)
 }

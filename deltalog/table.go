@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,9 @@ const Version = "0.1.0"
 type Table struct {
 	store Store
 	opts  tableOptions
+	// cleanedTo is the cutoff (unix ms) of the last log cleanup that finished. The
+	// cutoff moves once a day, and a cleanup at the same one finds what the last found.
+	cleanedTo atomic.Int64
 }
 
 type tableOptions struct {

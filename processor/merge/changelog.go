@@ -281,6 +281,11 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 	if err != nil {
 		return -1, fmt.Errorf("committing change log %s: %w", l.opts.TableName, err)
 	}
+	if res.Snapshot != nil {
+		l.snap = res.Snapshot
+		l.latest.Store(l.snap)
+		return res.Version, nil
+	}
 	return res.Version, l.reload(ctx)
 }
 

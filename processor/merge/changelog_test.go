@@ -117,10 +117,11 @@ func (s listFailsAfterCommit) List(ctx context.Context, prefix, startAfter strin
 	return s.Store.List(ctx, prefix, startAfter)
 }
 
-// TestChangeLogReloadFailure: a reload that fails after a commit reports
-// the committed version with the error. The next append reloads first and
-// commits the next version at its first try, as the same table; before,
-// it forgot its snapshot and tried to create the log again at version 0.
+// TestChangeLogReloadFailure: a reload that fails after a commit that lost a
+// race (so Commit returned no snapshot of it) reports the committed version
+// with the error. The next append reloads first and commits the next
+// version at its first try, as the same table; before, it forgot its
+// snapshot and tried to create the log again at version 0.
 func TestChangeLogReloadFailure(t *testing.T) {
 	mem := newMemStore()
 	store := listFailsAfterCommit{mem, new(atomic.Bool), new(atomic.Bool), new(atomic.Int64)}
@@ -130,19 +131,27 @@ func TestChangeLogReloadFailure(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 0, v)
 
+	// Another writer takes version 1 without touching this log's offsets.
+	other, err := deltalog.Open(t.Context(), mem)
+	require.NoError(t, err)
+	snap, err := other.Snapshot(t.Context())
+	require.NoError(t, err)
+	_, err = other.Commit(t.Context(), snap, []deltalog.Action{{Txn: &deltalog.Txn{AppID: "other", Version: 1}}}, deltalog.Operation{Name: deltalog.OpWrite})
+	require.NoError(t, err)
+
 	store.armed.Store(true)
 	v, err = l.Append(t.Context(), batchOf(ev{op: opU, id: 1, pos: 2, name: "b", offset: 2}))
 	require.ErrorContains(t, err, "list failed (test)")
-	require.EqualValues(t, 1, v, "the commit landed before the reload failed")
+	require.EqualValues(t, 2, v, "the commit landed before the reload failed")
 	store.armed.Store(false)
 
 	v, err = l.Append(t.Context(), batchOf(ev{op: opU, id: 1, pos: 3, name: "c", offset: 3}))
 	require.NoError(t, err)
-	require.EqualValues(t, 2, v)
-	require.EqualValues(t, 3, store.puts.Load(), "one commit tried per append: none at a version taken")
+	require.EqualValues(t, 3, v)
+	require.EqualValues(t, 4, store.puts.Load(), "one commit tried per append, and one lost to the other writer: none at a version taken")
 	tbl, err := deltalog.Open(t.Context(), mem)
 	require.NoError(t, err)
-	for v := range int64(3) {
+	for v := range int64(4) {
 		ci, err := tbl.CommitInfo(t.Context(), v)
 		require.NoError(t, err)
 		require.Equal(t, deltalog.OpWrite, ci.Operation, "version %d", v)

@@ -263,7 +263,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	if cr.CheckpointErr != nil {
 		s.log.Warn("checkpoint failed", "version", cr.Version, "err", cr.CheckpointErr)
 	}
-	s.afterCommit(ctx, st, p, d.truncate, cr)
+	s.afterCommit(st, p, d.truncate, cr)
 	s.logUnresolved(st, p.unresolved)
 	return res, nil
 }
@@ -862,11 +862,11 @@ func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows i
 
 // afterCommit makes the committed state the Sink's, or marks it stale when
 // the log moved past the commit (another writer) so the next batch reloads.
-func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
-	// Our commit follows st.snap directly (no retries): applying it alone
-	// avoids reloading the table from its last checkpoint after every batch.
-	snap, err := s.table.Update(ctx, st.snap)
-	if err != nil || snap.Version() != cr.Version || cr.Retries > 0 {
+func (s *Sink) afterCommit(st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
+	// Our commit followed st.snap directly (no retries): Commit then built the
+	// snapshot after it, without listing or reading the log.
+	snap := cr.Snapshot
+	if snap == nil || snap.Version() != cr.Version {
 		s.stale = true
 		return
 	}
