@@ -63,6 +63,9 @@ func (s *Snapshot) NumFiles() int { return len(s.files) }
 // time); VACUUM must keep their files and checkpoints keep them.
 func (s *Snapshot) Tombstones() []Remove { return s.tombs.all() }
 
+// NumTombstones returns len(s.Tombstones()) without building the slice.
+func (s *Snapshot) NumTombstones() int { return s.tombs.len() }
+
 // TxnVersion returns the latest version recorded for appID by a txn action.
 func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
 	t, ok := s.txns[appID]

@@ -58,6 +58,7 @@ func TestTombstoneSetShares(t *testing.T) {
 	require.Same(t, &ts.base[0], &n.base[0])
 	all := n.all()
 	require.Len(t, all, 152)
+	require.Equal(t, 152, n.len())
 	require.Equal(t, "b050", all[0].Path)
 
 	// Re-adding b100 (in base) rebuilds it without b100 and without the expired.

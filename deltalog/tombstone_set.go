@@ -32,6 +32,19 @@ func (ts *tombstoneSet) live(r *Remove) bool {
 	return r.DeletionTimestamp != nil && *r.DeletionTimestamp > ts.cutoff
 }
 
+// len counts the unexpired tombstones.
+func (ts *tombstoneSet) len() int {
+	n := 0
+	for _, part := range [2][]Remove{ts.base, ts.recent} {
+		for i := range part {
+			if ts.live(&part[i]) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // all returns the unexpired tombstones, sorted.
 func (ts *tombstoneSet) all() []Remove {
 	return overlay(ts.base, slices.DeleteFunc(slices.Clone(ts.recent), func(r Remove) bool { return !ts.live(&r) }),

@@ -36,7 +36,9 @@ type Maintenance struct {
 	// followed its last checkpoint and that checkpoint is CheckpointInterval
 	// old (default 1m), or once CheckpointMaxCommits versions (default 100)
 	// did: a busy table checkpoints about once per interval, not every 10
-	// commits, and a reader's log tail stays bounded.
+	// commits, and a reader's log tail stays bounded. A table whose state
+	// (live files and tombstones) is large waits for more versions, one per
+	// checkpointRowsPerCommit of its rows, up to CheckpointMaxCommits.
 	CheckpointCommits    int
 	CheckpointInterval   time.Duration
 	CheckpointMaxCommits int
@@ -403,6 +405,20 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 	}
 }
 
+// checkpointRowsPerCommit bounds a checkpoint's rows per version since the
+// last: a trickled table keeps a tombstone per commit for 7 days, some
+// 60,000, and rewriting them every 10 commits would cost more than the
+// commits. A reader of the table still reads at most CheckpointMaxCommits
+// commits after the checkpoint.
+const checkpointRowsPerCommit = 100
+
+// checkpointCommits is how many versions after the last checkpoint make
+// one due (given CheckpointInterval passed), by the size of snap's state.
+func (m *maintainer) checkpointCommits(snap *deltalog.Snapshot) int64 {
+	rows := snap.NumFiles() + snap.NumTombstones()
+	return int64(max(m.o.CheckpointCommits, rows/checkpointRowsPerCommit))
+}
+
 // checkpoint writes a checkpoint of snap when one is due, then deletes the
 // log files the table's retention expired.
 func (m *maintainer) checkpoint(ctx context.Context, u *upkeep, tbl *deltalog.Table, snap *deltalog.Snapshot) error {
@@ -415,7 +431,7 @@ func (m *maintainer) checkpoint(ctx context.Context, u *upkeep, tbl *deltalog.Ta
 		u.ckptVersion, u.ckptAt = v, now
 	}
 	tail := snap.Version() - u.ckptVersion
-	if tail < int64(m.o.CheckpointMaxCommits) && (tail < int64(m.o.CheckpointCommits) || now.Sub(u.ckptAt) < m.o.CheckpointInterval) {
+	if tail < int64(m.o.CheckpointMaxCommits) && (tail < m.checkpointCommits(snap) || now.Sub(u.ckptAt) < m.o.CheckpointInterval) {
 		return nil
 	}
 	start := time.Now()

@@ -390,3 +390,58 @@ func TestMaintenanceVacuums(t *testing.T) {
 	pl.requireModel()
 	t.Logf("%d files no version references (orphans of lost races) were kept within the retention, then deleted", before)
 }
+
+// TestCheckpointCadenceFollowsState: a table with few tombstones is
+// checkpointed after CheckpointCommits versions; one with 3,000 after 30
+// (one per checkpointRowsPerCommit rows), so its checkpoints cost no more
+// per commit.
+func TestCheckpointCadenceFollowsState(t *testing.T) {
+	for _, tc := range []struct {
+		tombstones int
+		due        int64
+	}{{500, 10}, {3000, 30}} {
+		t.Run(strconv.Itoa(tc.tombstones), func(t *testing.T) {
+			ctx := t.Context()
+			tbl, err := deltalog.Open(ctx, memstore.New(memstore.Options{}), deltalog.DisableCheckpoints())
+			require.NoError(t, err)
+			schema := &deltalog.StructType{Fields: []deltalog.StructField{{Name: "id", Type: deltalog.TypeLong}}}
+			ss, err := schema.SchemaString()
+			require.NoError(t, err)
+			proto := deltalog.MinimalProtocol(schema, nil)
+			res, err := tbl.Commit(ctx, nil, []deltalog.Action{{Protocol: &proto}, {Metadata: &deltalog.Metadata{
+				ID: "cadence", Format: deltalog.Format{Provider: "parquet"}, SchemaString: ss, Configuration: map[string]string{},
+			}}}, deltalog.Operation{Name: deltalog.OpCreateTable})
+			require.NoError(t, err)
+			var removes []deltalog.Action
+			for i := range tc.tombstones {
+				removes = append(removes, deltalog.Action{Remove: &deltalog.Remove{Path: "gone-" + strconv.Itoa(i) + ".parquet", DataChange: true}})
+			}
+			res, err = tbl.Commit(ctx, res.Snapshot, removes, deltalog.Operation{Name: deltalog.OpDelete})
+			require.NoError(t, err)
+			snap := res.Snapshot
+			require.Equal(t, tc.tombstones, snap.NumTombstones())
+
+			p := &Processor{log: testLogger(), now: time.Now}
+			p.m, err = newMetrics(prometheus.NewRegistry())
+			require.NoError(t, err)
+			m := &maintainer{p: p, o: Maintenance{CheckpointInterval: time.Nanosecond}.withDefaults()}
+			u := &upkeep{path: "cadence", ckptVersion: -2, failing: map[string]*failure{}}
+			require.NoError(t, m.checkpoint(ctx, u, tbl, snap))
+			require.EqualValues(t, -1, u.ckptVersion, "no checkpoint yet: the table has none")
+			for v := snap.Version() + 1; ; v++ {
+				res, err := tbl.Commit(ctx, snap, []deltalog.Action{{Txn: &deltalog.Txn{AppID: "a", Version: v}}}, deltalog.Operation{Name: deltalog.OpWrite})
+				require.NoError(t, err)
+				snap = res.Snapshot
+				require.NoError(t, m.checkpoint(ctx, u, tbl, snap))
+				if u.ckptVersion >= 0 {
+					require.Equal(t, tc.due, u.ckptVersion+1, "versions since none (-1) when due")
+					break
+				}
+				require.Less(t, v, int64(200))
+			}
+			last, err := tbl.LastCheckpointVersion(ctx)
+			require.NoError(t, err)
+			require.Equal(t, u.ckptVersion, last)
+		})
+	}
+}
