@@ -88,3 +88,27 @@ func TestWriterRecoversAfterBadRow(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), st.NumRecords)
 }
+
+// TestWriterStatistics: with page header statistics off, a file's row
+// group still carries each column's bounds and null count, and its column
+// index the page bounds, which readers prune with.
+func TestWriterStatistics(t *testing.T) {
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{field("id", deltalog.TypeLong, false), field("name", deltalog.TypeString, true)}}
+	adds, _, store := writeRead(t, Options{Schema: schema}, [][]any{{int64(3), "c"}, {int64(1), nil}, {int64(2), "a"}})
+	require.Len(t, adds, 1)
+	f := openFile(t, store, adds[0])
+	chunks := f.Metadata().RowGroups[0].Columns
+	require.Len(t, chunks, 2)
+	id, name := chunks[0].MetaData.Statistics, chunks[1].MetaData.Statistics
+	require.Equal(t, []byte{1, 0, 0, 0, 0, 0, 0, 0}, id.MinValue)
+	require.Equal(t, []byte{3, 0, 0, 0, 0, 0, 0, 0}, id.MaxValue)
+	require.Equal(t, []byte("a"), name.MinValue)
+	require.Equal(t, []byte("c"), name.MaxValue)
+	require.EqualValues(t, 1, name.NullCount)
+	for i, col := range f.RowGroups()[0].ColumnChunks() {
+		ci, err := col.ColumnIndex()
+		require.NoError(t, err, "column %d", i)
+		require.Equal(t, 1, ci.NumPages())
+		require.Equal(t, chunks[i].MetaData.Statistics.MaxValue, ci.MaxValue(0).Bytes(), "column %d", i)
+	}
+}
