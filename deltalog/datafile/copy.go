@@ -90,7 +90,7 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []
 		if p, err := w.partitionValuesOf(src.Add); err != nil || !slices.EqualFunc(p, part, sameValue) {
 			return Copied{}, false, nil
 		}
-		data, err := fetch(ctx, store, key)
+		data, err := fetch(ctx, store, key, src.Add.Size)
 		if err != nil {
 			return Copied{}, false, err
 		}

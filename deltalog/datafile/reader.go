@@ -62,7 +62,7 @@ func ReadColumns(ctx context.Context, store deltalog.Store, add *deltalog.Add, s
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", key, err)
 	}
-	data, err := fetch(ctx, store, key)
+	data, err := fetch(ctx, store, key, add.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -148,17 +148,19 @@ func partitionConsts(schema *deltalog.StructType, add *deltalog.Add, fields []*d
 	return out, nil
 }
 
-func fetch(ctx context.Context, store deltalog.Store, key string) ([]byte, error) {
+// fetch reads a data file whole. size is the add's, for one buffer of the right size
+// (io.ReadAll would double its way up to it); a wrong one costs only a copy.
+func fetch(ctx context.Context, store deltalog.Store, key string, size int64) ([]byte, error) {
 	rc, err := store.Get(ctx, key)
 	if err != nil {
 		return nil, &deltalog.CorruptFileError{Path: key, Err: fmt.Errorf("opening data file: %w", err)}
 	}
 	defer rc.Close()
-	data, err := io.ReadAll(rc)
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, max(0, min(size, 1<<30))+bytes.MinRead))
+	if _, err := buf.ReadFrom(rc); err != nil {
 		return nil, &deltalog.CorruptFileError{Path: key, Err: fmt.Errorf("reading data file: %w", err)}
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 // decode parses one Parquet file and assembles the selected rows. parquet-go can panic on
