@@ -47,8 +47,9 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	out := fset.String("out", "", "result JSON file")
 	events := fset.Int("events", 300_000, "backlog events")
 	keys := fset.Int("keys", 20_000, "keys per table")
-	live := fset.Duration("live", 10*time.Second, "latency phase length")
+	live := fset.Duration("live", 10*time.Second, "latency phase length (0: none, and the harness's model is dropped before the catch-up)")
 	root := fset.String("root", "", "table directory (empty: temporary)")
+	heap := fset.Bool("heap-profile", false, "also write a heap profile (OUT.heap.pprof) when the catch-up ends")
 	batch := fset.String("batch", "processor", "batch limits: processor (the library's zero values: every batch at max_age), "+
 		"config (the configuration's defaults), config-nodrain (those with commit_when_drained false)")
 	if err := fset.Parse(args); err != nil {
@@ -68,11 +69,18 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if *brokers == "" || *out == "" {
 		return fmt.Errorf("%w: e2e needs -brokers and -out", errUsage)
 	}
-	res, err := e2ebench.Run(ctx, e2ebench.Config{
+	cfg := e2ebench.Config{
 		Brokers: strings.Split(*brokers, ","), Prefix: "cdc2bench" + strconv.FormatInt(time.Now().UnixNano(), 10),
 		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true, Batch: limits,
 		ProfilePath: strings.TrimSuffix(*out, ".json") + ".pprof",
-	})
+	}
+	if *live == 0 {
+		cfg.LiveRate = -1
+	}
+	if *heap {
+		cfg.HeapProfilePath = strings.TrimSuffix(*out, ".json") + ".heap.pprof"
+	}
+	res, err := e2ebench.Run(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ type Result struct {
 	// catch-up; PeakRSSBytes the process's peak resident set (Linux
 	// VmHWM, reset before the catch-up when the kernel allows it). Both
 	// include the harness's workload model (tens of MiB for 3×20,000
-	// keys) and garbage not yet collected.
+	// keys; none without a live phase) and garbage not yet collected.
 	PeakHeapBytes uint64 `json:"peak_heap_bytes"`
 	PeakRSSBytes  uint64 `json:"peak_rss_bytes"`
 	// CPUShares maps category (see Category) to its share of the
