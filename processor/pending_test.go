@@ -183,3 +183,30 @@ func TestPendingCountsFromProduction(t *testing.T) {
 	p.add(t0, old, entry{kind: entryChange, size: 1, produced: t0.Add(-200 * time.Millisecond)})
 	require.Equal(t, t0.Add(time.Second), p.forcedAt(old), "MaxDelay = Age (the old behaviour) counts from arrival")
 }
+
+// A batch after the first is made as big as the last one at its first
+// record, and clear and drop keep that size.
+func TestPendingSizesFromTheLastTake(t *testing.T) {
+	tp := merge.TopicPartition{Topic: "t", Partition: 0}
+	t0 := time.Unix(100, 0)
+	l := BatchLimits{Records: 1000, Bytes: 1 << 30}
+	var p pending
+	add := func(off int64) { p.add(t0, l, entry{kind: entryChange, tp: tp, offset: off, size: 1}) }
+	for i := range int64(700) {
+		add(i)
+	}
+	require.Equal(t, 700, len(p.take(l).recs))
+	require.Equal(t, 700, p.hint)
+
+	add(700)
+	require.GreaterOrEqual(t, cap(p.recs), 700, "the first record after a take of 700 sizes for 700")
+	require.GreaterOrEqual(t, cap(p.sizes), 700)
+
+	p.clear()
+	add(701)
+	require.GreaterOrEqual(t, cap(p.recs), 700, "clear keeps the size")
+	p.drop(func(merge.TopicPartition) bool { return true })
+	require.True(t, p.empty())
+	add(702)
+	require.GreaterOrEqual(t, cap(p.recs), 700, "drop keeps the size")
+}

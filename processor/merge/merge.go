@@ -353,6 +353,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 			return err
 		}
 	}
+	p.rows, p.rowKeys = slices.Grow(p.rows, len(d.chains)), slices.Grow(p.rowKeys, len(d.chains))
 	for _, ch := range d.chains {
 		loc, found := st.index.keys.get(ch.key)
 		if found && truncated && loc.pos.Compare(tpos) <= 0 {
@@ -566,6 +567,7 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 // row among the rows written, and ident gives row i's key and position.
 func (p *mergePlan) addFiles(adds []deltalog.Add, order []int, ident func(i int) (string, codecs.Position, error)) error {
 	row := 0
+	p.ops = slices.Grow(p.ops, len(order))
 	for _, add := range adds {
 		stats, ok, err := deltalog.ParseStats(add.Stats)
 		if err != nil || !ok {
