@@ -200,7 +200,27 @@ type Memory struct {
 	// OpenConcurrency bounds the tables opened (snapshot read, key index
 	// built) at once, at a restart or a rebalance.
 	OpenConcurrency int `yaml:"open_concurrency"`
+	// KeyIndex is where each table's index of live keys lives:
+	// KeyIndexMemory or KeyIndexDisk (ADR 0034).
+	KeyIndex string `yaml:"key_index"`
+	// KeyIndexDir holds the on-disk indexes, one subdirectory per table;
+	// empty: each local table's _cdc2delta/index. Required for S3 tables.
+	KeyIndexDir string `yaml:"key_index_dir"`
+	// KeyIndexMemoryKeys is how many changed keys an on-disk index holds
+	// in memory before it flushes them to a run.
+	KeyIndexMemoryKeys int `yaml:"key_index_memory_keys"`
 }
+
+// Key index places.
+const (
+	// KeyIndexMemory keeps every live key in memory (56 bytes a key) and
+	// rebuilds the index from the data files at each open.
+	KeyIndexMemory = "memory"
+	// KeyIndexDisk keeps the keys in sorted runs on local disk, with the
+	// recent changes and about 1.5 bytes a key in memory, and opens from
+	// the last saved manifest.
+	KeyIndexDisk = "disk"
+)
 
 // Maintenance is the tables' automatic upkeep beside ingest (ADR 0032):
 // compaction, checkpoints with log cleanup, and VACUUM.
@@ -310,7 +330,7 @@ func Default() Config {
 		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
 			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50,
 			CommitWhenDrained: true},
-		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8},
+		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8, KeyIndex: KeyIndexMemory, KeyIndexMemoryKeys: 1 << 20},
 		Maintenance: Maintenance{Enabled: true, CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30,
 			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1,
 			TailFileSize: 1 << 20},

@@ -334,7 +334,26 @@ func (c *Config) validateLimits(p *problems) {
 		p.add("memory.open_concurrency", "must be 1 to 256, got %d: each table opening at once holds its "+
 			"snapshot and the buffers of the files it indexes", n)
 	}
+	keyIndexProblems(c, p)
 	maintenanceProblems(c.Maintenance, p)
+}
+
+// keyIndexProblems checks where the key indexes live (ADR 0034).
+func keyIndexProblems(c *Config, p *problems) {
+	m := c.Memory
+	switch m.KeyIndex {
+	case KeyIndexMemory, KeyIndexDisk:
+	default:
+		p.add("memory.key_index", "must be %s or %s, got %q", KeyIndexMemory, KeyIndexDisk, m.KeyIndex)
+	}
+	if n := m.KeyIndexMemoryKeys; n < 1 || n > 1<<27 {
+		p.add("memory.key_index_memory_keys", "must be 1 to %d, got %d: the changed keys an index on disk holds "+
+			"in memory (about 56 bytes each) before it writes them to a run", 1<<27, n)
+	}
+	if m.KeyIndex == KeyIndexDisk && m.KeyIndexDir == "" && strings.Contains(c.Tables.Path, "://") {
+		p.add("memory.key_index_dir", "is required with memory.key_index %s when tables are on object storage "+
+			"(tables.path %q): the runs are read a block at a time, from a local directory", KeyIndexDisk, c.Tables.Path)
+	}
 }
 
 // maintenanceProblems checks the maintenance block (ADR 0032).

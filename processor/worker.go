@@ -21,6 +21,14 @@ var errRevoked = errors.New("processor: partitions revoked")
 // committing what it holds.
 func (p *Processor) runTable(t *table) {
 	defer close(t.done)
+	// Only this goroutine sets t.sink (openTable).
+	defer func() {
+		if t.sink != nil {
+			if err := t.sink.Close(); err != nil {
+				p.log.Warn("closing table", "table", t.path, "err", err)
+			}
+		}
+	}()
 	ctx := p.tablesCtx
 	if !p.openTable(ctx, t) && ctx.Err() != nil {
 		return

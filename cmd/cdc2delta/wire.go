@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -60,6 +62,9 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	perTable := func(src processor.TableSource) processor.TableSettings {
 		s := tables.Settings(config.Source{Topic: src.Topic, Database: src.Database, Schema: src.Schema, Table: src.Table})
 		ts := processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
+		if c.Memory.KeyIndex == config.KeyIndexDisk {
+			ts.Sink.IndexDir, ts.Sink.IndexMemoryKeys = keyIndexDir(c.Memory, src.Path), c.Memory.KeyIndexMemoryKeys
+		}
 		if s.ChangeLog {
 			ts.ChangeLog = changeLogPath(src.Path)
 		}
@@ -113,6 +118,16 @@ func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
 	return dec, nil
+}
+
+// keyIndexDir is the directory of a table's on-disk key index: under
+// memory.key_index_dir, named by the escaped table path so that no two
+// tables share one, or else beside a local table's data.
+func keyIndexDir(m config.Memory, table string) string {
+	if m.KeyIndexDir != "" {
+		return filepath.Join(m.KeyIndexDir, url.PathEscape(table))
+	}
+	return filepath.Join(table, "_cdc2delta", "index")
 }
 
 // sinkOptions are the sink settings of one table.

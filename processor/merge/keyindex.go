@@ -3,7 +3,11 @@ package merge
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"golang.org/x/sync/errgroup"
@@ -31,10 +35,70 @@ type keyIndex struct {
 	// more: new files take them, so that files stays as long as the live
 	// files and not as long as every file a trickle ever wrote.
 	free []uint32
+	// runs, when not nil, hold the keys flushed to disk; keys then holds
+	// only the changes since (keyindex_runs.go).
+	runs *indexRuns
 }
 
-func newKeyIndex() *keyIndex {
-	return &keyIndex{keys: newKeyTable(), fileIDs: map[string]uint32{}}
+func newKeyIndex(runs *indexRuns) *keyIndex {
+	return &keyIndex{keys: newKeyTable(), fileIDs: map[string]uint32{}, runs: runs}
+}
+
+// close closes the index's run files.
+func (x *keyIndex) close() {
+	if x.runs != nil {
+		x.runs.close()
+	}
+}
+
+// onDisk reports whether some keys are in runs.
+func (x *keyIndex) onDisk() bool { return x.runs != nil && len(x.runs.runs) > 0 }
+
+// freeID makes the id of a file no key points at any more available, unless
+// a run may still name it.
+func (x *keyIndex) freeID(id uint32) {
+	x.files[id] = ""
+	if x.runs == nil || !x.runs.holds(id) {
+		x.free = append(x.free, id)
+	}
+}
+
+// lookup returns the stored row of each key and whether it has one: the
+// in-memory table's entry, else the newest run's while check says its row
+// is live.
+func (x *keyIndex) lookup(keys []string, check *liveCheck) ([]rowLoc, []bool, error) {
+	locs, found := make([]rowLoc, len(keys)), make([]bool, len(keys))
+	var miss []int
+	for i, k := range keys {
+		if locs[i], found[i] = x.keys.get(k); !found[i] && x.onDisk() {
+			miss = append(miss, i)
+		}
+	}
+	if len(miss) == 0 {
+		return locs, found, nil
+	}
+	slices.SortFunc(miss, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	sorted := make([][]byte, len(miss))
+	for j, i := range miss {
+		sorted[j] = []byte(keys[i])
+	}
+	var err error
+	lerr := x.runs.lookup(sorted, func(j int, loc rowLoc) {
+		if err != nil {
+			return
+		}
+		i := miss[j]
+		if found[i], err = check.live(loc); found[i] {
+			locs[i] = loc
+		}
+	})
+	if lerr != nil {
+		return nil, nil, lerr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return locs, found, nil
 }
 
 func (x *keyIndex) fileID(path string) uint32 {
@@ -88,11 +152,13 @@ type fileMove struct {
 }
 
 // move points the keys of moved files at their rows in the new files, in one
-// pass over the index. It runs after apply: the keys a batch changed no longer
-// point at the old files, and a key still at a gone row is dropped.
-func (x *keyIndex) move(moves []fileMove) {
+// pass over the in-memory table. It runs after apply: the keys a batch
+// changed no longer point at the old files, and a key still at a gone row is
+// dropped. Run entries of a moved file die with it: it returns the new files
+// whose rows must be read again for them (putNewer).
+func (x *keyIndex) move(moves []fileMove) (reread []string) {
 	if len(moves) == 0 {
-		return
+		return nil
 	}
 	// newRows[file id][old row] is the row in the new file + 1, 0 when gone.
 	newRows := make([][]uint32, len(x.files))
@@ -124,6 +190,9 @@ func (x *keyIndex) move(moves []fileMove) {
 		newRows[id] = rows
 		if m.to != "" {
 			toIDs[id] = x.fileID(m.to)
+			if x.runs != nil && x.runs.holds(id) {
+				reread = append(reread, m.to)
+			}
 		}
 		delete(x.fileIDs, m.from) // data file names are never reused
 		freed = append(freed, id)
@@ -141,9 +210,9 @@ func (x *keyIndex) move(moves []fileMove) {
 	})
 	// Every key of a moved file now points at its new file or is gone.
 	for _, id := range freed {
-		x.files[id] = ""
+		x.freeID(id)
 	}
-	x.free = append(x.free, freed...)
+	return reread
 }
 
 // physicalRows reads the named columns of every physical row of add (deleted
@@ -202,19 +271,50 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVR
 
 // putNewer records the entries of path, keeping an indexed row with a
 // higher position: two live rows of one key should not exist, and if they
-// do the newer one is the key's value.
-func (x *keyIndex) putNewer(path string, entries []keyEntry) {
-	for _, e := range entries {
-		if old, ok := x.keys.get(e.key); ok && old.pos.Compare(e.pos) >= 0 {
+// do the newer one is the key's value. check says which run entries are
+// live; the in-memory table is flushed to a run when it is full.
+func (x *keyIndex) putNewer(path string, entries []keyEntry, check *liveCheck) error {
+	if !x.onDisk() {
+		for _, e := range entries {
+			if old, ok := x.keys.get(e.key); ok && old.pos.Compare(e.pos) >= 0 {
+				continue
+			}
+			x.put(e.key, path, e.row, e.pos)
+		}
+		return x.flushIfFull()
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = e.key
+	}
+	locs, found, err := x.lookup(keys, check)
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", path, err)
+	}
+	for i, e := range entries {
+		old, ok := x.keys.get(e.key) // an entry put above, or looked up
+		if !ok {
+			old, ok = locs[i], found[i]
+		}
+		if ok && old.pos.Compare(e.pos) >= 0 {
 			continue
 		}
 		x.put(e.key, path, e.row, e.pos)
 	}
+	return x.flushIfFull()
+}
+
+// flushIfFull flushes the in-memory table to a run once it holds memKeys.
+func (x *keyIndex) flushIfFull() error {
+	if x.runs != nil && x.keys.len() >= x.runs.memKeys {
+		return x.flush()
+	}
+	return nil
 }
 
 // readFileKeys reads the keys of files, a few at a time, and passes each
 // file's entries to use, one call at a time.
-func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry)) error {
+func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry) error) error {
 	var mu sync.Mutex
 	dvs := deltalog.NewDVReader(store)
 	g, ctx := errgroup.WithContext(ctx)
@@ -227,23 +327,38 @@ func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, fil
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			use(add.Path, entries)
-			return nil
+			return use(add.Path, entries)
 		})
 	}
 	return g.Wait()
 }
 
 // buildKeyIndex reads the key and position columns of every live file.
-func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState) (*keyIndex, error) {
-	x := newKeyIndex()
+// With runs, the keys go to disk as the in-memory table fills.
+func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState, runs *indexRuns, log *slog.Logger) (*keyIndex, error) {
+	x := newKeyIndex(runs)
 	files := st.snap.Files()
 	adds := make([]*deltalog.Add, len(files))
 	for i := range files {
 		adds[i] = &files[i]
 	}
-	x.keys.reserve(liveRows(adds))
-	if err := readFileKeys(ctx, store, st, adds, x.putNewer); err != nil {
+	reserve := liveRows(adds)
+	if runs != nil {
+		reserve = min(reserve, runs.memKeys)
+	}
+	x.keys.reserve(reserve)
+	check := liveCheckOf(ctx, x, store, st.snap)
+	now := time.Now()
+	prog := buildProgress{log: log, total: len(adds), start: now, last: now}
+	keys := 0
+	if err := readFileKeys(ctx, store, st, adds, func(path string, entries []keyEntry) error {
+		keys += len(entries)
+		prog.file(keys)
+		return x.putNewer(path, entries, check)
+	}); err != nil {
+		if runs != nil {
+			runs.close()
+		}
 		return nil, err
 	}
 	return x, nil

@@ -75,8 +75,9 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 			fresh = append(fresh, add)
 		}
 	}
-	err := readFileKeys(ctx, store, st, fresh, func(path string, entries []keyEntry) {
+	err := readFileKeys(ctx, store, st, fresh, func(path string, entries []keyEntry) error {
 		d.added[path] = entries
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -105,8 +106,10 @@ func newlyDeleted(ctx context.Context, dvs *deltalog.DVReader, old, cur *deltalo
 }
 
 // applyDelta drops the keys whose rows are gone, then records the rows of
-// the new files where they are newer than what is indexed. It cannot fail.
-func (x *keyIndex) applyDelta(d *indexDelta) {
+// the new files where they are newer than what is indexed. Run entries of
+// gone rows need nothing: check, against the new snapshot, finds them dead.
+// A failure leaves the index part-way, to be rebuilt.
+func (x *keyIndex) applyDelta(d *indexDelta, check *liveCheck) error {
 	if len(d.gone) > 0 {
 		// One pass over the index: it has no file-to-keys map, which
 		// would cost memory on every key to save this scan after races.
@@ -134,11 +137,13 @@ func (x *keyIndex) applyDelta(d *indexDelta) {
 		id, ok := x.fileIDs[path]
 		delete(x.fileIDs, path)
 		if bm, gone := d.gone[id]; ok && gone && bm == nil {
-			x.files[id] = ""
-			x.free = append(x.free, id)
+			x.freeID(id)
 		}
 	}
 	for path, entries := range d.added {
-		x.putNewer(path, entries)
+		if err := x.putNewer(path, entries, check); err != nil {
+			return err
+		}
 	}
+	return nil
 }

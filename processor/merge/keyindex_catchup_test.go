@@ -52,7 +52,7 @@ func indexMismatch(got, want *keyIndex, max int) []string {
 func requireRebuildEqual(t *testing.T, s *Sink, step string) {
 	t.Helper()
 	st := s.state
-	full, err := buildKeyIndex(t.Context(), s.opts.Store, st)
+	full, err := buildKeyIndex(t.Context(), s.opts.Store, st, nil, s.log)
 	require.NoError(t, err)
 	require.Empty(t, indexMismatch(st.index, full, 5), "%s: incremental index differs from a rebuild at version %d", step, st.snap.Version())
 	require.Equal(t, full.keys.len(), st.index.keys.len(), step)

@@ -14,7 +14,7 @@ import (
 // files (it grew by one per commit, forever), and every key still finds its
 // row, in files folded together too.
 func TestKeyIndexReusesFileIDs(t *testing.T) {
-	x := newKeyIndex()
+	x := newKeyIndex(nil)
 	const keys = 10
 	for k := range keys {
 		x.put(fmt.Sprint("k", k), "f0", k, pos(k))

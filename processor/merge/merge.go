@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -41,10 +42,24 @@ func (s *Sink) apply(ctx context.Context, b Batch) (Result, error) {
 		// Whatever failed, the in-memory state may no longer match the log.
 		s.stale = true
 		var ce *deltalog.ConflictError
-		if !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= s.opts.CommitRetries {
+		var corrupt *corruptRunError
+		switch {
+		case attempt >= s.opts.CommitRetries:
+			return res, err
+		case errors.As(err, &corrupt):
+			// Set aside, the run is missing from its manifest, so the
+			// reload builds the index from the data files.
+			s.log.Warn("a key index run is corrupt; setting it aside and rebuilding the index", "err", err,
+				"set_aside", corrupt.path+".corrupt")
+			if rerr := os.Rename(corrupt.path, corrupt.path+".corrupt"); rerr != nil {
+				return res, fmt.Errorf("%w (setting the run aside: %v)", err, rerr)
+			}
+			s.setState(nil)
+		case errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist):
+			s.log.Info("lost a commit race, re-applying the batch", "attempt", attempt+1, "err", err)
+		default:
 			return res, err
 		}
-		s.log.Info("lost a commit race, re-applying the batch", "attempt", attempt+1, "err", err)
 	}
 }
 
@@ -52,6 +67,7 @@ func (s *Sink) apply(ctx context.Context, b Batch) (Result, error) {
 type mergePlan struct {
 	st       *tableState
 	files    map[string]*deltalog.Add
+	live     *liveCheck
 	rows     [][]any
 	rowKeys  []string
 	fills    []fill
@@ -159,7 +175,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		if st, err = newTableState(*meta); err != nil {
 			return res, err
 		}
-		st.proto, st.index = proto, newKeyIndex()
+		st.proto, st.index = proto, s.newIndex()
 		if st.tombs, err = loadTombstones(ctx, s.opts.Store, tombstoneView{s.table, -1}, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
 			return res, err
 		}
@@ -263,7 +279,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	if cr.CheckpointErr != nil {
 		s.log.Warn("checkpoint failed", "version", cr.Version, "err", cr.CheckpointErr)
 	}
-	s.afterCommit(st, p, d.truncate, cr)
+	s.afterCommit(ctx, st, p, d.truncate, cr)
 	s.logUnresolved(st, p.unresolved)
 	return res, nil
 }
@@ -349,13 +365,21 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 	if truncated {
 		res.Truncates = 1
 		tpos = d.truncate.Change.Pos
-		if err := p.truncate(tpos, s.opts.TableName); err != nil {
+		if err := p.truncate(ctx, tpos, s.opts.TableName); err != nil {
 			return err
 		}
 	}
 	p.rows, p.rowKeys = slices.Grow(p.rows, len(d.chains)), slices.Grow(p.rowKeys, len(d.chains))
-	for _, ch := range d.chains {
-		loc, found := st.index.keys.get(ch.key)
+	keys := make([]string, len(d.chains))
+	for i, ch := range d.chains {
+		keys[i] = ch.key
+	}
+	locs, founds, err := st.index.lookup(keys, p.liveCheck(ctx))
+	if err != nil {
+		return fmt.Errorf("table %s: looking up keys: %w", s.opts.TableName, err)
+	}
+	for i, ch := range d.chains {
+		loc, found := locs[i], founds[i]
 		if found && truncated && loc.pos.Compare(tpos) <= 0 {
 			found = false // the truncate removes the stored row
 		}
@@ -457,10 +481,10 @@ func (p *mergePlan) del(path string, row uint32, table string) error {
 // truncate removes every stored row at or below pos, and only those: a row
 // written by a later change stays even though its event arrived first, from
 // another partition (ADR 0025).
-func (p *mergePlan) truncate(pos codecs.Position, table string) error {
-	for key, loc := range p.st.index.keys.all() {
+func (p *mergePlan) truncate(ctx context.Context, pos codecs.Position, table string) error {
+	return p.st.index.allLive(p.liveCheck(ctx), func(key string, loc rowLoc) error {
 		if loc.pos.Compare(pos) > 0 {
-			continue
+			return nil
 		}
 		path := p.st.index.files[loc.file]
 		if err := p.del(path, loc.row, table); err != nil {
@@ -473,8 +497,16 @@ func (p *mergePlan) truncate(pos codecs.Position, table string) error {
 		}
 		bm.Add(uint64(loc.row))
 		p.ops = append(p.ops, indexOp{key: key})
+		return nil
+	})
+}
+
+// liveCheck checks run entries against the plan's snapshot.
+func (p *mergePlan) liveCheck(ctx context.Context) *liveCheck {
+	if p.live == nil {
+		p.live = newLiveCheck(ctx, p.st.index, p.files, p.dvs)
 	}
-	return nil
+	return p.live
 }
 
 // fullRows reads (once per batch) every physical row of a live file.
@@ -864,7 +896,7 @@ func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows i
 
 // afterCommit makes the committed state the Sink's, or marks it stale when
 // the log moved past the commit (another writer) so the next batch reloads.
-func (s *Sink) afterCommit(st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
+func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
 	// Our commit followed st.snap directly (no retries): Commit then built the
 	// snapshot after it, without listing or reading the log.
 	snap := cr.Snapshot
@@ -877,7 +909,7 @@ func (s *Sink) afterCommit(st *tableState, p *mergePlan, truncate *Record, cr de
 		st.tombs.floor = truncate.Change.Pos
 	}
 	st.index.apply(p.ops)
-	st.index.move(p.moves)
+	reread := st.index.move(p.moves)
 	for k, ts := range p.tombs {
 		st.tombs.merge(k, ts)
 	}
@@ -885,4 +917,42 @@ func (s *Sink) afterCommit(st *tableState, p *mergePlan, truncate *Record, cr de
 		st.tombs.files[tombstoneDir+p.tombFile] = fileMerged
 	}
 	s.state = st
+	if err := s.afterCommitRuns(ctx, st, reread); err != nil {
+		// The index may lack the moved rows: only a rebuild is sure.
+		s.log.Warn("the key index lost track of moved rows; rebuilding it before the next batch", "err", err)
+		s.setState(nil)
+		s.stale = true
+	}
+}
+
+// afterCommitRuns brings the runs of an on-disk index up to a commit: the
+// rows of files moved out of runs are indexed again from their new files,
+// and a full in-memory table is flushed, with a manifest of the version.
+func (s *Sink) afterCommitRuns(ctx context.Context, st *tableState, reread []string) error {
+	x := st.index
+	if x.runs == nil {
+		return nil
+	}
+	if len(reread) > 0 {
+		check := liveCheckOf(ctx, x, s.opts.Store, st.snap)
+		var adds []*deltalog.Add
+		for _, path := range reread {
+			if add := check.files[path]; add != nil {
+				adds = append(adds, add)
+			}
+		}
+		if err := readFileKeys(ctx, s.opts.Store, st, adds, func(path string, entries []keyEntry) error {
+			return x.putNewer(path, entries, check)
+		}); err != nil {
+			return err
+		}
+	}
+	if x.keys.len() >= x.runs.memKeys {
+		if err := x.saveManifest(st.snap); err != nil {
+			// The index is still whole (runs and table); only the next
+			// open has further to catch up.
+			s.log.Warn("saving the key index", "err", err)
+		}
+	}
+	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +104,10 @@ type oracleRun struct {
 	// tail is the sink's TailFileSize, by seed: off, the default, or so
 	// small that tails fill and new ones start (absorb.go).
 	tail int64
+	// indexDir keeps half the seeds' key index on disk, flushed every
+	// indexKeys changed keys (ADR 0034); "" keeps it in memory.
+	indexDir  string
+	indexKeys int
 }
 
 func runOracle(t *testing.T, seed uint64) {
@@ -113,7 +119,10 @@ func runOracle(t *testing.T, seed uint64) {
 	r := &oracleRun{t: t, rng: rng, split: rand.New(rand.NewPCG(seed, 0x5b17)), cfg: cfg, store: memstore.New(memstore.Options{}), version: -1,
 		model: cdcmodel.New(cdcmodel.Options{SoftDelete: cfg.soft}), txns: map[string]int64{},
 		tail: []int64{-1, merge.DefaultTailFileSize, 4 << 10}[seed%3]}
-	t.Logf("tail file size %d", r.tail)
+	if seed/3%2 == 1 {
+		r.indexDir, r.indexKeys = t.TempDir(), []int{1, 5, 40}[seed/6%3]
+	}
+	t.Logf("tail file size %d, index on disk %v flushed every %d keys", r.tail, r.indexDir != "", r.indexKeys)
 	r.sink = r.open()
 	queue := batches(rng, cfg, recs)
 	var done [][]cdcmodel.Record // the batches applied, in order
@@ -141,6 +150,23 @@ func runOracle(t *testing.T, seed uint64) {
 	}
 	if cfg.snapshot && unresolved == 0 {
 		r.checkSource(src)
+	}
+	if r.indexDir != "" && r.version >= 0 {
+		// The table's versions were checked; show that they came through
+		// the runs.
+		runs, err := filepath.Glob(filepath.Join(r.indexDir, "*.run"))
+		require.NoError(t, err)
+		manifests, err := filepath.Glob(filepath.Join(r.indexDir, "manifest-*"))
+		require.NoError(t, err)
+		if r.indexKeys == 1 {
+			require.NotEmpty(t, manifests, "the index on disk wrote no manifest")
+		}
+		writers := map[string]int{}
+		for _, f := range runs {
+			w, _, _ := strings.Cut(filepath.Base(f), "-")
+			writers[w]++
+		}
+		t.Logf("index on disk: %d runs, %d manifests; runs by writer %v", len(runs), len(manifests), writers)
 	}
 }
 
@@ -175,6 +201,7 @@ func (r *oracleRun) open() *merge.Sink {
 	r.t.Helper()
 	opts := merge.Options{Store: r.store, TableName: "t", Mode: merge.ModeDV, DeleteMode: merge.DeleteHard,
 		EnableChangeDataFeed: true, TargetFileSize: r.cfg.targetFileSize, TailFileSize: r.tail,
+		IndexDir: r.indexDir, IndexMemoryKeys: r.indexKeys,
 		TableOptions: []deltalog.Option{deltalog.CheckpointInterval(r.cfg.checkpointEvery)}}
 	if r.cfg.soft {
 		opts.DeleteMode = merge.DeleteSoft

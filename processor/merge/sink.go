@@ -43,6 +43,9 @@ const (
 	ModeCoW Mode = "cow"
 )
 
+// DefaultIndexMemoryKeys is the default Options.IndexMemoryKeys: about 56 MB.
+const DefaultIndexMemoryKeys = 1 << 20
+
 // DefaultTombstoneRetention is how long hard-delete mode remembers a deleted key.
 const DefaultTombstoneRetention = 7 * 24 * time.Hour
 
@@ -92,6 +95,17 @@ type Options struct {
 	CommitRetries int
 	// TableOptions are passed to deltalog.Open (checkpoint cadence, clock, ...).
 	TableOptions []deltalog.Option
+	// IndexDir, when set, keeps the key index in this local directory
+	// (ADR 0034): sorted runs of the keys, with only the changes since the
+	// last flush and about 1.5 bytes a key of summaries in memory, and a
+	// manifest per flush that the next Open starts from instead of reading
+	// every data file. "" keeps every key in memory (56 bytes a key) and
+	// rebuilds the index at each Open.
+	IndexDir string
+	// IndexMemoryKeys is how many changed keys the in-memory part of an
+	// IndexDir index holds before they are flushed to a run (default
+	// DefaultIndexMemoryKeys).
+	IndexMemoryKeys int
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 	// Now is the clock for commit times and tombstone expiry (default time.Now).
@@ -172,6 +186,9 @@ type Sink struct {
 	table *deltalog.Table
 	log   *slog.Logger
 
+	// indexDir is where the key index lives on disk; nil: in memory.
+	indexDir *indexDir
+
 	mu    sync.Mutex
 	state *tableState // nil until the table exists and is loaded
 	stale bool        // state may not match the log: reload before the next batch
@@ -227,6 +244,14 @@ func Open(ctx context.Context, opts Options) (*Sink, error) {
 		return nil, fmt.Errorf("opening table %s: %w", opts.TableName, err)
 	}
 	s := &Sink{opts: opts, table: t, log: lg.With("table", opts.TableName)}
+	if opts.IndexDir != "" {
+		if opts.IndexMemoryKeys <= 0 {
+			opts.IndexMemoryKeys = DefaultIndexMemoryKeys
+		}
+		if s.indexDir, err = newIndexDir(opts.IndexDir, opts.IndexMemoryKeys); err != nil {
+			return nil, fmt.Errorf("opening table %s: %w", opts.TableName, err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.reload(ctx); err != nil {
@@ -384,4 +409,25 @@ func (s *Sink) Version() int64 {
 		return -1
 	}
 	return s.state.snap.Version()
+}
+
+// Close saves an on-disk key index at the version the sink last saw, so
+// that the next Open has nothing to catch up, and closes its files.
+// Without it the next Open catches up from the last flush, which is as
+// correct. A batch applied after Close loads the table again.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state
+	if st == nil || st.index.runs == nil {
+		return nil
+	}
+	defer s.setState(nil)
+	if s.stale || st.snap == nil {
+		return nil // the state may be off the log: nothing to save
+	}
+	if err := st.index.saveManifest(st.snap); err != nil {
+		return fmt.Errorf("closing table %s: %w", s.opts.TableName, err)
+	}
+	return nil
 }

@@ -97,13 +97,14 @@ func (s *Sink) fullReload(ctx context.Context) error {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	st.snap, st.proto = snap, snap.Protocol()
-	if st.index, err = buildKeyIndex(ctx, s.opts.Store, st); err != nil {
+	if st.index, err = s.openIndex(ctx, st); err != nil {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
 	if st.tombs, err = loadTombstones(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
+		st.index.close()
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
-	s.state = st
+	s.setState(st)
 	s.compactTombstones(ctx, 1)
 	s.log.Debug("table loaded", "version", snap.Version(), "files", snap.NumFiles(), "keys", st.index.keys.len(), "indexBytes", st.index.keys.bytes(), "tombstones", len(st.tombs.keys))
 	return nil
@@ -136,13 +137,25 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	if err := old.tombs.catchUp(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention)); err != nil {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
-	old.index.applyDelta(d)
+	if err := old.index.applyDelta(d, liveCheckOf(ctx, old.index, s.opts.Store, snap)); err != nil {
+		// The index is part-way: only a rebuild is sure.
+		s.setState(nil)
+		return fmt.Errorf("%w: catching up the key index: %v", errCatchUpUnsupported, err)
+	}
 	st.index, st.tombs = old.index, old.tombs
 	s.state = st
 	s.compactTombstones(ctx, tombstoneCompactFiles)
 	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
 		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", st.index.keys.len())
 	return nil
+}
+
+// setState replaces the state, closing the run files of a replaced index.
+func (s *Sink) setState(st *tableState) {
+	if old := s.state; old != nil && old.index != nil && (st == nil || st.index != old.index) {
+		old.index.close()
+	}
+	s.state = st
 }
 
 // compactTombstones compacts the loaded tombstone files when there are more

@@ -220,6 +220,7 @@ func TestMergeNewestWins(t *testing.T) {
 			k := binary.BigEndian.AppendUint32(nil, uint32(rng.IntN(5000)))
 			gens[g][string(k)] = value(width, uint64(g)<<32|uint64(rng.Uint32()))
 		}
+		gens[g][""] = value(width, uint64(g)+1) // the empty key sorts first
 	}
 	deleted := func(v []byte) bool { return v[0]&7 == 0 }
 
