@@ -62,7 +62,7 @@ func TestCrashRecovery(t *testing.T) {
 	require.NoError(t, src.produce(ctx, 300))
 	stopProducing := src.produceInBackground(ctx, 10, 50*time.Millisecond)
 
-	midCommit, beforeGroupCommit, orphans, commits, committing := 0, 0, 0, 0, 0
+	midCommit, beforeGroupCommit, orphans, commits, committing, indexOpens := 0, 0, 0, 0, 0, 0
 	for i := range kills {
 		delay := 200*time.Millisecond + time.Duration(rng.Int64N(int64(2800*time.Millisecond)))
 		run := startRun(t, binary, cfgPath, filepath.Join(root, fmt.Sprintf("run-%02d.log", i)))
@@ -79,6 +79,7 @@ func TestCrashRecovery(t *testing.T) {
 		if c > commits {
 			committing++
 		}
+		indexOpens += run.logCount("key index opened")
 		behind := groupBehind(t, src, tables, group)
 		if behind > 0 {
 			beforeGroupCommit++
@@ -96,6 +97,8 @@ func TestCrashRecovery(t *testing.T) {
 	require.Equal(t, exitOK, final.terminate(), "SIGTERM must end the run cleanly; log:\n%s", final.logTail())
 
 	requireTablesMatchSource(t, src, tables, ends)
+	// The restarts opened their indexes from manifests the kills left.
+	require.Positive(t, indexOpens+final.logCount("key index opened"), "no restart opened a key index from its manifest")
 
 	// The group's committed offsets are txn + 1, for lag tooling.
 	committed, err := src.adm.FetchOffsets(ctx, group)
@@ -111,14 +114,16 @@ func TestCrashRecovery(t *testing.T) {
 	requireReadersMatchSource(t, src, tables, ends, fulltier.DeltaRS)
 	checkCrashControl(t, brokers, root, src, tables)
 	t.Logf("kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
-		"kills between a Delta and its group commit %d, events %d, runtime %v",
-		kills, committing, midCommit, orphans, beforeGroupCommit, src.produced, time.Since(began).Round(time.Second))
+		"kills between a Delta and its group commit %d, key indexes opened from a manifest %d, events %d, runtime %v",
+		kills, committing, midCommit, orphans, beforeGroupCommit, indexOpens, src.produced, time.Since(began).Round(time.Second))
 }
 
 // writeCrashConfig writes the run configuration: small batches so that
 // commits are frequent and kills often land in one, static membership so
 // that a restart takes the killed member's place without waiting for its
-// session to expire.
+// session to expire, and the key index on disk, flushed every 50 changed
+// keys, so that kills land in flushes and restarts open from manifests
+// (ADR 0034).
 func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string) string {
 	t.Helper()
 	path := filepath.Join(root, "cdc2delta.yaml")
@@ -131,6 +136,7 @@ kafka:
 schema_registry: {url: %q}
 tables: {path: %q, defaults: {change_log: true}}
 batch: {max_records: 200, max_age: 100ms, min_records: 1}
+memory: {key_index: disk, key_index_memory_keys: 50}
 control:
   path: %q
   interval: 200ms
