@@ -82,21 +82,20 @@ func (x *keyIndex) lookup(keys []string, check *liveCheck) ([]rowLoc, []bool, er
 	for j, i := range miss {
 		sorted[j] = []byte(keys[i])
 	}
-	var err error
-	lerr := x.runs.lookup(sorted, func(j int, loc rowLoc) {
-		if err != nil {
-			return
-		}
-		i := miss[j]
-		if found[i], err = check.live(loc); found[i] {
-			locs[i] = loc
-		}
-	})
-	if lerr != nil {
-		return nil, nil, lerr
-	}
+	cands, has, err := x.runs.lookup(sorted)
 	if err != nil {
 		return nil, nil, err
+	}
+	for j, i := range miss {
+		if !has[j] {
+			continue
+		}
+		if found[i], err = check.live(cands[j]); err != nil {
+			return nil, nil, err
+		}
+		if found[i] {
+			locs[i] = cands[j]
+		}
 	}
 	return locs, found, nil
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/processor/merge/keyrun"
@@ -131,18 +134,34 @@ func (r *indexRuns) close() {
 	r.runs = nil
 }
 
-// lookup calls found(i, loc) for each keys[i] (sorted) that a run holds,
-// with the newest run's entry.
-func (r *indexRuns) lookup(keys [][]byte, found func(i int, loc rowLoc)) error {
+// lookupParallel is the batch size from which lookups are spread over the
+// cores: each lookup is a block read, mostly a system call.
+const lookupParallel = 2048
+
+// lookup returns, for each of keys (sorted), the newest run's entry and
+// whether a run holds the key. Large batches are split in key ranges over
+// the cores.
+func (r *indexRuns) lookup(keys [][]byte) ([]rowLoc, []bool, error) {
+	locs, has := make([]rowLoc, len(keys)), make([]bool, len(keys))
+	parts := 1
+	if len(keys) >= lookupParallel {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	var g errgroup.Group
+	for p := range parts {
+		lo, hi := p*len(keys)/parts, (p+1)*len(keys)/parts
+		g.Go(func() error { return r.lookupRange(keys[lo:hi], locs[lo:hi], has[lo:hi]) })
+	}
+	return locs, has, g.Wait()
+}
+
+// lookupRange fills locs and has for keys (sorted), newest run first.
+func (r *indexRuns) lookupRange(keys [][]byte, locs []rowLoc, has []bool) error {
 	idx := make([]int, len(keys))
 	for i := range idx {
 		idx[i] = i
 	}
-	var (
-		sub  [][]byte
-		done = make([]bool, len(keys))
-		err  error
-	)
+	var sub [][]byte
 	for _, run := range r.runs {
 		if len(idx) == 0 {
 			break
@@ -151,14 +170,11 @@ func (r *indexRuns) lookup(keys [][]byte, found func(i int, loc rowLoc)) error {
 		for _, i := range idx {
 			sub = append(sub, keys[i])
 		}
+		var err error
 		lerr := run.Lookup(sub, func(j int, v []byte) {
-			if err != nil {
-				return
-			}
-			var loc rowLoc
-			if loc, err = decodeRunValue(v); err == nil {
-				done[idx[j]] = true
-				found(idx[j], loc)
+			if err == nil {
+				locs[idx[j]], err = decodeRunValue(v)
+				has[idx[j]] = true
 			}
 		})
 		if err == nil {
@@ -167,7 +183,7 @@ func (r *indexRuns) lookup(keys [][]byte, found func(i int, loc rowLoc)) error {
 		if err != nil {
 			return runError(run, err)
 		}
-		idx = slices.DeleteFunc(idx, func(i int) bool { return done[i] })
+		idx = slices.DeleteFunc(idx, func(i int) bool { return has[i] })
 	}
 	return nil
 }
