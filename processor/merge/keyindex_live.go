@@ -46,13 +46,23 @@ func (c *liveCheck) live(loc rowLoc) (bool, error) {
 	if add.DeletionVector == nil {
 		return true, nil
 	}
-	bm, ok := c.read[path]
-	if !ok {
-		var err error
-		if bm, err = c.dvs.Read(c.ctx, add.DeletionVector); err != nil {
-			return false, fmt.Errorf("reading deletion vector of %s: %w", path, err)
-		}
-		c.read[path] = bm
+	bm, err := c.deleted(add)
+	if err != nil {
+		return false, err
 	}
 	return !bm.Contains(uint64(loc.row)), nil
+}
+
+// deleted returns the rows add's deletion vector holds, read once per
+// check; the bitmap is shared and must not be changed.
+func (c *liveCheck) deleted(add *deltalog.Add) (*roaring64.Bitmap, error) {
+	if bm, ok := c.read[add.Path]; ok {
+		return bm, nil
+	}
+	bm, err := c.dvs.Read(c.ctx, add.DeletionVector)
+	if err != nil {
+		return nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
+	}
+	c.read[add.Path] = bm
+	return bm, nil
 }

@@ -663,9 +663,10 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 		add := p.files[path]
 		merged := p.dels[path]
 		if add.DeletionVector != nil {
-			old, err := p.dvs.Read(ctx, add.DeletionVector)
+			// Read once per batch: the index's checks may have read it.
+			old, err := p.liveCheck(ctx).deleted(add)
 			if err != nil {
-				return fmt.Errorf("reading deletion vector of %s: %w", path, err)
+				return err
 			}
 			merged.Or(old)
 		}
@@ -732,9 +733,10 @@ func (s *Sink) rewriteFiles(ctx context.Context, p *mergePlan, paths []string) e
 		add := p.files[path]
 		gone := p.dels[path]
 		if add.DeletionVector != nil {
-			old, err := p.dvs.Read(ctx, add.DeletionVector)
+			// Read once per batch: the index's checks may have read it.
+			old, err := p.liveCheck(ctx).deleted(add)
 			if err != nil {
-				return fmt.Errorf("reading deletion vector of %s: %w", path, err)
+				return err
 			}
 			gone.Or(old)
 		}
