@@ -78,7 +78,7 @@ func (x *keyIndex) saveManifest(snap *deltalog.Snapshot) error {
 		return fmt.Errorf("saving key index: %w", err)
 	}
 	r := x.runs
-	m := indexManifest{Format: manifestFormat, Version: snap.Version(), Files: x.files}
+	m := indexManifest{Format: manifestFormat, Version: snap.Version()}
 	for _, run := range r.runs {
 		m.Runs = append(m.Runs, run.name)
 	}
@@ -95,7 +95,7 @@ func (x *keyIndex) saveManifest(snap *deltalog.Snapshot) error {
 		}
 		m.Live = append(m.Live, f)
 	}
-	m.Files = x.files
+	m.Files = x.files // after the ids given above
 	js, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("saving key index: %w", err)

@@ -161,6 +161,3 @@ func (w *Writer) Close() error {
 	}
 	return w.err
 }
-
-// Entries is the number of keys added so far.
-func (w *Writer) Entries() int { return int(w.entries) }
