@@ -23,6 +23,7 @@ type metrics struct {
 	commitSeconds     *prometheus.HistogramVec // table
 	endToEnd          *prometheus.HistogramVec // table
 	conflicts         *prometheus.CounterVec   // table
+	rebases           *prometheus.CounterVec   // table
 	retries           *prometheus.CounterVec   // table, while
 	retrySeconds      *prometheus.GaugeVec     // table
 	tableFailed       *prometheus.GaugeVec     // table
@@ -72,7 +73,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		batchRecords:      hist("batch_records", "Records per applied micro-batch.", prometheus.ExponentialBuckets(1, 4, 10), "table"),
 		commitSeconds:     hist("commit_seconds", "Time to apply one micro-batch (MERGE and Delta commit).", prometheus.ExponentialBuckets(0.005, 2, 14), "table"),
 		endToEnd:          hist("end_to_end_latency_seconds", "From the oldest source commit in a batch to its Delta commit.", prometheus.ExponentialBuckets(0.01, 2, 16), "table"),
-		conflicts:         counter("commit_conflict_retries_total", "Re-applications after a conflicting concurrent Delta commit.", "table"),
+		conflicts:         counter("commit_conflict_retries_total", "Re-applications (a new plan) after a concurrent Delta commit that touched the batch's keys or files.", "table"),
+		rebases:           counter("commit_rebases_total", "Commits retried at a later version, with the same plan, after concurrent Delta commits that touched nothing the batch read.", "table"),
 		retries:           counter("retries_total", "Retries of transient failures (storage, registry, Kafka), by what was being done.", "table", "while"),
 		retrySeconds:      gauge("table_retry_seconds", "How long the table's current transient failure has lasted (0: none).", "table"),
 		tableFailed:       gauge("table_failed", "1 when the table is stopped by an error that needs an operator.", "table"),
@@ -102,7 +104,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.consumed, m.applied, m.skippedStale, m.skippedReplay, m.duplicates, m.unresolved, m.tombstones,
-		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts,
+		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts, m.rebases,
 		m.retries, m.retrySeconds, m.tableFailed, m.tableState, m.deadLetterDropped, m.kafkaUp, m.pausedPartitions,
 		m.deltaOffset, m.groupOffset, m.highWatermark, m.groupCommits, m.bufferedBytes,
 		m.commits, m.filesWritten, m.bytesWritten, m.liveFiles, m.liveDVs, m.deletedRows, m.smallFileDebt,
@@ -131,6 +133,7 @@ func (m *metrics) observeApply(table string, records int, r merge.Result, why st
 	m.duplicates.WithLabelValues(table).Add(float64(r.Duplicates + r.Superseded))
 	m.unresolved.WithLabelValues(table).Add(float64(r.UnavailableUnresolved))
 	m.conflicts.WithLabelValues(table).Add(float64(r.Retries))
+	m.rebases.WithLabelValues(table).Add(float64(r.Rebases))
 	m.batchRecords.WithLabelValues(table).Observe(float64(records))
 	m.commitSeconds.WithLabelValues(table).Observe(r.Duration.Seconds())
 }

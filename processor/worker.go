@@ -370,6 +370,11 @@ func (p *Processor) apply(ctx context.Context, t *table, w *work, why string) (s
 	if len(b.LastOffsets) == 0 {
 		return "", nil
 	}
+	p.mu.Lock()
+	for tp := range t.parts {
+		b.Owned = append(b.Owned, tp)
+	}
+	p.mu.Unlock()
 	if t.log != nil {
 		// Before the table: the log then always holds what the table does.
 		if err := p.withRetry(ctx, t, "logging changes", func(ctx context.Context) error {

@@ -33,8 +33,9 @@ const absorbMaxRows = 1000
 // trickles so stays one file, gains no file per commit and no deletion
 // vector; the cost is rewriting at most TailFileSize per commit.
 // Partitioned tables, batches with a truncate and batches of more than
-// absorbMaxRows new rows write their files as before. It reports whether it
-// absorbed the new rows.
+// absorbMaxRows new rows write their files as before. Of a table other
+// writers share, only files of the writer's own partitions are folded
+// (filetags.go). It reports whether it absorbed the new rows.
 func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	st := p.st
 	limit := s.opts.TailFileSize
@@ -43,7 +44,7 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	}
 	var tail *deltalog.Add
 	for _, f := range p.files {
-		if f.Size < limit && (tail == nil || f.Size < tail.Size || f.Size == tail.Size && f.Path < tail.Path) {
+		if f.Size < limit && p.owners.mayFold(f) && (tail == nil || f.Size < tail.Size || f.Size == tail.Size && f.Path < tail.Path) {
 			tail = f
 		}
 	}
@@ -54,7 +55,7 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	size := tail.Size
 	var touched []*deltalog.Add
 	for path := range p.dels {
-		if f := p.files[path]; f != nil && f != tail && f.Size < limit {
+		if f := p.files[path]; f != nil && f != tail && f.Size < limit && p.owners.mayFold(f) {
 			touched = append(touched, f)
 		}
 	}
@@ -104,6 +105,7 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 		p.moves = append(p.moves, fileMove{from: f.Path, to: c.Add.Path, gone: srcs[i].Drop, rows: c.Sources[i].SourceRows, offset: offset})
 		offset += c.Sources[i].Rows
 	}
+	tag(c.Add, p.owners.foldedTag(fold))
 	p.metrics.copied += c.Rows
 	p.metrics.bytesAdded += c.Add.Size
 	p.adds = append(p.adds, deltalog.Action{Add: c.Add})

@@ -26,12 +26,7 @@ func newLiveCheck(ctx context.Context, x *keyIndex, files map[string]*deltalog.A
 
 // liveCheckOf is a liveCheck against snap's files.
 func liveCheckOf(ctx context.Context, x *keyIndex, store deltalog.Store, snap *deltalog.Snapshot) *liveCheck {
-	all := snap.Files()
-	files := make(map[string]*deltalog.Add, len(all))
-	for i := range all {
-		files[all[i].Path] = &all[i]
-	}
-	return newLiveCheck(ctx, x, files, deltalog.NewDVReader(store))
+	return newLiveCheck(ctx, x, filesByPath(snap), deltalog.NewDVReader(store))
 }
 
 func (c *liveCheck) live(loc rowLoc) (bool, error) {

@@ -55,7 +55,7 @@ func (s *Sink) apply(ctx context.Context, b Batch) (Result, error) {
 				return res, fmt.Errorf("%w (setting the run aside: %v)", err, rerr)
 			}
 			s.setState(nil)
-		case errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist):
+		case errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist) || errors.Is(err, errReplan):
 			s.log.Info("lost a commit race, re-applying the batch", "attempt", attempt+1, "err", err)
 		default:
 			return res, err
@@ -90,6 +90,11 @@ type mergePlan struct {
 	// moves are the files copied value for value, whose kept rows the index
 	// follows after the commit.
 	moves []fileMove
+	// owners says which files the batch may fold into its tail.
+	owners fileOwners
+	// lookedUp is what the plan found of the batch's keys, which a rebase
+	// checks again (rebase.go).
+	lookedUp lookups
 }
 
 // fill copies the stored values of unavailable columns into a new row.
@@ -218,7 +223,8 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	d := dedup(recs, keys)
 	res.Duplicates, res.Superseded = d.duplicates, d.superseded
 
-	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, truncated: map[string]*roaring64.Bitmap{}, dvs: deltalog.NewDVReader(s.opts.Store)}
+	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, truncated: map[string]*roaring64.Bitmap{}, dvs: deltalog.NewDVReader(s.opts.Store),
+		owners: newFileOwners(b.Owned, b.LastOffsets, recs, applied)}
 	if st.snap != nil {
 		files := st.snap.Files()
 		for i := range files {
@@ -253,7 +259,11 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	actions := make([]deltalog.Action, 0, len(pre)+len(p.removes)+len(p.adds)+len(p.cdcs)+len(txns))
 	actions = append(append(append(append(append(actions, pre...), p.removes...), p.adds...), p.cdcs...), txns...)
 	op := s.operation(st, &res, p, len(b.Records), time.Since(start))
-	copts := []deltalog.CommitOption{deltalog.ReadWholeTable()}
+	// The commit lands at the version after its snapshot or not at all: a
+	// lost race is checked here, against the batch's keys (rebase.go), not
+	// by the log's file-level rules, for which every concurrent append of
+	// another writer conflicts.
+	copts := []deltalog.CommitOption{deltalog.ReadWholeTable(), deltalog.ExactVersion()}
 	op.Extra = map[string]string{}
 	if prog := progressOf(recs); !prog.empty() {
 		js, err := json.Marshal(prog)
@@ -263,12 +273,11 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		op.Extra[progressField] = string(js)
 	}
 	if p.tombFile != "" {
-		// Only the commit of the version in the file's name may name it, so
-		// a commit that lost that version fails rather than landing later.
+		// Only the commit of the version in the file's name may name it; a
+		// rebase writes the file again under its new version.
 		op.Extra[tombstonesField] = p.tombFile
-		copts = append(copts, deltalog.ExactVersion())
 	}
-	cr, err := s.table.Commit(ctx, st.snap, actions, op, copts...)
+	cr, err := s.commit(ctx, p, actions, txns, &op, copts, d.truncate != nil, &res)
 	if err != nil {
 		return res, fmt.Errorf("committing batch to %s: %w", s.opts.TableName, err)
 	}
@@ -378,6 +387,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 	if err != nil {
 		return fmt.Errorf("table %s: looking up keys: %w", s.opts.TableName, err)
 	}
+	p.lookedUp = newLookups(st.index, keys, locs, founds)
 	for i, ch := range d.chains {
 		loc, found := locs[i], founds[i]
 		if found && truncated && loc.pos.Compare(tpos) <= 0 {
@@ -588,6 +598,9 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 	}
 	if w.err != nil {
 		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, w.err)
+	}
+	for i := range w.adds {
+		tag(&w.adds[i], p.owners.rows)
 	}
 	return p.addFiles(w.adds, w.order, func(i int) (string, codecs.Position, error) {
 		pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))

@@ -137,6 +137,10 @@ type Batch struct {
 	// LastOffsets is the last offset consumed per partition; it is recorded
 	// as the partition's txn version even when those records were skipped.
 	LastOffsets map[TopicPartition]int64
+	// Owned are the table's partitions this writer is assigned (nil: the
+	// batch's). Of a table other writers share, a batch folds only files
+	// holding rows of these into its tail (ADR 0036).
+	Owned []TopicPartition
 }
 
 // Result describes one applied batch.
@@ -174,8 +178,13 @@ type Result struct {
 	// counted).
 	FilesWritten int
 	BytesWritten int64
-	// Retries counts re-applications after conflicting concurrent commits.
-	Retries  int
+	// Retries counts re-applications (a new plan) after concurrent commits
+	// that touched the batch's keys or files.
+	Retries int
+	// Rebases counts the versions lost to concurrent commits that touched
+	// nothing the batch read, so that its plan was committed again as it
+	// was, at a later version.
+	Rebases  int
 	Duration time.Duration
 }
 

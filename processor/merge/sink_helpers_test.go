@@ -63,8 +63,11 @@ func (e ev) record() Record {
 			c.Unavailable = []int{3}
 		}
 	}
-	return Record{TopicPartition: TopicPartition{Topic: "sales.dbo.items", Partition: e.part}, Offset: e.offset, Change: c}
+	return Record{TopicPartition: TopicPartition{Topic: itemsTopic, Partition: e.part}, Offset: e.offset, Change: c}
 }
+
+// itemsTopic is the topic of ev's records.
+const itemsTopic = "sales.dbo.items"
 
 func batchOf(evs ...ev) Batch {
 	b := Batch{LastOffsets: map[TopicPartition]int64{}}

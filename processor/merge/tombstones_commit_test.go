@@ -111,11 +111,12 @@ func TestTombstonesOfConcurrentCommits(t *testing.T) {
 	require.Contains(t, b.state.tombs.keys, keyOf(t, 1), "the commit landed")
 
 	// A deletes key 2; while its commit of version 2 is in flight, B
-	// commits version 2 first. A's commit fails instead of landing at 3, A
-	// applies the batch again, and its first file is an orphan.
+	// commits version 2 first, updating key 2. A's commit fails instead of
+	// landing at 3, A plans the batch again, and its first file is an
+	// orphan.
 	store.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000002.json", Nth: 1, DelayOnly: true, Then: func() {
 		inFlight = tombstoneFiles(t, store)
-		_, err := b.Apply(t.Context(), batchOf(ev{op: opC, id: 9, pos: 4, offset: 0, part: 1}))
+		_, err := b.Apply(t.Context(), batchOf(ev{op: opC, id: 9, pos: 4, offset: 0, part: 1}, ev{op: opU, id: 2, pos: 4, offset: 1, part: 1}))
 		require.NoError(t, err)
 	}})
 	res, err = a.Apply(t.Context(), batchOf(ev{op: opD, id: 2, pos: 5, offset: 3}))

@@ -1,0 +1,112 @@
+package merge
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// partitionsTag names, on a data file cdc2delta writes, the Kafka partitions
+// whose rows it holds ("topic/partition", joined by ","). Debezium keys each
+// partition by primary key, so writers sharing a table own disjoint keys;
+// folding only their own partitions' files keeps them from rewriting each
+// other's (ADR 0036).
+const partitionsTag = "cdc2delta.partitions"
+
+// fileOwners says which files a batch may fold into its tail.
+type fileOwners struct {
+	owned map[string]bool // the writer's partitions, as in partitionsTag
+	// sole: the writer owns every partition the table holds offsets of, so
+	// no other writer folds files and every file may be folded.
+	sole bool
+	// rows is the tag of a file of the batch's new rows.
+	rows string
+}
+
+func partitionName(tp TopicPartition) string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+
+// newFileOwners derives the owners from the writer's partitions (owned; nil:
+// the batch's), the partitions of the batch's records and those the table
+// holds offsets of.
+func newFileOwners(owned []TopicPartition, batch map[TopicPartition]int64, recs []Record, applied map[TopicPartition]int64) fileOwners {
+	o := fileOwners{owned: map[string]bool{}, sole: true}
+	for _, tp := range owned {
+		o.owned[partitionName(tp)] = true
+	}
+	for tp := range batch {
+		o.owned[partitionName(tp)] = true
+	}
+	for tp := range applied {
+		o.sole = o.sole && o.owned[partitionName(tp)]
+	}
+	rows := map[string]bool{}
+	for i := range recs {
+		rows[partitionName(recs[i].TopicPartition)] = true
+	}
+	o.rows = joinTag(rows)
+	return o
+}
+
+func joinTag(parts map[string]bool) string {
+	names := make([]string, 0, len(parts))
+	for p := range parts {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// mayFold reports whether the writer may fold f into its tail.
+func (o fileOwners) mayFold(f *deltalog.Add) bool {
+	if o.sole {
+		return true
+	}
+	tag := f.Tags[partitionsTag]
+	if tag == "" {
+		return false
+	}
+	for p := range strings.SplitSeq(tag, ",") {
+		if !o.owned[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// foldedTag is the tag of a file holding the batch's new rows and the rows
+// of folded; an untagged one (which only a sole writer folds) may hold rows
+// of any of its partitions.
+func (o fileOwners) foldedTag(folded []*deltalog.Add) string {
+	parts := map[string]bool{}
+	if o.rows != "" {
+		for p := range strings.SplitSeq(o.rows, ",") {
+			parts[p] = true
+		}
+	}
+	for _, f := range folded {
+		tag := f.Tags[partitionsTag]
+		if tag == "" {
+			return joinTag(o.owned)
+		}
+		for p := range strings.SplitSeq(tag, ",") {
+			parts[p] = true
+		}
+	}
+	return joinTag(parts)
+}
+
+// tag sets add's partitions tag.
+func tag(add *deltalog.Add, partitions string) {
+	if partitions == "" {
+		return
+	}
+	tags := maps.Clone(add.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags[partitionsTag] = partitions
+	add.Tags = tags
+}
