@@ -284,6 +284,10 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 		w = t.sink
 	}
 	stopped := t.failed != nil
+	var owned []merge.TopicPartition
+	for tp := range t.parts {
+		owned = append(owned, tp)
+	}
 	m.p.mu.Unlock()
 	if w == nil || stopped {
 		return
@@ -307,7 +311,7 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	}
 	tbl := u.tbl
 	m.run1(ctx, u, upkeepCompact, func() (err error) {
-		snap, err = m.compact(ctx, u, target, w, tbl, snap)
+		snap, err = m.compact(ctx, u, target, w, tbl, snap, owned)
 		return err
 	})
 	m.run1(ctx, u, upkeepCheckpoint, func() error { return m.checkpoint(ctx, u, tbl, snap) })
@@ -356,11 +360,16 @@ const compactRaces = 3
 
 // compact compacts the table when its debt reached CompactAt. It returns
 // the snapshot to checkpoint: the latest after the compaction, or snap.
-func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w maintained, tbl *deltalog.Table, snap *deltalog.Snapshot) (*deltalog.Snapshot, error) {
+func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w maintained, tbl *deltalog.Table, snap *deltalog.Snapshot, owned []merge.TopicPartition) (*deltalog.Snapshot, error) {
 	if target <= 0 {
 		target = datafile.DefaultTargetFileSize
 	}
-	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes}
+	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes,
+		UnionTag: merge.PartitionsTag}
+	if !u.log {
+		// Instances that share the table compact disjoint files (ADR 0036).
+		opts.Select = merge.Compacts(owned, snap)
+	}
 	debt := tableops.Debt(snap, opts)
 	if debt < m.o.CompactAt {
 		return snap, nil

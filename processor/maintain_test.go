@@ -120,6 +120,17 @@ func checkpointVersions(t *testing.T, store deltalog.Store) []int64 {
 	return out
 }
 
+// everyPartition is the partitions snap holds offsets of: a sole writer's.
+func everyPartition(snap *deltalog.Snapshot) []merge.TopicPartition {
+	var out []merge.TopicPartition
+	for id := range snap.Txns() {
+		if tp, ok := merge.ParseAppID(id); ok {
+			out = append(out, tp)
+		}
+	}
+	return out
+}
+
 // TestCompactionGivesWayToCommits plans a compaction on a snapshot that
 // the table's own commits have since overtaken, deleting rows in the very
 // files it compacts: its first commit must lose (a compaction that
@@ -132,7 +143,7 @@ func TestCompactionGivesWayToCommits(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, before.Version(), stale.Version())
 
-	snap, err := m.compact(t.Context(), u, 0, sink, tbl, stale)
+	snap, err := m.compact(t.Context(), u, 0, sink, tbl, stale, everyPartition(stale))
 	require.NoError(t, err)
 	require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "conflict"), "the stale plan lost")
 	require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "ok"), "the new plan landed")
@@ -226,7 +237,7 @@ func (s unlistableAfterCommit) List(ctx context.Context, prefix, startAfter stri
 func TestCompactionLostRaceThenUnreadable(t *testing.T) {
 	var tried atomic.Bool
 	sc := newStaleCompaction(t, 44, func(s deltalog.Store) deltalog.Store { return unlistableAfterCommit{s, &tried} })
-	snap, err := sc.m.compact(t.Context(), sc.u, 0, sc.sink, sc.tbl, sc.stale)
+	snap, err := sc.m.compact(t.Context(), sc.u, 0, sc.sink, sc.tbl, sc.stale, everyPartition(sc.stale))
 	require.ErrorContains(t, err, "store unlistable (test)")
 	require.True(t, tried.Load(), "the compaction tried to commit")
 	require.Equal(t, 1.0, maintenanceRuns(t, sc.reg, sc.u.path, "conflict"), "the stale plan lost")

@@ -7,6 +7,7 @@
 //	cdc2bench apply -mode dv|cow -table DIR|s3://b/p -batches DIR -out FILE.json
 //	cdc2bench e2e -brokers HOST:PORT -out FILE.json
 //	cdc2bench many -after BIN [-before BIN] -out DIR [-tables 10,50,200] [-scenarios trickle,burst]
+//	cdc2bench scaleout -brokers HOST:PORT -bin BIN -out FILE.json -root DIR [-instances 1,2]
 //
 // The first form is the orchestrator: it builds the starting table once,
 // generates every workload's batches as Parquet, runs each system as a
@@ -17,7 +18,9 @@
 // end-to-end benchmark from a real Kafka broker (internal/e2ebench) as the
 // system cdc2delta-e2e; the fourth runs the many-tables scenario (small
 // tables changing a few times a second, e2ebench.RunMany) against one or
-// two cdc2delta binaries side by side. scripts/bench.sh sets up the
+// two cdc2delta binaries side by side; the fifth sets the throughput of
+// several instances sharing one table beside that of one, each held to a
+// core (e2ebench.RunScaleOut). scripts/bench.sh sets up the
 // Python environment and the S3 endpoint and runs the first form.
 //
 // Exit codes: 0 success, 1 a system failed or the tables differ, 2 usage.
@@ -54,6 +57,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		err = e2eCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "many":
 		err = manyCmd(ctx, args[2:], stderr)
+	case len(args) > 1 && args[1] == "scaleout":
+		err = scaleOutCmd(ctx, args[2:], stderr)
 	default:
 		err = benchCmd(ctx, args, stderr)
 	}

@@ -489,27 +489,42 @@ func (s *manySource) waitApplied(ctx context.Context, run *manyRun, ends map[mer
 // writeManyConfig writes the run's configuration and returns its path and
 // the metrics listener's address.
 func writeManyConfig(cfg ManyConfig, s *manySource, tablesDir string) (string, string, error) {
+	path := filepath.Join(cfg.Root, "cdc2delta.yaml")
+	listen, err := writeRunConfig(path, runConfig{brokers: s.cluster.ListenAddrs()[:1], group: s.group,
+		topicRegex: `^` + regexp.QuoteMeta(s.prefix) + `\..*`, registry: s.reg.URL(), tablesDir: tablesDir}, cfg.ExtraYAML)
+	return path, listen, err
+}
+
+// runConfig is what a `cdc2delta run` configuration file of a benchmark
+// names.
+type runConfig struct {
+	brokers                                []string
+	group, topicRegex, registry, tablesDir string
+}
+
+// writeRunConfig writes c, then extra, to path, with a metrics listener on
+// a free loopback port, and returns the listener's address.
+func writeRunConfig(path string, c runConfig, extra string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	listen := ln.Addr().String()
 	_ = ln.Close() // the run listens on it; a race for the port is unlikely here
+	brokers := make([]string, len(c.brokers))
+	for i, b := range c.brokers {
+		brokers[i] = strconv.Quote(b)
+	}
 	yaml := fmt.Sprintf(`kafka:
-  brokers: [%q]
+  brokers: [%s]
   group_id: %q
-  topic_regex: '^%s\..*'
+  topic_regex: '%s'
 schema_registry: {url: %q}
 tables: {path: %q}
 metrics: {listen: %q}
 log: {level: info}
-`, s.cluster.ListenAddrs()[0], s.group, regexp.QuoteMeta(s.prefix), s.reg.URL(),
-		filepath.ToSlash(tablesDir)+"/{database}/{schema}/{table}", listen)
-	path := filepath.Join(cfg.Root, "cdc2delta.yaml")
-	if err := os.WriteFile(path, []byte(yaml+cfg.ExtraYAML), 0o644); err != nil {
-		return "", "", err
-	}
-	return path, listen, nil
+`, strings.Join(brokers, ", "), c.group, c.topicRegex, c.registry, filepath.ToSlash(c.tablesDir)+"/{database}/{schema}/{table}", listen)
+	return listen, os.WriteFile(path, []byte(yaml+extra), 0o644)
 }
 
 // manyRun is one `cdc2delta run` process.
@@ -521,11 +536,15 @@ type manyRun struct {
 }
 
 func startManyRun(bin, cfgPath, logPath string) (*manyRun, error) {
+	return startCmd(exec.Command(bin, "run", "--config", cfgPath), logPath)
+}
+
+// startCmd starts cmd with its output to logPath.
+func startCmd(cmd *exec.Cmd, logPath string) (*manyRun, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "run", "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -108,6 +108,18 @@ func (tl timelines) visibleAt(tp merge.TopicPartition, offset int64) (time.Time,
 	return pts[i].at, true
 }
 
+// offsetAt returns the last offset of tp visible at t, -1 for none.
+func (tl timelines) offsetAt(tp merge.TopicPartition, t time.Time) int64 {
+	off := int64(-1)
+	for _, c := range tl[tp] {
+		if c.at.After(t) {
+			break
+		}
+		off = c.offset
+	}
+	return off
+}
+
 // latency returns the quantiles of each sent event's time to visibility.
 func (tl timelines) latency(events []sent) (*Latency, error) {
 	if len(events) == 0 {

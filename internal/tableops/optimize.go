@@ -31,6 +31,12 @@ type OptimizeOptions struct {
 	// MaxInputBytes bounds the bytes one run rewrites (0: no bound): bins are taken
 	// smallest first until it is reached, so an automatic run stays short and bounded.
 	MaxInputBytes int64
+	// Select, when set, picks the files the run may compact: writers that share a
+	// table each compact their own.
+	Select func(*deltalog.Add) bool
+	// UnionTag names a tag whose value is a ","-separated set: a compacted file
+	// carries the union of its inputs' values, or none if one of them has none.
+	UnionTag string
 }
 
 // purge reports whether f's deletion vector is worth a rewrite on its own.
@@ -127,6 +133,9 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 			}
 		}
 		for _, a := range adds {
+			if v := unionTag(bin, opts.UnionTag); v != "" {
+				a.Tags = map[string]string{opts.UnionTag: v}
+			}
 			actions = append(actions, deltalog.Action{Add: &a})
 			added = append(added, a.Size)
 			m.NumAddedBytes += a.Size
@@ -160,7 +169,7 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 func (o OptimizeOptions) plan(snap *deltalog.Snapshot) [][]deltalog.Add {
 	byPartition := map[string][]deltalog.Add{}
 	for _, f := range snap.Files() {
-		if f.Size >= o.TargetSize && !o.purge(&f) {
+		if f.Size >= o.TargetSize && !o.purge(&f) || o.Select != nil && !o.Select(&f) {
 			continue
 		}
 		pv, _ := json.Marshal(f.PartitionValues) // a map of strings: cannot fail
@@ -180,6 +189,25 @@ func (o OptimizeOptions) plan(snap *deltalog.Snapshot) [][]deltalog.Add {
 		}
 	}
 	return out
+}
+
+// unionTag is the union of the bin's values of the set-valued tag name, ""
+// when a file has none.
+func unionTag(bin []deltalog.Add, name string) string {
+	if name == "" {
+		return ""
+	}
+	set := map[string]bool{}
+	for _, f := range bin {
+		v := f.Tags[name]
+		if v == "" {
+			return ""
+		}
+		for e := range strings.SplitSeq(v, ",") {
+			set[e] = true
+		}
+	}
+	return strings.Join(slices.Sorted(maps.Keys(set)), ",")
 }
 
 // Debt is what an Optimize with opts would save a full scan of snap: the objects

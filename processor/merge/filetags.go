@@ -9,16 +9,16 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 )
 
-// partitionsTag names, on a data file cdc2delta writes, the Kafka partitions
+// PartitionsTag names, on a data file cdc2delta writes, the Kafka partitions
 // whose rows it holds ("topic/partition", joined by ","). Debezium keys each
 // partition by primary key, so writers sharing a table own disjoint keys;
 // folding only their own partitions' files keeps them from rewriting each
 // other's (ADR 0036).
-const partitionsTag = "cdc2delta.partitions"
+const PartitionsTag = "cdc2delta.partitions"
 
 // fileOwners says which files a batch may fold into its tail.
 type fileOwners struct {
-	owned map[string]bool // the writer's partitions, as in partitionsTag
+	owned map[string]bool // the writer's partitions, as in PartitionsTag
 	// sole: the writer owns every partition the table holds offsets of, so
 	// no other writer folds files and every file may be folded.
 	sole bool
@@ -64,7 +64,7 @@ func (o fileOwners) mayFold(f *deltalog.Add) bool {
 	if o.sole {
 		return true
 	}
-	tag := f.Tags[partitionsTag]
+	tag := f.Tags[PartitionsTag]
 	if tag == "" {
 		return false
 	}
@@ -87,7 +87,7 @@ func (o fileOwners) foldedTag(folded []*deltalog.Add) string {
 		}
 	}
 	for _, f := range folded {
-		tag := f.Tags[partitionsTag]
+		tag := f.Tags[PartitionsTag]
 		if tag == "" {
 			return joinTag(o.owned)
 		}
@@ -107,6 +107,41 @@ func tag(add *deltalog.Add, partitions string) {
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	tags[partitionsTag] = partitions
+	tags[PartitionsTag] = partitions
 	add.Tags = tags
+}
+
+// Compacts returns which of snap's files a writer of the partitions owned
+// compacts, so that writers sharing a table compact disjoint files: its own
+// (tagged with its partitions only) and, when it owns the table's first
+// partition, the files of no one writer (untagged, or tagged with some of
+// its partitions and others). A sole writer compacts every file.
+func Compacts(owned []TopicPartition, snap *deltalog.Snapshot) func(*deltalog.Add) bool {
+	applied := txnPositions(snap)
+	o := newFileOwners(owned, nil, nil, applied)
+	first := ""
+	for tp := range applied {
+		if n := partitionName(tp); first == "" || n < first {
+			first = n
+		}
+	}
+	leader := first == "" || o.owned[first]
+	return func(f *deltalog.Add) bool {
+		if o.mayFold(f) {
+			return true
+		}
+		if !leader {
+			return false
+		}
+		tag := f.Tags[PartitionsTag]
+		if tag == "" {
+			return true
+		}
+		for p := range strings.SplitSeq(tag, ",") {
+			if o.owned[p] {
+				return true
+			}
+		}
+		return false
+	}
 }

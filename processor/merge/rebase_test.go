@@ -58,6 +58,13 @@ func TestSinkRebase(t *testing.T) {
 			want:   map[int32]string{1: "b", 2: "2", 3: "3", 4: "4", 5: "a"}, retries: 1,
 		},
 		{
+			name:   "a key the winner inserted",
+			mode:   ModeDV,
+			winner: []ev{{op: opC, id: 7, pos: 12, name: "b", part: 1, offset: 2}},
+			batch:  []ev{{op: opC, id: 7, pos: 11, name: "a", offset: 2}, {op: opC, id: 5, pos: 13, name: "a", offset: 3}},
+			want:   map[int32]string{1: "1", 2: "2", 3: "3", 4: "4", 5: "a", 7: "b"}, retries: 1,
+		},
+		{
 			name: "a key the winner inserted and deleted",
 			mode: ModeDV,
 			winner: []ev{{op: opC, id: 7, pos: 10, name: "b", part: 1, offset: 2},
