@@ -27,6 +27,7 @@ func scaleOutCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	events := fset.Int("events", 600_000, "backlog events")
 	keys := fset.Int("keys", 100_000, "keys of the table")
 	extra := fset.String("yaml", "", "YAML appended to each instance's configuration")
+	brokerPID := fset.Int("broker-pid", 0, "the broker's process id, whose CPU time is reported (0: not reported)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func scaleOutCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		sizes = append(sizes, n)
 	}
 	res, err := e2ebench.RunScaleOut(ctx, e2ebench.ScaleOutConfig{Brokers: strings.Split(*brokers, ","), Binary: *bin,
-		Root: *root, Instances: sizes, Events: *events, Keys: *keys, ExtraYAML: *extra, Log: stderr})
+		Root: *root, Instances: sizes, Events: *events, Keys: *keys, ExtraYAML: *extra, BrokerPID: *brokerPID, Log: stderr})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package e2ebench
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -38,6 +39,26 @@ func TestIntegrationRun(t *testing.T) {
 	require.InDelta(t, 1, sum, 1e-9)
 	require.Positive(t, res.CPUShares[CatDecode], "decoding must show in the profile")
 	require.NoError(t, res.WriteJSON(filepath.Join(t.TempDir(), "result.json")))
+}
+
+// TestIntegrationScaleOut runs the scale-out harness small: one and then
+// two `cdc2delta run` instances, each held to a core, on one backlog from
+// the real broker; the harness fails unless both write the same table.
+func TestIntegrationScaleOut(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "cdc2delta")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/cdc2delta/cdc2delta/cmd/cdc2delta").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	res, err := RunScaleOut(t.Context(), ScaleOutConfig{Brokers: fulltier.KafkaBrokers(t), Binary: bin, Root: t.TempDir(),
+		Events: 60_000, Keys: 5000, Timeout: 3 * time.Minute})
+	require.NoError(t, err)
+	require.Len(t, res.Runs, 2)
+	for _, r := range res.Runs {
+		t.Log(r)
+		require.Positive(t, r.Events)
+		require.Positive(t, r.Commits)
+		require.Len(t, r.CPUSeconds, r.Instances)
+	}
+	require.Positive(t, res.Ratio)
 }
 
 // BenchmarkE2E is the performance check of issue #4: a backlog of events

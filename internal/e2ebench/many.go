@@ -570,8 +570,11 @@ func (r *manyRun) exited() error {
 }
 
 // cpu is the process's user+system time so far, from /proc.
-func (r *manyRun) cpu() (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(r.cmd.Process.Pid) + "/stat")
+func (r *manyRun) cpu() (time.Duration, error) { return procCPU(r.cmd.Process.Pid) }
+
+// procCPU is a process's user+system time so far, from /proc.
+func procCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, fmt.Errorf("reading the run's CPU time: %w", err)
 	}

@@ -11,10 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -41,6 +44,9 @@ type ScaleOutConfig struct {
 	ExtraYAML string
 	// Timeout bounds each run (default 15 minutes).
 	Timeout time.Duration
+	// BrokerPID, when set, is the broker's process, whose CPU time during
+	// each run is reported: it shares the cores with the instances.
+	BrokerPID int
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 }
@@ -62,6 +68,10 @@ type ScaleOutRun struct {
 	Replans    float64   `json:"replans"`
 	Rebases    float64   `json:"rebases"`
 	CPUSeconds []float64 `json:"cpu_seconds"` // per instance, over the whole run
+	// HarnessCPUSeconds and BrokerCPUSeconds are what this process and the
+	// broker (when known) spent during the run, on the same cores.
+	HarnessCPUSeconds float64 `json:"harness_cpu_seconds"`
+	BrokerCPUSeconds  float64 `json:"broker_cpu_seconds,omitempty"`
 }
 
 // ScaleOutResult holds the runs and, when both ran, the throughput of the
@@ -72,9 +82,10 @@ type ScaleOutResult struct {
 }
 
 func (r ScaleOutRun) String() string {
-	return fmt.Sprintf("%d instance(s): %.0f events/s (%d events in %.1fs), %.0f commits, %.0f re-plans (%.1f%%), %.0f rebases (%.1f%%)",
+	return fmt.Sprintf("%d instance(s): %.0f events/s (%d events in %.1fs), %.0f commits, %.0f re-plans (%.1f%%), %.0f rebases (%.1f%%); CPU s: instances %v, harness %.1f, broker %.1f",
 		r.Instances, r.EventsPerSecond, r.Events, r.Seconds, r.Commits,
-		r.Replans, 100*r.Replans/max(r.Commits, 1), r.Rebases, 100*r.Rebases/max(r.Commits, 1))
+		r.Replans, 100*r.Replans/max(r.Commits, 1), r.Rebases, 100*r.Rebases/max(r.Commits, 1),
+		r.CPUSeconds, r.HarnessCPUSeconds, r.BrokerCPUSeconds)
 }
 
 // RunScaleOut produces the backlog once and runs each group size on it,
@@ -120,14 +131,25 @@ func RunScaleOut(ctx context.Context, cfg ScaleOutConfig) (res ScaleOutResult, e
 	if err != nil {
 		return res, err
 	}
+	var first []string
 	for _, n := range cfg.Instances {
 		logf("running %d instance(s)", n)
-		r, err := runScaleOut(ctx, cfg, src, fmt.Sprintf("%s-group-%d", prefix, n), ends, n)
+		r, rows, err := runScaleOut(ctx, cfg, src, fmt.Sprintf("%s-group-%d", prefix, n), ends, n)
 		if err != nil {
 			return res, fmt.Errorf("%d instance(s): %w", n, err)
 		}
 		logf("%s", r)
 		res.Runs = append(res.Runs, r)
+		// The same backlog must give the same table, however many wrote it.
+		switch {
+		case len(rows) == 0:
+			return res, fmt.Errorf("%w: %d instances wrote an empty table", ErrTablesDiffer, n)
+		case first == nil:
+			first = rows
+		case !slices.Equal(first, rows):
+			return res, fmt.Errorf("%w: the table %d instances wrote differs from the one %d wrote (%d rows, %d rows)",
+				ErrTablesDiffer, n, cfg.Instances[0], len(rows), len(first))
+		}
 	}
 	if first, last := res.Runs[0], res.Runs[len(res.Runs)-1]; first.Instances == 1 && last.Instances > 1 {
 		res.Ratio = last.EventsPerSecond / first.EventsPerSecond
@@ -142,12 +164,24 @@ func cmpOr(v, def int) int {
 	return v
 }
 
-// runScaleOut runs n instances until the group's offsets reach ends.
-func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group string, ends map[merge.TopicPartition]int64, n int) (ScaleOutRun, error) {
+// ErrTablesDiffer means group sizes wrote different tables from one backlog.
+var ErrTablesDiffer = errors.New("e2ebench: tables differ")
+
+// runScaleOut runs n instances until the group's offsets reach ends, and
+// returns the table's rows, rendered and sorted.
+func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group string, ends map[merge.TopicPartition]int64, n int) (ScaleOutRun, []string, error) {
 	out := ScaleOutRun{Instances: n}
+	harness0 := cpuTime()
+	var broker0 time.Duration
+	if cfg.BrokerPID > 0 {
+		var err error
+		if broker0, err = procCPU(cfg.BrokerPID); err != nil {
+			return out, nil, fmt.Errorf("reading the broker's CPU time: %w", err)
+		}
+	}
 	dir := filepath.Join(cfg.Root, fmt.Sprintf("instances-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return out, err
+		return out, nil, err
 	}
 	tables := filepath.Join(dir, "tables")
 	var runs []*manyRun
@@ -162,13 +196,13 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 		listen, err := writeRunConfig(cfgPath, runConfig{brokers: cfg.Brokers, group: group,
 			topicRegex: `^` + regexp.QuoteMeta(src.topics()[0]) + `$`, registry: src.reg.URL(), tablesDir: tables}, cfg.ExtraYAML)
 		if err != nil {
-			return out, err
+			return out, nil, err
 		}
 		cmd := exec.Command("taskset", "-c", strconv.Itoa(i%runtime.NumCPU()), cfg.Binary, "run", "--config", cfgPath)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 		r, err := startCmd(cmd, filepath.Join(dir, fmt.Sprintf("run-%d.log", i)))
 		if err != nil {
-			return out, err
+			return out, nil, err
 		}
 		runs, listens = append(runs, r), append(listens, listen)
 	}
@@ -176,31 +210,31 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 	defer cancel()
 	split, err := waitSplit(ctx, runs, listens, cfg.Partitions)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	for {
 		if err := anyExited(runs); err != nil {
-			return out, err
+			return out, nil, err
 		}
 		offs, err := src.adm.FetchOffsets(ctx, group)
 		if err == nil && committedAll(offs, ends) {
 			break
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return out, fmt.Errorf("%w: %w", ErrCatchUp, err)
+			return out, nil, fmt.Errorf("%w: %w", ErrCatchUp, err)
 		}
 	}
 	router, err := processor.NewRouter(processor.DefaultTablePath)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	path, err := router.Route(src.topics()[0])
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	store, err := localstore.New(localstore.Options{Dir: filepath.Join(tables, path)})
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	tl := timelines{}
 	parts := make([]merge.TopicPartition, 0, len(ends))
@@ -208,18 +242,18 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 		parts = append(parts, tp)
 	}
 	if _, err := tl.read(ctx, store, parts); err != nil {
-		return out, err
+		return out, nil, err
 	}
 	end, err := tl.reached(ends)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	for tp, last := range ends {
 		out.Events += last - 1 - tl.offsetAt(tp, split)
 	}
 	out.Seconds = end.Sub(split).Seconds()
 	if out.Seconds <= 0 {
-		return out, fmt.Errorf("%w: the backlog was committed before the instances split it", ErrCatchUp)
+		return out, nil, fmt.Errorf("%w: the backlog was committed before the instances split it", ErrCatchUp)
 	}
 	out.EventsPerSecond = float64(out.Events) / out.Seconds
 	for i, r := range runs {
@@ -236,15 +270,27 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 		}
 		cpu, err := r.cpu()
 		if err != nil {
-			return out, err
+			return out, nil, err
 		}
 		out.CPUSeconds = append(out.CPUSeconds, cpu.Seconds())
+	}
+	out.HarnessCPUSeconds = (cpuTime() - harness0).Seconds()
+	if cfg.BrokerPID > 0 {
+		b, err := procCPU(cfg.BrokerPID)
+		if err != nil {
+			return out, nil, fmt.Errorf("reading the broker's CPU time: %w", err)
+		}
+		out.BrokerCPUSeconds = (b - broker0).Seconds()
 	}
 	var errs []error
 	for _, r := range runs {
 		errs = append(errs, r.terminate(time.Minute))
 	}
-	return out, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return out, nil, err
+	}
+	rows, err := tableRows(ctx, store)
+	return out, rows, err
 }
 
 func anyExited(runs []*manyRun) error {
@@ -294,4 +340,29 @@ func readyPartitions(ctx context.Context, listen string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// tableRows reads every live row of the table in store, rendered and
+// sorted.
+func tableRows(ctx context.Context, store deltalog.Store) ([]string, error) {
+	tbl, err := deltalog.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, add := range snap.Files() {
+		rows, err := datafile.Read(ctx, store, &add, snap.Schema(), datafile.ReadOptions{Properties: snap.Metadata().Configuration})
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", add.Path, err)
+		}
+		for _, r := range rows {
+			out = append(out, fmt.Sprint(r...))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -66,7 +66,12 @@ type tombstones struct {
 	// batch file whose version another commit took). A batch file above
 	// the snapshot's version is judged at a later catch-up.
 	files map[string]fileState
+	// swept is the cutoff expired entries were last dropped at.
+	swept int64
 }
+
+// tombstoneSweepMillis is how far the expiry cutoff moves between sweeps.
+const tombstoneSweepMillis = 60_000
 
 // fileState is what judging a tombstone file found.
 type fileState uint8
@@ -168,10 +173,16 @@ const maxTombstoneRelists = 8
 // written before the delete, so listing again finds its entries. A failure
 // leaves only counted entries merged.
 func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tombstoneView, cutoff int64) error {
-	for k, ts := range t.keys {
-		if ts.at < cutoff {
-			delete(t.keys, k)
+	// A sweep visits every entry, and writers that share a table catch up
+	// after most of their commits: entries may outlive their expiry by a
+	// minute, which only holds back older events of the key a little longer.
+	if cutoff >= t.swept+tombstoneSweepMillis || cutoff < t.swept {
+		for k, ts := range t.keys {
+			if ts.at < cutoff {
+				delete(t.keys, k)
+			}
 		}
+		t.swept = cutoff
 	}
 	for range maxTombstoneRelists {
 		listed := map[string]fileState{}
