@@ -43,13 +43,15 @@ func TestIntegrationRun(t *testing.T) {
 
 // TestIntegrationScaleOut runs the scale-out harness small: one and then
 // two `cdc2delta run` instances, each held to a core, on one backlog from
-// the real broker; the harness fails unless both write the same table.
+// the real broker; the harness fails unless both write the same table. The
+// backlog must outlast the second instance's join, a second or two on a
+// loaded machine.
 func TestIntegrationScaleOut(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "cdc2delta")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/cdc2delta/cdc2delta/cmd/cdc2delta").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	res, err := RunScaleOut(t.Context(), ScaleOutConfig{Brokers: fulltier.KafkaBrokers(t), Binary: bin, Root: t.TempDir(),
-		Events: 60_000, Keys: 5000, Timeout: 3 * time.Minute})
+		Events: 400_000, Keys: 20_000, Timeout: 5 * time.Minute})
 	require.NoError(t, err)
 	require.Len(t, res.Runs, 2)
 	for _, r := range res.Runs {

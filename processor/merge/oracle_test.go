@@ -158,7 +158,10 @@ func runOracle(t *testing.T, seed uint64) {
 		require.NoError(t, err)
 		manifests, err := filepath.Glob(filepath.Join(r.indexDir, "manifest-*"))
 		require.NoError(t, err)
-		if r.indexKeys == 1 {
+		if r.indexKeys == 1 && r.snap != nil && r.snap.NumFiles() > 0 {
+			// A table that holds rows had keys after a commit, which a
+			// flush every key wrote out. (One seed's table never held a
+			// row: its only version created it.)
 			require.NotEmpty(t, manifests, "the index on disk wrote no manifest")
 		}
 		writers := map[string]int{}
