@@ -38,10 +38,19 @@ const (
 // kills hit (startup, between batches, while data files are written,
 // between the Delta and the group commit), the tables must equal the
 // source: nothing lost, nothing applied twice.
-func TestCrashRecovery(t *testing.T) {
+func TestCrashRecovery(t *testing.T) { runCrashRecovery(t, 1, 20) }
+
+// TestCrashRecoveryTwoInstances does the same with two instances of one
+// group, which split each table's three partitions and so share every
+// table (ADR 0036): they lose version races to each other, rebase and
+// re-plan, and each is SIGKILLed at its own random moment. It runs without
+// the change log and the control table, whose writers are one per table.
+func TestCrashRecoveryTwoInstances(t *testing.T) { runCrashRecovery(t, 2, 10) }
+
+func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 	brokers := fulltier.KafkaBrokers(t)
 	seed := envUint(t, envCrashSeed, uint64(time.Now().UnixNano()))
-	kills := int(envUint(t, envCrashKills, 20))
+	kills := int(envUint(t, envCrashKills, defaultKills))
 	t.Logf("seed %d (rerun with %s=%d)", seed, envCrashSeed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6832342d6372))
 	began := time.Now()
@@ -51,23 +60,62 @@ func TestCrashRecovery(t *testing.T) {
 	src := newCrashSource(t, brokers, prefix, dbzgen.WorkloadOptions{
 		Seed: seed, Keys: 300, Snapshot: true, Redeliver: 0.05, MaxTxEvents: 3, KeyChangeRatio: 0.02})
 	root := t.TempDir()
-	cfgPath := writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL)
+	cfgPaths := make([]string, instances)
+	for i := range cfgPaths {
+		cfgPaths[i] = writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL, i, instances == 1)
+	}
 	tables := make([]crashTable, len(src.tables))
 	for i, tb := range src.tables {
 		d := tb.Def()
 		tables[i] = crashTable{t: t, dir: filepath.Join(root, "tables", d.Database, d.Schema, d.Name)}
+	}
+	startAll := func(name string) []*binaryRun {
+		runs := make([]*binaryRun, instances)
+		for j, cfg := range cfgPaths {
+			runs[j] = startRun(t, binary, cfg, filepath.Join(root, fmt.Sprintf("run-%s-%d.log", name, j)))
+		}
+		return runs
+	}
+	// shared counts the tables that more than one of runs was assigned
+	// partitions of.
+	shared := func(runs []*binaryRun) int {
+		owners := map[string]int{}
+		for _, r := range runs {
+			for tb := range r.assignedTables() {
+				owners[tb]++
+			}
+		}
+		n := 0
+		for _, c := range owners {
+			if c > 1 {
+				n++
+			}
+		}
+		return n
+	}
+	logCount := func(runs []*binaryRun, s string) int {
+		n := 0
+		for _, r := range runs {
+			n += r.logCount(s)
+		}
+		return n
 	}
 
 	ctx := t.Context()
 	require.NoError(t, src.produce(ctx, 300))
 	stopProducing := src.produceInBackground(ctx, 10, 50*time.Millisecond)
 
-	midCommit, beforeGroupCommit, orphans, commits, committing, indexOpens := 0, 0, 0, 0, 0, 0
+	midCommit, beforeGroupCommit, orphans, commits, committing, indexOpens, sharing := 0, 0, 0, 0, 0, 0, 0
 	for i := range kills {
 		delay := 200*time.Millisecond + time.Duration(rng.Int64N(int64(2800*time.Millisecond)))
-		run := startRun(t, binary, cfgPath, filepath.Join(root, fmt.Sprintf("run-%02d.log", i)))
+		runs := startAll(fmt.Sprintf("%02d", i))
 		time.Sleep(delay)
-		run.kill()
+		// Each instance dies at its own moment: the other goes on alone
+		// for up to half a second, taking over its partitions or not.
+		for _, j := range rng.Perm(instances) {
+			runs[j].kill()
+			time.Sleep(time.Duration(rng.Int64N(int64(500 * time.Millisecond))))
+		}
 		n, c := 0, 0
 		for _, tb := range tables {
 			n += tb.orphans()
@@ -79,26 +127,32 @@ func TestCrashRecovery(t *testing.T) {
 		if c > commits {
 			committing++
 		}
-		indexOpens += run.logCount("key index opened")
+		indexOpens += logCount(runs, "key index opened")
+		sharing += shared(runs)
 		behind := groupBehind(t, src, tables, group)
 		if behind > 0 {
 			beforeGroupCommit++
 		}
 		t.Logf("kill %2d after %v: commits %d (+%d), orphan data files %d (+%d), partitions assigned %d, group offsets behind the txn %d, failed group commits %d",
-			i+1, delay.Round(time.Millisecond), c, c-commits, n, n-orphans, run.logCount("partition assigned"), behind,
-			run.logCount("group offset commit failed"))
+			i+1, delay.Round(time.Millisecond), c, c-commits, n, n-orphans, logCount(runs, "partition assigned"), behind,
+			logCount(runs, "group offset commit failed"))
 		orphans, commits = n, c
 	}
 	stopProducing()
 	ends := src.endOffsets()
 
-	final := startRun(t, binary, cfgPath, filepath.Join(root, "run-final.log"))
-	waitCaughtUp(t, tables, ends, final)
-	require.Equal(t, exitOK, final.terminate(), "SIGTERM must end the run cleanly; log:\n%s", final.logTail())
+	final := startAll("final")
+	waitCaughtUp(t, tables, ends, final...)
+	for _, r := range final {
+		require.Equal(t, exitOK, r.terminate(), "SIGTERM must end the run cleanly; log:\n%s", r.logTail())
+	}
 
 	requireTablesMatchSource(t, src, tables, ends)
+	if instances > 1 {
+		require.Positive(t, sharing+shared(final), "the instances never shared a table")
+	}
 	// The restarts opened their indexes from manifests the kills left.
-	require.Positive(t, indexOpens+final.logCount("key index opened"), "no restart opened a key index from its manifest")
+	require.Positive(t, indexOpens+logCount(final, "key index opened"), "no restart opened a key index from its manifest")
 
 	// The group's committed offsets are txn + 1, for lag tooling.
 	committed, err := src.adm.FetchOffsets(ctx, group)
@@ -112,10 +166,12 @@ func TestCrashRecovery(t *testing.T) {
 
 	// An independent reader sees the same rows and txns.
 	requireReadersMatchSource(t, src, tables, ends, fulltier.DeltaRS)
-	checkCrashControl(t, brokers, root, src, tables)
-	t.Logf("kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
-		"kills between a Delta and its group commit %d, key indexes opened from a manifest %d, events %d, runtime %v",
-		kills, committing, midCommit, orphans, beforeGroupCommit, indexOpens, src.produced, time.Since(began).Round(time.Second))
+	if instances == 1 {
+		checkCrashControl(t, brokers, root, src, tables)
+	}
+	t.Logf("instances %d, kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
+		"kills between a Delta and its group commit %d, key indexes opened from a manifest %d, tables shared by instances %d, events %d, runtime %v",
+		instances, kills, committing, midCommit, orphans, beforeGroupCommit, indexOpens, sharing, src.produced, time.Since(began).Round(time.Second))
 }
 
 // writeCrashConfig writes the run configuration: small batches so that
@@ -123,10 +179,20 @@ func TestCrashRecovery(t *testing.T) {
 // that a restart takes the killed member's place without waiting for its
 // session to expire, and the key index on disk, flushed every 50 changed
 // keys, so that kills land in flushes and restarts open from manifests
-// (ADR 0034).
-func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string) string {
+// (ADR 0034). Instance n has its own instance id; full adds the change log
+// and the control table.
+func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string, n int, full bool) string {
 	t.Helper()
-	path := filepath.Join(root, "cdc2delta.yaml")
+	path := filepath.Join(root, fmt.Sprintf("cdc2delta-%d.yaml", n))
+	defaults, control := "", ""
+	if full {
+		defaults = ", defaults: {change_log: true}"
+		control = fmt.Sprintf(`control:
+  path: %q
+  interval: 200ms
+  groups: [{name: all, tables: [sales.dbo.customers, sales.dbo.orders, sales.dbo.inventory]}]
+`, filepath.ToSlash(root)+"/control")
+	}
 	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, `
 kafka:
   brokers: [%q]
@@ -134,38 +200,40 @@ kafka:
   instance_id: %q
   topic_regex: '^%s\..*'
 schema_registry: {url: %q}
-tables: {path: %q, defaults: {change_log: true}}
+tables: {path: %q%s}
 batch: {max_records: 200, max_age: 100ms, min_records: 1}
 memory: {key_index: disk, key_index_memory_keys: 50}
-control:
-  path: %q
-  interval: 200ms
-  groups: [{name: all, tables: [sales.dbo.customers, sales.dbo.orders, sales.dbo.inventory]}]
-metrics: {listen: ""}
+%smetrics: {listen: ""}
 log: {level: info}
-`, broker, group, prefix+"-instance", regexp.QuoteMeta(prefix), regURL,
-		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", filepath.ToSlash(root)+"/control"), 0o600))
+`, broker, group, fmt.Sprintf("%s-instance-%d", prefix, n), regexp.QuoteMeta(prefix), regURL,
+		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", defaults, control), 0o600))
 	return path
 }
 
 // waitCaughtUp waits until every table's txn is at its partitions' last
 // offsets, failing early if the run exits.
-func waitCaughtUp(t *testing.T, tables []crashTable, ends map[merge.TopicPartition]int64, run *binaryRun) {
+func waitCaughtUp(t *testing.T, tables []crashTable, ends map[merge.TopicPartition]int64, runs ...*binaryRun) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	state := "no table yet"
 	for time.Now().Before(deadline) {
-		select {
-		case <-run.done:
-			t.Fatalf("run exited while catching up: %v; log:\n%s", run.err, run.logTail())
-		default:
+		for _, run := range runs {
+			select {
+			case <-run.done:
+				t.Fatalf("run exited while catching up: %v; log:\n%s", run.err, run.logTail())
+			default:
+			}
 		}
 		if state = lagging(t, tables, ends); state == "" {
 			return
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("not caught up: %s; log:\n%s", state, run.logTail())
+	tails := ""
+	for _, run := range runs {
+		tails += run.logTail()
+	}
+	t.Fatalf("not caught up: %s; logs:\n%s", state, tails)
 }
 
 // lagging describes the first partition whose table txn is behind its
@@ -303,6 +371,20 @@ func (r *binaryRun) logCount(s string) int {
 	require.NoError(r.t, err)
 	return strings.Count(string(data), s)
 }
+
+// assignedTables are the tables the run's log says it was assigned
+// partitions of.
+func (r *binaryRun) assignedTables() map[string]bool {
+	data, err := os.ReadFile(r.logPath)
+	require.NoError(r.t, err)
+	out := map[string]bool{}
+	for _, m := range assignedLine.FindAllStringSubmatch(string(data), -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+var assignedLine = regexp.MustCompile(`msg="partition assigned" table=(\S+)`)
 
 // logTail returns the end of the run's log.
 func (r *binaryRun) logTail() string {
