@@ -284,10 +284,7 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 		w = t.sink
 	}
 	stopped := t.failed != nil
-	var owned []merge.TopicPartition
-	for tp := range t.parts {
-		owned = append(owned, tp)
-	}
+	owned := t.owned()
 	m.p.mu.Unlock()
 	if w == nil || stopped {
 		return

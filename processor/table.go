@@ -114,6 +114,16 @@ func (t *table) drained() bool {
 	return true
 }
 
+// owned are the table's partitions assigned to this instance; mu must be
+// held.
+func (t *table) owned() []merge.TopicPartition {
+	out := make([]merge.TopicPartition, 0, len(t.parts))
+	for tp := range t.parts {
+		out = append(out, tp)
+	}
+	return out
+}
+
 // state is the table's state for health reporting; mu must be held.
 func (t *table) state(budget time.Duration, now time.Time) TableState {
 	switch {

@@ -371,9 +371,7 @@ func (p *Processor) apply(ctx context.Context, t *table, w *work, why string) (s
 		return "", nil
 	}
 	p.mu.Lock()
-	for tp := range t.parts {
-		b.Owned = append(b.Owned, tp)
-	}
+	b.Owned = t.owned()
 	p.mu.Unlock()
 	if t.log != nil {
 		// Before the table: the log then always holds what the table does.

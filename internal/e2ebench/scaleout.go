@@ -1,6 +1,7 @@
 package e2ebench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,7 +101,7 @@ func RunScaleOut(ctx context.Context, cfg ScaleOutConfig) (res ScaleOutResult, e
 	if len(cfg.Instances) == 0 {
 		cfg.Instances = []int{1, 2}
 	}
-	cfg.Events, cfg.Keys, cfg.Partitions = cmpOr(cfg.Events, 600_000), cmpOr(cfg.Keys, 100_000), cmpOr(cfg.Partitions, 6)
+	cfg.Events, cfg.Keys, cfg.Partitions = cmp.Or(cfg.Events, 600_000), cmp.Or(cfg.Keys, 100_000), cmp.Or(cfg.Partitions, 6)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 15 * time.Minute
 	}
@@ -155,13 +156,6 @@ func RunScaleOut(ctx context.Context, cfg ScaleOutConfig) (res ScaleOutResult, e
 		res.Ratio = last.EventsPerSecond / first.EventsPerSecond
 	}
 	return res, nil
-}
-
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // ErrTablesDiffer means group sizes wrote different tables from one backlog.
@@ -259,7 +253,7 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 	for i, r := range runs {
 		m := scrapeMetrics(ctx, listens[i])
 		for name, v := range m {
-			switch strings.TrimSuffix(name, name[strings.IndexByte(name+"{", '{'):]) {
+			switch base, _, _ := strings.Cut(name, "{"); base {
 			case "cdc2delta_commits_total":
 				out.Commits += v
 			case "cdc2delta_commit_conflict_retries_total":

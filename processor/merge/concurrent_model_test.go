@@ -228,11 +228,7 @@ func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans,
 			require.GreaterOrEqual(t, upTo[p], last[p], "step %d: partition %d's txn version went back", step, p)
 		}
 		last = upTo
-		got := map[int32]string{}
-		for id, it := range readItems(t, store) {
-			got[id] = it.name
-		}
-		require.Equal(t, stream.want(upTo), got, "step %d: the table at txn versions %v", step, upTo)
+		require.Equal(t, stream.want(upTo), itemNames(t, store), "step %d: the table at txn versions %v", step, upTo)
 	}
 	for step := 0; !done(writers[0]) || !done(writers[1]); step++ {
 		require.Less(t, step, 2000, "the writers must finish")
@@ -248,13 +244,7 @@ func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans,
 	for p := range stream {
 		ends[p] = int64(len(stream[p]))
 	}
-	require.Equal(t, stream.want(ends), func() map[int32]string {
-		got := map[int32]string{}
-		for id, it := range readItems(t, store) {
-			got[id] = it.name
-		}
-		return got
-	}(), "every event applied")
+	require.Equal(t, stream.want(ends), itemNames(t, store), "every event applied")
 	return rebases, replans, kills, moves
 }
 

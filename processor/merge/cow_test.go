@@ -59,11 +59,7 @@ func TestCoWRewrites(t *testing.T) {
 		s.mu.Lock()
 		requireRebuildEqual(t, s, fmt.Sprintf("batch %d", batch))
 		s.mu.Unlock()
-		got := map[int32]string{}
-		for id, it := range readItems(t, store) {
-			got[id] = it.name
-		}
-		require.Equal(t, model, got, "batch %d", batch)
+		require.Equal(t, model, itemNames(t, store), "batch %d", batch)
 	}
 	// merge_mode cow never gives a new table the deletion vector feature.
 	require.Equal(t, deltalog.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},

@@ -22,8 +22,10 @@ type fileOwners struct {
 	// sole: the writer owns every partition the table holds offsets of, so
 	// no other writer folds files and every file may be folded.
 	sole bool
-	// rows is the tag of a file of the batch's new rows.
-	rows string
+	// batch are the partitions of the batch's records, and rows the tag of
+	// a file of its new rows.
+	batch map[string]bool
+	rows  string
 }
 
 func partitionName(tp TopicPartition) string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
@@ -42,11 +44,11 @@ func newFileOwners(owned []TopicPartition, batch map[TopicPartition]int64, recs 
 	for tp := range applied {
 		o.sole = o.sole && o.owned[partitionName(tp)]
 	}
-	rows := map[string]bool{}
+	o.batch = map[string]bool{}
 	for i := range recs {
-		rows[partitionName(recs[i].TopicPartition)] = true
+		o.batch[partitionName(recs[i].TopicPartition)] = true
 	}
-	o.rows = joinTag(rows)
+	o.rows = joinTag(o.batch)
 	return o
 }
 
@@ -61,31 +63,29 @@ func joinTag(parts map[string]bool) string {
 
 // mayFold reports whether the writer may fold f into its tail.
 func (o fileOwners) mayFold(f *deltalog.Add) bool {
-	if o.sole {
-		return true
-	}
+	all, _ := o.overlap(f)
+	return o.sole || all
+}
+
+// overlap reports whether every and whether some of the partitions f's tag
+// names are the writer's; both are false for an untagged file.
+func (o fileOwners) overlap(f *deltalog.Add) (all, some bool) {
 	tag := f.Tags[PartitionsTag]
 	if tag == "" {
-		return false
+		return false, false
 	}
+	all = true
 	for p := range strings.SplitSeq(tag, ",") {
-		if !o.owned[p] {
-			return false
-		}
+		all, some = all && o.owned[p], some || o.owned[p]
 	}
-	return true
+	return all, some
 }
 
 // foldedTag is the tag of a file holding the batch's new rows and the rows
 // of folded; an untagged one (which only a sole writer folds) may hold rows
 // of any of its partitions.
 func (o fileOwners) foldedTag(folded []*deltalog.Add) string {
-	parts := map[string]bool{}
-	if o.rows != "" {
-		for p := range strings.SplitSeq(o.rows, ",") {
-			parts[p] = true
-		}
-	}
+	parts := maps.Clone(o.batch)
 	for _, f := range folded {
 		tag := f.Tags[PartitionsTag]
 		if tag == "" {
@@ -127,21 +127,7 @@ func Compacts(owned []TopicPartition, snap *deltalog.Snapshot) func(*deltalog.Ad
 	}
 	leader := first == "" || o.owned[first]
 	return func(f *deltalog.Add) bool {
-		if o.mayFold(f) {
-			return true
-		}
-		if !leader {
-			return false
-		}
-		tag := f.Tags[PartitionsTag]
-		if tag == "" {
-			return true
-		}
-		for p := range strings.SplitSeq(tag, ",") {
-			if o.owned[p] {
-				return true
-			}
-		}
-		return false
+		all, some := o.overlap(f)
+		return o.sole || all || leader && (some || f.Tags[PartitionsTag] == "")
 	}
 }

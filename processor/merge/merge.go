@@ -277,7 +277,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 		// rebase writes the file again under its new version.
 		op.Extra[tombstonesField] = p.tombFile
 	}
-	cr, err := s.commit(ctx, p, actions, txns, &op, copts, d.truncate != nil, &res)
+	cr, err := s.commit(ctx, p, actions, &op, copts, d.truncate != nil, &res)
 	if err != nil {
 		return res, fmt.Errorf("committing batch to %s: %w", s.opts.TableName, err)
 	}

@@ -49,14 +49,14 @@ func newLookups(x *keyIndex, keys []string, locs []rowLoc, found []bool) lookups
 // commit commits the batch's actions after op's snapshot. A version lost to
 // concurrent commits that touched nothing the batch read costs a rebase:
 // the same actions are committed after the winners, with no new plan.
-func (s *Sink) commit(ctx context.Context, p *mergePlan, actions, txns []deltalog.Action, op *deltalog.Operation, copts []deltalog.CommitOption, truncating bool, res *Result) (deltalog.CommitResult, error) {
+func (s *Sink) commit(ctx context.Context, p *mergePlan, actions []deltalog.Action, op *deltalog.Operation, copts []deltalog.CommitOption, truncating bool, res *Result) (deltalog.CommitResult, error) {
 	snap := p.st.snap
 	for {
 		cr, err := s.table.Commit(ctx, snap, actions, *op, copts...)
 		if err == nil || !errors.Is(err, deltalog.ErrExist) || res.Rebases >= s.opts.CommitRetries {
 			return cr, err
 		}
-		if snap, err = s.rebase(ctx, p, actions, txns, op, truncating); err != nil {
+		if snap, err = s.rebase(ctx, p, actions, op, truncating); err != nil {
 			return cr, err
 		}
 		res.Rebases++
@@ -69,7 +69,7 @@ func (s *Sink) commit(ctx context.Context, p *mergePlan, actions, txns []deltalo
 // the files it removes, the rows of its keys and their tombstones are as
 // the plan saw them. Otherwise it returns an error matching errReplan. A
 // batch's tombstone file is written again, named after the new version.
-func (s *Sink) rebase(ctx context.Context, p *mergePlan, actions, txns []deltalog.Action, op *deltalog.Operation, truncating bool) (*deltalog.Snapshot, error) {
+func (s *Sink) rebase(ctx context.Context, p *mergePlan, actions []deltalog.Action, op *deltalog.Operation, truncating bool) (*deltalog.Snapshot, error) {
 	old := p.st.snap
 	if old == nil || truncating || len(p.truncated) > 0 {
 		return nil, &replanError{version: -1, reason: "the batch creates the table or truncates it"}
@@ -94,10 +94,10 @@ func (s *Sink) rebase(ctx context.Context, p *mergePlan, actions, txns []deltalo
 		return nil, err
 	}
 	cur := s.state.snap
-	now := filesByPath(cur)
-	redo, reason, err := s.planHolds(ctx, p, txns, old, now, floor, seen)
+	now, readded := filesByPath(cur), p.readded()
+	redo, reason, err := s.planHolds(ctx, p, actions, readded, old, now, floor, seen)
 	if err == nil && reason == "" && len(redo) > 0 {
-		reason, err = s.redoDVs(ctx, p, now, redo)
+		reason, err = s.redoDVs(ctx, p, readded, now, redo)
 	}
 	if err != nil || reason != "" {
 		if err == nil {
@@ -121,15 +121,17 @@ func (s *Sink) rebase(ctx context.Context, p *mergePlan, actions, txns []deltalo
 // planHolds returns why p's plan, made on old, does not hold on the files
 // now, or "" when it does, with the files whose deletion vectors the plan
 // updates and other writers updated too (redoDVs).
-func (s *Sink) planHolds(ctx context.Context, p *mergePlan, txns []deltalog.Action, old *deltalog.Snapshot, now map[string]*deltalog.Add, floor codecs.Position, seen map[string]tombstone) (redo []string, reason string, err error) {
+func (s *Sink) planHolds(ctx context.Context, p *mergePlan, actions []deltalog.Action, readded map[string]*deltalog.Add, old *deltalog.Snapshot, now map[string]*deltalog.Add, floor codecs.Position, seen map[string]tombstone) (redo []string, reason string, err error) {
 	cur := s.state.snap
-	for _, a := range txns {
+	for _, a := range actions {
+		if a.Txn == nil {
+			continue
+		}
 		was, _ := old.TxnVersion(a.Txn.AppID)
 		if v, _ := cur.TxnVersion(a.Txn.AppID); v != was {
 			return nil, fmt.Sprintf("another writer committed offsets of %s", a.Txn.AppID), nil
 		}
 	}
-	readded := p.readded()
 	for _, a := range p.removes {
 		path := a.Remove.Path
 		n := now[path]
@@ -167,7 +169,7 @@ func (s *Sink) planHolds(ctx context.Context, p *mergePlan, txns []deltalog.Acti
 // redoDVs writes again the deletion vectors of files that other writers
 // marked rows in since the plan: each becomes the union of theirs and the
 // plan's, which is only right while the two mark different rows.
-func (s *Sink) redoDVs(ctx context.Context, p *mergePlan, now map[string]*deltalog.Add, paths []string) (string, error) {
+func (s *Sink) redoDVs(ctx context.Context, p *mergePlan, readded, now map[string]*deltalog.Add, paths []string) (string, error) {
 	bitmaps := make([]*roaring64.Bitmap, len(paths))
 	for i, path := range paths {
 		was, cur := p.files[path], now[path]
@@ -194,7 +196,6 @@ func (s *Sink) redoDVs(ctx context.Context, p *mergePlan, now map[string]*deltal
 	if err != nil {
 		return "", fmt.Errorf("writing deletion vectors of %s: %w", s.opts.TableName, err)
 	}
-	readded := p.readded()
 	for i, path := range paths {
 		for _, a := range p.removes {
 			if a.Remove.Path == path {

@@ -131,6 +131,16 @@ func readItems(t *testing.T, store deltalog.Store) map[int32]item {
 	return out
 }
 
+// itemNames is each stored item's name, by id.
+func itemNames(t *testing.T, store deltalog.Store) map[int32]string {
+	t.Helper()
+	out := map[int32]string{}
+	for id, it := range readItems(t, store) {
+		out[id] = it.name
+	}
+	return out
+}
+
 func newTestSink(t *testing.T, store deltalog.Store, mode Mode, del DeleteMode) *Sink {
 	t.Helper()
 	s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: del})
