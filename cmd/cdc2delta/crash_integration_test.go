@@ -43,8 +43,8 @@ func TestCrashRecovery(t *testing.T) { runCrashRecovery(t, 1, 20) }
 // TestCrashRecoveryTwoInstances does the same with two instances of one
 // group, which split each table's three partitions and so share every
 // table (ADR 0036): they lose version races to each other, rebase and
-// re-plan, and each is SIGKILLed at its own random moment. It runs without
-// the change log and the control table, whose writers are one per table.
+// re-plan, and each is SIGKILLed at its own random moment. Both append to
+// each table's change log and both keep the control table.
 func TestCrashRecoveryTwoInstances(t *testing.T) { runCrashRecovery(t, 2, 10) }
 
 func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
@@ -62,7 +62,7 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 	root := t.TempDir()
 	cfgPaths := make([]string, instances)
 	for i := range cfgPaths {
-		cfgPaths[i] = writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL, i, instances == 1)
+		cfgPaths[i] = writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL, i)
 	}
 	tables := make([]crashTable, len(src.tables))
 	for i, tb := range src.tables {
@@ -166,9 +166,7 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 
 	// An independent reader sees the same rows and txns.
 	requireReadersMatchSource(t, src, tables, ends, fulltier.DeltaRS)
-	if instances == 1 {
-		checkCrashControl(t, brokers, root, src, tables)
-	}
+	checkCrashControl(t, brokers, root, src, tables)
 	t.Logf("instances %d, kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
 		"kills between a Delta and its group commit %d, key indexes opened from a manifest %d, tables shared by instances %d, events %d, runtime %v",
 		instances, kills, committing, midCommit, orphans, beforeGroupCommit, indexOpens, sharing, src.produced, time.Since(began).Round(time.Second))
@@ -179,20 +177,11 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 // that a restart takes the killed member's place without waiting for its
 // session to expire, and the key index on disk, flushed every 50 changed
 // keys, so that kills land in flushes and restarts open from manifests
-// (ADR 0034). Instance n has its own instance id; full adds the change log
-// and the control table.
-func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string, n int, full bool) string {
+// (ADR 0034), with the change log and the control table. Instance n has its
+// own instance id; every instance keeps the control table.
+func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string, n int) string {
 	t.Helper()
 	path := filepath.Join(root, fmt.Sprintf("cdc2delta-%d.yaml", n))
-	defaults, control := "", ""
-	if full {
-		defaults = ", defaults: {change_log: true}"
-		control = fmt.Sprintf(`control:
-  path: %q
-  interval: 200ms
-  groups: [{name: all, tables: [sales.dbo.customers, sales.dbo.orders, sales.dbo.inventory]}]
-`, filepath.ToSlash(root)+"/control")
-	}
 	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, `
 kafka:
   brokers: [%q]
@@ -200,13 +189,17 @@ kafka:
   instance_id: %q
   topic_regex: '^%s\..*'
 schema_registry: {url: %q}
-tables: {path: %q%s}
+tables: {path: %q, defaults: {change_log: true}}
 batch: {max_records: 200, max_age: 100ms, min_records: 1}
 memory: {key_index: disk, key_index_memory_keys: 50}
-%smetrics: {listen: ""}
+control:
+  path: %q
+  interval: 200ms
+  groups: [{name: all, tables: [sales.dbo.customers, sales.dbo.orders, sales.dbo.inventory]}]
+metrics: {listen: ""}
 log: {level: info}
 `, broker, group, fmt.Sprintf("%s-instance-%d", prefix, n), regexp.QuoteMeta(prefix), regURL,
-		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", defaults, control), 0o600))
+		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", filepath.ToSlash(root)+"/control"), 0o600))
 	return path
 }
 

@@ -38,6 +38,9 @@ type keyIndex struct {
 	// runs, when not nil, hold the keys flushed to disk; keys then holds
 	// only the changes since (keyindex_runs.go).
 	runs *indexRuns
+	// walks and skips count the catch-ups that dropped gone rows by a pass
+	// over every key and those that proved the pass needless.
+	walks, skips int
 }
 
 func newKeyIndex(runs *indexRuns) *keyIndex {

@@ -25,6 +25,9 @@ type indexDelta struct {
 	removed []string
 	// added are the live rows of the files new to the table.
 	added map[string][]keyEntry
+	// goneRows counts the rows of gone (for a removed file, the rows it had
+	// live); -1 when a removed file has no statistics to count them.
+	goneRows int64
 }
 
 // sameDV reports whether two files carry the same deletion vector.
@@ -57,6 +60,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 			d.removed = append(d.removed, o.Path)
 			if indexed {
 				d.gone[id] = nil
+				d.countRemoved(&o)
 			}
 		case sameDV(o.DeletionVector, n.DeletionVector):
 		case n.DeletionVector == nil:
@@ -67,6 +71,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 				return nil, fmt.Errorf("catching up on %s: %w", o.Path, err)
 			}
 			d.gone[id] = bm
+			d.count(int64(bm.GetCardinality()))
 		}
 	}
 	var fresh []*deltalog.Add
@@ -83,6 +88,26 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 		return nil, err
 	}
 	return d, nil
+}
+
+// countRemoved adds the rows a removed file had live to goneRows.
+func (d *indexDelta) countRemoved(add *deltalog.Add) {
+	st, ok, err := deltalog.ParseStats(add.Stats)
+	if err != nil || !ok {
+		d.goneRows = -1
+		return
+	}
+	n := st.NumRecords
+	if add.DeletionVector != nil {
+		n -= add.DeletionVector.Cardinality
+	}
+	d.count(n)
+}
+
+func (d *indexDelta) count(n int64) {
+	if d.goneRows >= 0 {
+		d.goneRows += n
+	}
 }
 
 // newlyDeleted returns the rows deleted by cur and not by old.
@@ -105,30 +130,55 @@ func newlyDeleted(ctx context.Context, dvs *deltalog.DVReader, old, cur *deltalo
 	return bm, nil
 }
 
-// applyDelta drops the keys whose rows are gone, then records the rows of
-// the new files where they are newer than what is indexed. Run entries of
-// gone rows need nothing: check, against the new snapshot, finds them dead.
-// A failure leaves the index part-way, to be rebuilt.
-func (x *keyIndex) applyDelta(d *indexDelta, check *liveCheck) error {
-	if len(d.gone) > 0 {
-		// One pass over the index: it has no file-to-keys map, which
-		// would cost memory on every key to save this scan after races.
-		// Slices by file id and 32-bit bitmaps (rows are uint32) make the
-		// per-key test cheap.
-		all := make([]bool, len(x.files))
-		rows := make([]*roaring.Bitmap, len(x.files))
-		for id, bm := range d.gone {
-			all[id] = bm == nil
-			if bm != nil {
-				rows[id] = roaring.New()
-				for it := bm.Iterator(); it.HasNext(); {
-					rows[id].Add(uint32(it.Next()))
-				}
+// deadRows tests whether an indexed location is among an indexDelta's gone
+// rows: slices by file id and 32-bit bitmaps (rows are uint32) keep the
+// per-key test cheap.
+type deadRows struct {
+	all  []bool
+	rows []*roaring.Bitmap
+}
+
+func newDeadRows(gone map[uint32]*roaring64.Bitmap, files int) deadRows {
+	d := deadRows{all: make([]bool, files), rows: make([]*roaring.Bitmap, files)}
+	for id, bm := range gone {
+		d.all[id] = bm == nil
+		if bm != nil {
+			d.rows[id] = roaring.New()
+			for it := bm.Iterator(); it.HasNext(); {
+				d.rows[id].Add(uint32(it.Next()))
 			}
 		}
-		x.keys.deleteFunc(func(loc rowLoc) bool {
-			return all[loc.file] || rows[loc.file] != nil && rows[loc.file].Contains(loc.row)
-		})
+	}
+	return d
+}
+
+// has reports whether loc is gone; files new since the delta are not.
+func (d deadRows) has(loc rowLoc) bool {
+	if int(loc.file) >= len(d.all) {
+		return false
+	}
+	return d.all[loc.file] || d.rows[loc.file] != nil && d.rows[loc.file].Contains(loc.row)
+}
+
+// applyDelta drops the keys whose rows are gone and records the rows of the
+// new files where they are newer than what is indexed. deleted names keys
+// the commits may have deleted (their tombstones). Run entries of gone rows
+// need nothing: check, against the new snapshot, finds them dead. A failure
+// leaves the index part-way, to be rebuilt.
+func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck) error {
+	dead := newDeadRows(d.gone, len(x.files))
+	if x.runs == nil && d.goneRows >= 0 {
+		x.applyCounted(d, deleted, dead)
+	} else {
+		if len(d.gone) > 0 {
+			x.keys.deleteFunc(dead.has)
+			x.walks++
+		}
+		for path, entries := range d.added {
+			if err := x.putNewer(path, entries, check); err != nil {
+				return err
+			}
+		}
 	}
 	for _, path := range d.removed {
 		// A removed path never comes back (data file names are unique), so
@@ -140,10 +190,42 @@ func (x *keyIndex) applyDelta(d *indexDelta, check *liveCheck) error {
 			x.freeID(id)
 		}
 	}
+	return nil
+}
+
+// applyCounted is applyDelta for an index all in memory, without a pass over
+// every key when it can prove none is needed. A gone row is replaced by a
+// new file's row of its key (another writer's update or compaction) or was
+// deleted (its key has a tombstone); no two keys share a row, so once as
+// many keys have left gone rows as there are gone rows, none is left.
+// Otherwise (deletes without tombstones, rows of no key) one pass drops the
+// rest, as before: the count only ever saves work.
+func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) {
+	var left int64
 	for path, entries := range d.added {
-		if err := x.putNewer(path, entries, check); err != nil {
-			return err
+		for _, e := range entries {
+			if old, ok := x.keys.get(e.key); ok {
+				if dead.has(old) {
+					left++
+				} else if old.pos.Compare(e.pos) >= 0 {
+					continue
+				}
+			}
+			x.put(e.key, path, e.row, e.pos)
 		}
 	}
-	return nil
+	for _, k := range deleted {
+		if old, ok := x.keys.get(k); ok && dead.has(old) {
+			x.keys.delete(k)
+			left++
+		}
+	}
+	switch {
+	case len(d.gone) == 0:
+	case left == d.goneRows:
+		x.skips++
+	default:
+		x.keys.deleteFunc(dead.has)
+		x.walks++
+	}
 }

@@ -1,9 +1,11 @@
 package merge
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"testing"
@@ -149,6 +151,7 @@ func BenchmarkMerge(b *testing.B) {
 			filesAdded := 0
 			var took []time.Duration
 			cpu0 := processCPU()
+			stopProfile := benchProfile(b, c.name+".merge")
 			for b.Loop() {
 				t := time.Now()
 				res, err := s.Apply(b.Context(), tbl.changes(changes))
@@ -156,6 +159,7 @@ func BenchmarkMerge(b *testing.B) {
 				took = append(took, time.Since(t))
 				filesAdded += res.FilesAdded
 			}
+			stopProfile()
 			// CPU time includes the GC and goroutines, and is what to compare
 			// across runs on a shared machine; wall time grows with its load.
 			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/batch")
@@ -167,7 +171,53 @@ func BenchmarkMerge(b *testing.B) {
 			b.ReportMetric(indexBytes, "index-bytes/key")
 			b.ReportMetric(openTime.Seconds(), "open-s")
 			b.Logf("table %d rows, version %d, open %v, in-memory index table %d keys", rows, s.Version(), openTime, s.state.index.keys.len())
+			if c.disk {
+				killOpen, keys := openAfterKill(b, s, opts, tbl, changes)
+				b.ReportMetric(killOpen.Seconds(), "open-after-kill-s")
+				b.Logf("open after a kill with %d keys changed since the last flush: %v", keys, killOpen)
+			}
 		})
+	}
+}
+
+// openAfterKill merges batches into s until its in-memory index is one batch
+// short of a flush, the most a kill can leave the persisted index behind,
+// then abandons s without closing it, as a SIGKILL would, and times a new
+// Open. It returns the time and the keys changed since the last flush.
+func openAfterKill(b *testing.B, s *Sink, opts Options, tbl *benchTable, changes int) (time.Duration, int) {
+	memKeys := cmp.Or(opts.IndexMemoryKeys, DefaultIndexMemoryKeys)
+	for s.state.index.keys.len()+changes < memKeys {
+		_, err := s.Apply(b.Context(), tbl.changes(changes))
+		require.NoError(b, err)
+	}
+	keys := s.state.index.keys.len()
+	// The abandoned sink's run files stay open; its state is dropped so
+	// that only the new sink's index is in memory.
+	s.state = nil
+	stopProfile := benchProfile(b, "open-after-kill")
+	t0 := time.Now()
+	s2, err := Open(b.Context(), opts)
+	require.NoError(b, err)
+	took := time.Since(t0)
+	stopProfile()
+	require.NoError(b, s2.Close())
+	return took, keys
+}
+
+// benchProfile writes a CPU profile of what runs until the returned stop to
+// $CDC2DELTA_BENCH_CPUPROFILE.name, when that is set: a profile of the
+// phase alone, without the table's load.
+func benchProfile(b *testing.B, name string) (stop func()) {
+	prefix := os.Getenv("CDC2DELTA_BENCH_CPUPROFILE")
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + "." + name)
+	require.NoError(b, err)
+	require.NoError(b, pprof.StartCPUProfile(f))
+	return func() {
+		pprof.StopCPUProfile()
+		require.NoError(b, f.Close())
 	}
 }
 

@@ -133,11 +133,15 @@ func (s *Sink) catchUp(ctx context.Context) error {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
 	// Merging tombstone files of landed commits is idempotent, so a
-	// failure here leaves a state that is still right.
-	if err := old.tombs.catchUp(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention)); err != nil {
+	// failure here leaves a state that is still right. Their keys tell the
+	// index which keys the commits deleted.
+	var deleted []string
+	err = old.tombs.catchUp(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, tombstoneCutoff(s.opts.Now(), s.opts.TombstoneRetention),
+		func(key string) { deleted = append(deleted, key) })
+	if err != nil {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
-	if err := old.index.applyDelta(d, liveCheckOf(ctx, old.index, s.opts.Store, snap)); err != nil {
+	if err := old.index.applyDelta(d, deleted, liveCheckOf(ctx, old.index, s.opts.Store, snap)); err != nil {
 		// The index is part-way: only a rebuild is sure.
 		s.setState(nil)
 		return fmt.Errorf("%w: catching up the key index: %v", errCatchUpUnsupported, err)
@@ -146,7 +150,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	s.state = st
 	s.compactTombstones(ctx, tombstoneCompactFiles)
 	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
-		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", st.index.keys.len())
+		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", st.index.keys.len(), "deleted", len(deleted))
 	return nil
 }
 

@@ -157,7 +157,7 @@ func (w tombstoneView) landed(ctx context.Context, version int64, name string) (
 // expired entries.
 func loadTombstones(ctx context.Context, store deltalog.Store, view tombstoneView, now time.Time, retention time.Duration) (*tombstones, error) {
 	t := newTombstones()
-	if err := t.catchUp(ctx, store, view, tombstoneCutoff(now, retention)); err != nil {
+	if err := t.catchUp(ctx, store, view, tombstoneCutoff(now, retention), nil); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -170,9 +170,10 @@ const maxTombstoneRelists = 8
 // catchUp drops entries recorded before cutoff and merges the files not
 // judged yet that count in view. A file can vanish between listing and
 // reading when a concurrent compaction replaced it; the compacted file was
-// written before the delete, so listing again finds its entries. A failure
-// leaves only counted entries merged.
-func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tombstoneView, cutoff int64) error {
+// written before the delete, so listing again finds its entries. seen, if not
+// nil, is given each key of the files merged. A failure leaves only counted
+// entries merged.
+func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tombstoneView, cutoff int64, seen func(key string)) error {
 	// A sweep visits every entry, and writers that share a table catch up
 	// after most of their commits: entries may outlive their expiry by a
 	// minute, which only holds back older events of the key a little longer.
@@ -213,7 +214,7 @@ func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tom
 				listed[path] = fileOrphan
 				continue
 			}
-			err := t.readFile(ctx, store, path, cutoff)
+			err := t.readFile(ctx, store, path, cutoff, seen)
 			if errors.Is(err, deltalog.ErrNotExist) {
 				missing = true
 				continue
@@ -254,7 +255,7 @@ func (w tombstoneView) judge(ctx context.Context, paths []string) ([]bool, error
 	return counts, g.Wait()
 }
 
-func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path string, cutoff int64) error {
+func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path string, cutoff int64, seen func(key string)) error {
 	rc, err := store.Get(ctx, path)
 	if err != nil {
 		return fmt.Errorf("reading tombstones %s: %w", path, err)
@@ -277,6 +278,9 @@ func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path st
 				t.floor = pos
 			}
 			continue
+		}
+		if seen != nil {
+			seen(string(l.Key))
 		}
 		if l.At < cutoff {
 			continue

@@ -78,7 +78,7 @@ func compactTombstoneFiles(ctx context.Context, store deltalog.Store, view tombs
 		return 0, nil
 	}
 	t := newTombstones()
-	if err := t.catchUp(ctx, store, view, math.MinInt64); err != nil {
+	if err := t.catchUp(ctx, store, view, math.MinInt64, nil); err != nil {
 		return 0, err
 	}
 	return t.compact(ctx, store)

@@ -183,17 +183,17 @@ func TestTombstoneReaderSurvivesCompaction(t *testing.T) {
 	files := tombstoneFiles(t, store)
 	reader := newTombstones()
 	for _, f := range files[:2] {
-		require.NoError(t, reader.readFile(t.Context(), store, f, 0))
+		require.NoError(t, reader.readFile(t.Context(), store, f, 0, nil))
 		reader.files[f] = fileMerged
 	}
 	compactor, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 	require.NoError(t, err)
 	_, err = compactor.compact(t.Context(), store)
 	require.NoError(t, err)
-	err = reader.readFile(t.Context(), store, files[2], 0)
+	err = reader.readFile(t.Context(), store, files[2], 0, nil)
 	require.ErrorIs(t, err, deltalog.ErrNotExist)
 
-	require.NoError(t, reader.catchUp(t.Context(), store, everything(t, store), 0))
+	require.NoError(t, reader.catchUp(t.Context(), store, everything(t, store), 0, nil))
 	require.Equal(t, want.keys, reader.keys)
 	require.Equal(t, want.floor, reader.floor)
 	require.Equal(t, compactor.files, reader.files, "the reader forgets the deleted files")
