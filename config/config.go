@@ -330,7 +330,7 @@ func Default() Config {
 		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
 			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50,
 			CommitWhenDrained: true},
-		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8, KeyIndex: KeyIndexMemory, KeyIndexMemoryKeys: 1 << 20},
+		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8, KeyIndex: KeyIndexMemory, KeyIndexMemoryKeys: 1 << 18},
 		Maintenance: Maintenance{Enabled: true, CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30,
 			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1,
 			TailFileSize: 1 << 20},

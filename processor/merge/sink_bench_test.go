@@ -132,6 +132,7 @@ func BenchmarkMerge(b *testing.B) {
 			opts := Options{Store: store, TableName: "items", Mode: c.mode}
 			if c.disk {
 				opts.IndexDir = b.TempDir()
+				opts.IndexMemoryKeys = envInt("CDC2DELTA_BENCH_MEMORY_KEYS", 0)
 			}
 			s, err := Open(b.Context(), opts)
 			require.NoError(b, err)
