@@ -65,10 +65,17 @@ type ScaleOutRun struct {
 	// Delta commits, batches planned again after a concurrent commit that
 	// touched their keys or files, and versions lost to concurrent commits
 	// that cost only a rebase.
-	Commits    float64   `json:"commits"`
-	Replans    float64   `json:"replans"`
-	Rebases    float64   `json:"rebases"`
-	CPUSeconds []float64 `json:"cpu_seconds"` // per instance, over the whole run
+	Commits float64 `json:"commits"`
+	Replans float64 `json:"replans"`
+	Rebases float64 `json:"rebases"`
+	// Compactions, CompactionConflicts and CompactionSeconds are the
+	// automatic compactions that committed, those that gave way to a
+	// concurrent commit (their work is lost), and the time of those that
+	// did work: compaction is the other cost two writers may double.
+	Compactions         float64   `json:"compactions"`
+	CompactionConflicts float64   `json:"compaction_conflicts"`
+	CompactionSeconds   float64   `json:"compaction_seconds"`
+	CPUSeconds          []float64 `json:"cpu_seconds"` // per instance, over the whole run
 	// HarnessCPUSeconds and BrokerCPUSeconds are what this process and the
 	// broker (when known) spent during the run, on the same cores.
 	HarnessCPUSeconds float64 `json:"harness_cpu_seconds"`
@@ -83,9 +90,11 @@ type ScaleOutResult struct {
 }
 
 func (r ScaleOutRun) String() string {
-	return fmt.Sprintf("%d instance(s): %.0f events/s (%d events in %.1fs), %.0f commits, %.0f re-plans (%.1f%%), %.0f rebases (%.1f%%); CPU s: instances %v, harness %.1f, broker %.1f",
+	return fmt.Sprintf("%d instance(s): %.0f events/s (%d events in %.1fs), %.0f commits, %.0f re-plans (%.1f%%), %.0f rebases (%.1f%%); "+
+		"%.0f compactions (%.0f gave way, %.1fs); CPU s: instances %v, harness %.1f, broker %.1f",
 		r.Instances, r.EventsPerSecond, r.Events, r.Seconds, r.Commits,
 		r.Replans, 100*r.Replans/max(r.Commits, 1), r.Rebases, 100*r.Rebases/max(r.Commits, 1),
+		r.Compactions, r.CompactionConflicts, r.CompactionSeconds,
 		r.CPUSeconds, r.HarnessCPUSeconds, r.BrokerCPUSeconds)
 }
 
@@ -260,6 +269,17 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 				out.Replans += v
 			case "cdc2delta_commit_rebases_total":
 				out.Rebases += v
+			case "cdc2delta_maintenance_total":
+				switch {
+				case strings.Contains(name, "{kind=compact}{result=ok}"):
+					out.Compactions += v
+				case strings.Contains(name, "{kind=compact}{result=conflict}"):
+					out.CompactionConflicts += v
+				}
+			case "cdc2delta_maintenance_seconds_sum":
+				if strings.Contains(name, "{kind=compact}") {
+					out.CompactionSeconds += v
+				}
 			}
 		}
 		cpu, err := r.cpu()
