@@ -385,7 +385,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 			m.p.log.Info("table compacted", "table", u.path, "version", res.Version, "debt", debt,
 				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,
 				"deletion_vectors_purged", res.NumDeletionVectorsRemoved, "bytes_rewritten", res.NumRemovedBytes,
-				"races", race, "duration", time.Since(start).Round(time.Millisecond))
+				"races", race, "rebases", res.Rebases, "duration", time.Since(start).Round(time.Millisecond))
 			// The checkpoint's snapshot: read incrementally, and snap (an
 			// older version, as valid to checkpoint) if that fails.
 			if latest, err := tbl.Update(ctx, snap); err == nil {

@@ -3,6 +3,7 @@ package tableops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -67,6 +68,9 @@ type OptimizeMetrics struct {
 	NumDeletionVectorsRemoved int
 	// The sizes of the added files: the smallest, the quartiles and the largest.
 	MinFileSize, P25FileSize, P50FileSize, P75FileSize, MaxFileSize int64
+	// Rebases counts the concurrent commits the rewrite was carried past
+	// (their deletion vectors marked in its files); not one of Spark's.
+	Rebases int
 }
 
 // operationMetrics renders m under Spark's names.
@@ -103,10 +107,11 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 		return OptimizeMetrics{}, err
 	}
 	var m OptimizeMetrics
-	var actions []deltalog.Action
+	var bins []*compacted
 	var removed []string
 	var added []int64
 	for _, bin := range opts.plan(snap) {
+		c := &compacted{inputs: bin}
 		var rows [][]any
 		for _, f := range bin {
 			r, err := datafile.Read(ctx, t.Store(), &f, schema, datafile.ReadOptions{
@@ -116,30 +121,31 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 				return OptimizeMetrics{}, fmt.Errorf("reading %s: %w", f.Path, err)
 			}
 			rows = append(rows, r...)
+			c.read = append(c.read, f.DeletionVector)
+			c.live = append(c.live, int64(len(r)))
 		}
 		sortRows(rows, order)
-		var adds []deltalog.Add
 		if len(rows) > 0 {
-			if adds, err = w.Write(ctx, t.Store(), rows); err != nil {
+			if c.outputs, err = w.Write(ctx, t.Store(), rows); err != nil {
 				return OptimizeMetrics{}, err
 			}
 		}
 		for _, f := range bin {
-			actions = append(actions, deltalog.Action{Remove: f.Remove(false)})
 			removed = append(removed, f.Path)
 			m.NumRemovedBytes += f.Size
 			if f.DeletionVector != nil {
 				m.NumDeletionVectorsRemoved++
 			}
 		}
-		for _, a := range adds {
-			if v := unionTag(bin, opts.UnionTag); v != "" {
-				a.Tags = map[string]string{opts.UnionTag: v}
+		tag := unionTag(bin, opts.UnionTag)
+		for i := range c.outputs {
+			if tag != "" {
+				c.outputs[i].Tags = map[string]string{opts.UnionTag: tag}
 			}
-			actions = append(actions, deltalog.Action{Add: &a})
-			added = append(added, a.Size)
-			m.NumAddedBytes += a.Size
+			added = append(added, c.outputs[i].Size)
+			m.NumAddedBytes += c.outputs[i].Size
 		}
+		bins = append(bins, c)
 	}
 	if len(removed) == 0 {
 		return OptimizeMetrics{}, nil
@@ -156,12 +162,45 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	}
 	op := deltalog.Operation{Name: deltalog.OpOptimize, Metrics: m.operationMetrics(),
 		Parameters: map[string]string{"predicate": "[]", "zOrderBy": string(orderBy)}}
-	res, err := t.Commit(ctx, snap, actions, op, deltalog.ReadFiles(removed...))
+	res, err := t.Commit(ctx, snap, compactionActions(bins), op, deltalog.ReadFiles(removed...))
+	// A writer that marked rows of the inputs deleted meanwhile does not undo
+	// the rewrite: its rows are marked deleted in the outputs too. Sorted
+	// rows do not keep their inputs' order, so that rewrite gives way.
+	var ce *deltalog.ConflictError
+	for ; errors.As(err, &ce) && len(order) == 0 && m.Rebases < maxOptimizeRebases; m.Rebases++ {
+		cur, uerr := t.Update(ctx, snap)
+		if uerr != nil {
+			break
+		}
+		if rerr := rebase(ctx, t.Store(), snap, cur, bins); rerr != nil {
+			if !errors.Is(rerr, errNoRebase) {
+				err = rerr
+			}
+			break
+		}
+		snap = cur
+		res, err = t.Commit(ctx, snap, compactionActions(bins), op, deltalog.ReadFiles(removed...))
+	}
 	if err != nil {
 		return OptimizeMetrics{}, fmt.Errorf("committing OPTIMIZE: %w", err)
 	}
 	m.Version = res.Version
 	return m, nil
+}
+
+// compactionActions removes the bins' inputs, as last accounted for, and adds
+// their outputs.
+func compactionActions(bins []*compacted) []deltalog.Action {
+	var actions []deltalog.Action
+	for _, b := range bins {
+		for _, f := range b.inputs {
+			actions = append(actions, deltalog.Action{Remove: f.Remove(false)})
+		}
+		for i := range b.outputs {
+			actions = append(actions, deltalog.Action{Add: &b.outputs[i]})
+		}
+	}
+	return actions
 }
 
 // plan returns the bins a run compacts, by partition, smallest first, up to
