@@ -175,6 +175,9 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 		if rerr := rebase(ctx, t.Store(), snap, cur, bins); rerr != nil {
 			if !errors.Is(rerr, errNoRebase) {
 				err = rerr
+			} else {
+				// Still the conflict, saying why it was not carried past.
+				err = fmt.Errorf("%w (%v)", err, rerr)
 			}
 			break
 		}
