@@ -131,35 +131,83 @@ func everyPartition(snap *deltalog.Snapshot) []merge.TopicPartition {
 	return out
 }
 
-// TestCompactionGivesWayToCommits plans a compaction on a snapshot that
-// the table's own commits have since overtaken, deleting rows in the very
-// files it compacts: its first commit must lose (a compaction that
-// dropped those deletes would resurrect rows), and it plans again from
-// the new snapshot and lands. The table then equals the model.
-func TestCompactionGivesWayToCommits(t *testing.T) {
-	sc := newStaleCompaction(t, 43, func(s deltalog.Store) deltalog.Store { return s })
-	pl, sink, stale, m, u, reg, tbl := sc.pl, sc.sink, sc.stale, sc.m, sc.u, sc.reg, sc.tbl
-	before, err := tbl.Snapshot(t.Context())
-	require.NoError(t, err)
-	require.Greater(t, before.Version(), stale.Version())
+// TestCompactionMeetsCommits plans a compaction on a snapshot that the
+// table's own commits have since overtaken, deleting rows in the very files
+// it compacts and removing some: a compaction that dropped those deletes
+// would resurrect rows. It lands on its first plan, carried past the
+// deletes; when a commit also changed the table's metadata it gives way,
+// plans again from the new snapshot and lands. The table then equals the
+// model.
+func TestCompactionMeetsCommits(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		alter     bool
+		conflicts float64
+	}{
+		{name: "carried past deletes"},
+		{name: "gives way to a metadata change", alter: true, conflicts: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := newStaleCompaction(t, 43, func(s deltalog.Store) deltalog.Store { return s })
+			pl, sink, stale, m, u, reg, tbl := sc.pl, sc.sink, sc.stale, sc.m, sc.u, sc.reg, sc.tbl
+			before, err := tbl.Snapshot(t.Context())
+			require.NoError(t, err)
+			require.Greater(t, before.Version(), stale.Version())
+			requireTouched(t, stale, before)
+			if tc.alter {
+				meta := before.Metadata()
+				meta.Description = "altered while a compaction ran"
+				_, err := tbl.Commit(t.Context(), before, []deltalog.Action{{Metadata: &meta}}, deltalog.Operation{Name: deltalog.OpSetTblProps})
+				require.NoError(t, err)
+				before, err = tbl.Snapshot(t.Context())
+				require.NoError(t, err)
+			}
 
-	snap, err := m.compact(t.Context(), u, 0, sink, tbl, stale, everyPartition(stale))
-	require.NoError(t, err)
-	require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "conflict"), "the stale plan lost")
-	require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "ok"), "the new plan landed")
-	require.Equal(t, before.Version()+1, snap.Version())
-	ci, err := tbl.CommitInfo(t.Context(), snap.Version())
-	require.NoError(t, err)
-	require.Equal(t, deltalog.OpOptimize, ci.Operation)
-	pl.requireModel()
+			snap, err := m.compact(t.Context(), u, 0, sink, tbl, stale, everyPartition(stale))
+			require.NoError(t, err)
+			require.Equal(t, tc.conflicts, maintenanceRuns(t, reg, u.path, "conflict"))
+			require.Equal(t, 1.0, maintenanceRuns(t, reg, u.path, "ok"), "the compaction landed")
+			require.Equal(t, before.Version()+1, snap.Version())
+			ci, err := tbl.CommitInfo(t.Context(), snap.Version())
+			require.NoError(t, err)
+			require.Equal(t, deltalog.OpOptimize, ci.Operation)
+			pl.requireModel()
 
-	// The sink, told it is behind, catches up before its next batch
-	// instead of losing the race.
-	require.True(t, sink.Snapshot().Version() < snap.Version())
-	res, err := sink.Apply(t.Context(), merge.Batch{})
-	require.NoError(t, err)
-	require.Zero(t, res.Retries)
-	require.Equal(t, snap.Version(), sink.Snapshot().Version())
+			// The sink, told it is behind, catches up before its next batch
+			// instead of losing the race.
+			require.True(t, sink.Snapshot().Version() < snap.Version())
+			res, err := sink.Apply(t.Context(), merge.Batch{})
+			require.NoError(t, err)
+			require.Zero(t, res.Retries)
+			require.Equal(t, snap.Version(), sink.Snapshot().Version())
+		})
+	}
+}
+
+// requireTouched requires that commits from stale to cur removed files of
+// stale or gave them new deletion vectors, and both: the race a stale
+// compaction must not lose rows to.
+func requireTouched(t *testing.T, stale, cur *deltalog.Snapshot) {
+	t.Helper()
+	now := map[string]string{}
+	for _, f := range cur.Files() {
+		now[f.Path] = ""
+		if f.DeletionVector != nil {
+			now[f.Path] = f.DeletionVector.UniqueID()
+		}
+	}
+	var removed, deleted int
+	for _, f := range stale.Files() {
+		dv, ok := now[f.Path]
+		switch {
+		case !ok:
+			removed++
+		case f.DeletionVector == nil && dv != "" || f.DeletionVector != nil && dv != f.DeletionVector.UniqueID():
+			deleted++
+		}
+	}
+	require.Positive(t, removed, "files of the stale plan removed")
+	require.Positive(t, deleted, "files of the stale plan given new deletion vectors")
 }
 
 // staleCompaction is a table whose own commits overtook the snapshot stale

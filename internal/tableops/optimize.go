@@ -106,12 +106,9 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	if err != nil {
 		return OptimizeMetrics{}, err
 	}
-	var m OptimizeMetrics
 	var bins []*compacted
-	var removed []string
-	var added []int64
 	for _, bin := range opts.plan(snap) {
-		c := &compacted{inputs: bin}
+		c := &compacted{inputs: bin, dropped: make([]bool, len(bin))}
 		var rows [][]any
 		for _, f := range bin {
 			r, err := datafile.Read(ctx, t.Store(), &f, schema, datafile.ReadOptions{
@@ -130,44 +127,39 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 				return OptimizeMetrics{}, err
 			}
 		}
-		for _, f := range bin {
-			removed = append(removed, f.Path)
-			m.NumRemovedBytes += f.Size
-			if f.DeletionVector != nil {
-				m.NumDeletionVectorsRemoved++
-			}
-		}
-		tag := unionTag(bin, opts.UnionTag)
-		for i := range c.outputs {
-			if tag != "" {
+		if tag := unionTag(bin, opts.UnionTag); tag != "" {
+			for i := range c.outputs {
 				c.outputs[i].Tags = map[string]string{opts.UnionTag: tag}
 			}
-			added = append(added, c.outputs[i].Size)
-			m.NumAddedBytes += c.outputs[i].Size
 		}
 		bins = append(bins, c)
 	}
-	if len(removed) == 0 {
+	if len(bins) == 0 {
 		return OptimizeMetrics{}, nil
-	}
-	m.NumRemovedFiles, m.NumAddedFiles = len(removed), len(added)
-	if len(added) > 0 {
-		slices.Sort(added)
-		pct := func(p int) int64 { return added[(len(added)-1)*p/100] }
-		m.MinFileSize, m.P25FileSize, m.P50FileSize, m.P75FileSize, m.MaxFileSize = pct(0), pct(25), pct(50), pct(75), pct(100)
 	}
 	orderBy, _ := json.Marshal(opts.OrderBy) // []string: cannot fail
 	if len(opts.OrderBy) == 0 {
 		orderBy = []byte("[]")
 	}
-	op := deltalog.Operation{Name: deltalog.OpOptimize, Metrics: m.operationMetrics(),
-		Parameters: map[string]string{"predicate": "[]", "zOrderBy": string(orderBy)}}
-	res, err := t.Commit(ctx, snap, compactionActions(bins), op, deltalog.ReadFiles(removed...))
-	// A writer that marked rows of the inputs deleted meanwhile does not undo
-	// the rewrite: its rows are marked deleted in the outputs too. Sorted
-	// rows do not keep their inputs' order, so that rewrite gives way.
+	commit := func(snap *deltalog.Snapshot, rebases int) (OptimizeMetrics, error) {
+		actions, removed, m := compaction(bins)
+		if len(actions) == 0 {
+			return OptimizeMetrics{}, nil // concurrent commits removed every input
+		}
+		m.Rebases = rebases
+		op := deltalog.Operation{Name: deltalog.OpOptimize, Metrics: m.operationMetrics(),
+			Parameters: map[string]string{"predicate": "[]", "zOrderBy": string(orderBy)}}
+		res, err := t.Commit(ctx, snap, actions, op, deltalog.ReadFiles(removed...))
+		m.Version = res.Version
+		return m, err
+	}
+	m, err := commit(snap, 0)
+	// A writer that marked rows of the inputs deleted, or removed inputs,
+	// meanwhile does not undo the rewrite: those rows are marked deleted in
+	// the outputs too. Sorted rows do not keep their inputs' order, so that
+	// rewrite gives way.
 	var ce *deltalog.ConflictError
-	for ; errors.As(err, &ce) && len(order) == 0 && m.Rebases < maxOptimizeRebases; m.Rebases++ {
+	for rebases := 1; errors.As(err, &ce) && len(order) == 0 && rebases <= maxOptimizeRebases; rebases++ {
 		cur, uerr := t.Update(ctx, snap)
 		if uerr != nil {
 			break
@@ -182,28 +174,50 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 			break
 		}
 		snap = cur
-		res, err = t.Commit(ctx, snap, compactionActions(bins), op, deltalog.ReadFiles(removed...))
+		m, err = commit(snap, rebases)
 	}
 	if err != nil {
 		return OptimizeMetrics{}, fmt.Errorf("committing OPTIMIZE: %w", err)
 	}
-	m.Version = res.Version
 	return m, nil
 }
 
-// compactionActions removes the bins' inputs, as last accounted for, and adds
-// their outputs.
-func compactionActions(bins []*compacted) []deltalog.Action {
+// compaction returns the commit of bins: the removes of their inputs, as
+// last accounted for, and the adds of their outputs that still hold a row;
+// the paths removed; and its metrics.
+func compaction(bins []*compacted) ([]deltalog.Action, []string, OptimizeMetrics) {
 	var actions []deltalog.Action
+	var removed []string
+	var added []int64
+	var m OptimizeMetrics
 	for _, b := range bins {
-		for _, f := range b.inputs {
+		for i, f := range b.inputs {
+			if b.dropped[i] {
+				continue
+			}
 			actions = append(actions, deltalog.Action{Remove: f.Remove(false)})
+			removed = append(removed, f.Path)
+			m.NumRemovedBytes += f.Size
+			if f.DeletionVector != nil {
+				m.NumDeletionVectorsRemoved++
+			}
 		}
-		for i := range b.outputs {
-			actions = append(actions, deltalog.Action{Add: &b.outputs[i]})
+		for j := range b.outputs {
+			if b.empty(j) {
+				continue // its file is left for vacuum
+			}
+			actions = append(actions, deltalog.Action{Add: &b.outputs[j]})
+			added = append(added, b.outputs[j].Size)
+			m.NumAddedBytes += b.outputs[j].Size
 		}
 	}
-	return actions
+	m.NumRemovedFiles, m.NumAddedFiles = len(removed), len(added)
+	if len(added) > 0 {
+		slices.Sort(added)
+		pct := func(p int) int64 { return added[(len(added)-1)*p/100] }
+		m.MinFileSize, m.P25FileSize, m.P50FileSize, m.P75FileSize, m.MaxFileSize = pct(0), pct(25), pct(50), pct(75), pct(100)
+	}
+	return actions, removed, m
 }
 
 // plan returns the bins a run compacts, by partition, smallest first, up to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
@@ -14,30 +15,37 @@ import (
 // concurrent commits before it gives way.
 const maxOptimizeRebases = 4
 
-// errNoRebase means a concurrent commit did more than mark rows of the
-// inputs deleted: the rewrite no longer holds the table's rows.
-var errNoRebase = errors.New("tableops: the compaction's inputs changed beyond deletion vectors")
+// errNoRebase means a concurrent commit did more than delete rows of the
+// inputs: the rewrite no longer holds the table's rows.
+var errNoRebase = errors.New("tableops: the compaction's inputs changed beyond deleted rows")
 
-// compacted is one bin's rewrite: its inputs as last accounted for, the
-// deletion vectors they were read with, the rows read from each (its live
-// rows then), and the files written from them, in order: the rows of input i
-// follow those of inputs 0..i-1.
+// compacted is one bin's rewrite: its inputs as last accounted for, those a
+// concurrent commit removed, the deletion vectors they were read with, the
+// rows read from each (its live rows then), and the files written from them,
+// in order: the rows of input i follow those of inputs 0..i-1.
 type compacted struct {
 	inputs  []deltalog.Add
+	dropped []bool
 	read    []*deltalog.DeletionVector
 	live    []int64
 	outputs []deltalog.Add
 	// gone holds, per output, the rows deleted in the inputs since they
 	// were read; nil when none.
 	gone []*roaring64.Bitmap
+	// ends holds, per output, the rows written up to its end; nil until
+	// a rebase needs it.
+	ends []int64
 }
 
 // rebase carries the rewrite of bins from old to cur, where concurrent
 // commits (a writer's MERGE, most often) gave some inputs new deletion
-// vectors: the rows they newly delete are marked deleted in the outputs,
-// so the compaction holds exactly cur's rows. Any other change to the inputs
-// (one removed, a vector that lost rows), to the metadata or to the protocol
-// gives errNoRebase. Only unsorted rewrites map rows this way.
+// vectors or removed them: the rows a vector newly deletes, and every row of
+// a removed input, are marked deleted in the outputs, and a removed input is
+// no longer removed by the compaction, so it holds exactly cur's rows. A
+// removed input's rows that are still live (a copy-on-write rewrite, say)
+// are in cur's other files, where the remover put them. Any other change to
+// the inputs (a vector that lost rows or was dropped), to the metadata or to
+// the protocol gives errNoRebase. Only unsorted rewrites map rows this way.
 func rebase(ctx context.Context, store deltalog.Store, old, cur *deltalog.Snapshot, bins []*compacted) error {
 	if !old.Metadata().Equal(cur.Metadata()) || !old.Protocol().Equal(cur.Protocol()) {
 		return fmt.Errorf("%w: metadata or protocol changed", errNoRebase)
@@ -55,8 +63,12 @@ func rebase(ctx context.Context, store deltalog.Store, old, cur *deltalog.Snapsh
 		for i, in := range b.inputs {
 			n, ok := now[in.Path]
 			switch {
+			case b.dropped[i]:
 			case !ok:
-				return fmt.Errorf("%w: %s was removed", errNoRebase, in.Path)
+				if err := b.markRange(offset, b.live[i]); err != nil {
+					return err
+				}
+				b.dropped[i], changed = true, true
 			case sameDV(in.DeletionVector, n.DeletionVector):
 			case n.DeletionVector == nil:
 				return fmt.Errorf("%w: the deletion vector of %s was dropped", errNoRebase, in.Path)
@@ -113,9 +125,6 @@ func (b *compacted) markGone(ctx context.Context, dvs *deltalog.DVReader, i int,
 		return fmt.Errorf("%w: the deletion vector of %s lost rows", errNoRebase, in.Path)
 	}
 	now.AndNot(was)
-	if len(b.gone) == 0 {
-		b.gone = make([]*roaring64.Bitmap, len(b.outputs))
-	}
 	for it := now.Iterator(); it.HasNext(); {
 		row := it.Next()
 		// The row was live when read, so it was written: as the
@@ -128,27 +137,63 @@ func (b *compacted) markGone(ctx context.Context, dvs *deltalog.DVReader, i int,
 		if err != nil {
 			return err
 		}
-		if b.gone[j] == nil {
-			b.gone[j] = roaring64.New()
-		}
 		b.gone[j].Add(uint64(at))
 	}
 	return nil
 }
 
-// outputRow locates the nth row written: its output and its row there.
-func (b *compacted) outputRow(n int64) (int, int64, error) {
-	for j, out := range b.outputs {
-		st, ok, err := deltalog.ParseStats(out.Stats)
-		if err != nil || !ok {
-			return 0, 0, fmt.Errorf("%w: %s has no row count", errNoRebase, out.Path)
+// markRange records in b.gone the n rows written from the first output row
+// offset on (across b.outputs).
+func (b *compacted) markRange(offset, n int64) error {
+	for n > 0 {
+		j, at, err := b.outputRow(offset)
+		if err != nil {
+			return err
 		}
-		if n < st.NumRecords {
-			return j, n, nil
-		}
-		n -= st.NumRecords
+		k := min(n, b.ends[j]-offset) // rows of output j from at on
+		b.gone[j].AddRange(uint64(at), uint64(at+k))
+		offset, n = offset+k, n-k
 	}
-	return 0, 0, fmt.Errorf("%w: row %d is beyond the rows written", errNoRebase, n)
+	return nil
+}
+
+// outputRow locates the nth row written: its output, whose b.gone it
+// allocates, and its row there.
+func (b *compacted) outputRow(n int64) (int, int64, error) {
+	if b.ends == nil {
+		b.ends = make([]int64, len(b.outputs))
+		b.gone = make([]*roaring64.Bitmap, len(b.outputs))
+		var end int64
+		for j, out := range b.outputs {
+			st, ok, err := deltalog.ParseStats(out.Stats)
+			if err != nil || !ok {
+				return 0, 0, fmt.Errorf("%w: %s has no row count", errNoRebase, out.Path)
+			}
+			end += st.NumRecords
+			b.ends[j] = end
+		}
+	}
+	j, _ := slices.BinarySearch(b.ends, n+1)
+	if j == len(b.ends) {
+		return 0, 0, fmt.Errorf("%w: row %d is beyond the rows written", errNoRebase, n)
+	}
+	if b.gone[j] == nil {
+		b.gone[j] = roaring64.New()
+	}
+	return j, n - (b.ends[j] - rowsOf(b.ends, j)), nil
+}
+
+// empty reports whether every row of output j is marked deleted.
+func (b *compacted) empty(j int) bool {
+	return b.ends != nil && b.gone[j] != nil && int64(b.gone[j].GetCardinality()) >= rowsOf(b.ends, j)
+}
+
+// rowsOf is the rows of output j, given the running ends.
+func rowsOf(ends []int64, j int) int64 {
+	if j == 0 {
+		return ends[0]
+	}
+	return ends[j] - ends[j-1]
 }
 
 // writeGone writes the outputs' deletion vectors for the rows gone so far:
@@ -157,7 +202,7 @@ func (b *compacted) writeGone(ctx context.Context, store deltalog.Store) error {
 	var idx []int
 	var bitmaps []*roaring64.Bitmap
 	for j, bm := range b.gone {
-		if bm != nil && !bm.IsEmpty() {
+		if bm != nil && !bm.IsEmpty() && !b.empty(j) {
 			idx, bitmaps = append(idx, j), append(bitmaps, bm)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 )
 
@@ -171,18 +172,108 @@ func TestOptimizeRebasesTwice(t *testing.T) {
 	require.Equal(t, []int64{4, 5, 6}, f.ids(t, -1))
 }
 
-// TestOptimizeGivesWayWhenAnInputGoes checks that a compaction whose input
-// another commit removed (rewrote, compacted) still gives way.
-func TestOptimizeGivesWayWhenAnInputGoes(t *testing.T) {
+// TestOptimizeRebasesPastRemovedInputs has another commit remove inputs of a
+// planned compaction, with their rows or with the live ones rewritten into a
+// new file (copy-on-write), and requires the compaction to land with exactly
+// that commit's rows: a removed input is not removed again, and its rows are
+// marked deleted in the compacted file, neither lost nor doubled.
+func TestOptimizeRebasesPastRemovedInputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// remove picks the eu files removed: a (ids 3, 1; id 2 deleted)
+		// and b (ids 5, 4); rewrite, the rows written back.
+		remove  func(a, b deltalog.Add) []deltalog.Add
+		rewrite [][]any
+		wantIDs []int64
+		// dvRows is the rows the compacted file's vector hides; -1: no
+		// file is committed, nothing is left to compact.
+		dvRows int
+	}{
+		{name: "an input with its rows", remove: func(a, b deltalog.Add) []deltalog.Add { return []deltalog.Add{b} },
+			wantIDs: []int64{1, 3, 6}, dvRows: 2},
+		{name: "an input rewritten elsewhere", remove: func(a, b deltalog.Add) []deltalog.Add { return []deltalog.Add{a} },
+			rewrite: [][]any{row(1, "eu", 1250)}, wantIDs: []int64{1, 4, 5, 6}, dvRows: 2},
+		{name: "every input", remove: func(a, b deltalog.Add) []deltalog.Add { return []deltalog.Add{a, b} },
+			wantIDs: []int64{6}, dvRows: -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := t.Context()
+			planned := f.snapshot(t, -1)
+			eu := f.files(t)["eu"]
+			a, b := eu[0], eu[1]
+			if a.DeletionVector == nil {
+				a, b = b, a
+			}
+			var actions []deltalog.Action
+			for _, r := range tc.remove(a, b) {
+				actions = append(actions, deltalog.Action{Remove: r.Remove(true)})
+			}
+			if tc.rewrite != nil {
+				w, err := datafile.NewWriter(datafile.Options{Schema: planned.Schema(), PartitionColumns: planned.Metadata().PartitionColumns,
+					Properties: planned.Metadata().Configuration})
+				require.NoError(t, err)
+				adds, err := w.Write(ctx, f.store, tc.rewrite)
+				require.NoError(t, err)
+				for i := range adds {
+					actions = append(actions, deltalog.Action{Add: &adds[i]})
+				}
+			}
+			_, err := f.table.Commit(ctx, planned, actions, deltalog.Operation{Name: deltalog.OpMerge})
+			require.NoError(t, err)
+			want := f.ids(t, -1)
+			require.Equal(t, tc.wantIDs, want)
+
+			m, err := tableops.Optimize(ctx, f.table, planned, tableops.OptimizeOptions{TargetSize: 1 << 20})
+			require.NoError(t, err)
+			require.Equal(t, want, f.ids(t, -1), "the compaction holds the other commit's rows, no more")
+			if tc.dvRows < 0 {
+				require.Zero(t, m, "nothing was left to compact")
+				require.Equal(t, planned.Version()+1, f.snapshot(t, -1).Version())
+				return
+			}
+			require.Equal(t, 1, m.Rebases)
+			require.EqualValues(t, planned.Version()+2, m.Version)
+			require.Equal(t, 2-len(tc.remove(a, b)), m.NumRemovedFiles)
+			for _, act := range f.commit(t, m.Version) {
+				if act.Remove != nil {
+					for _, r := range tc.remove(a, b) {
+						require.NotEqual(t, r.Path, act.Remove.Path, "a removed input is not removed again")
+					}
+				}
+			}
+			var compacted *deltalog.Add
+			for _, out := range f.files(t)["eu"] {
+				if st, ok, _ := deltalog.ParseStats(out.Stats); ok && st.NumRecords == 4 {
+					compacted = &out
+				}
+			}
+			require.NotNil(t, compacted, "the compacted file, of the 4 rows read")
+			require.NotNil(t, compacted.DeletionVector)
+			require.EqualValues(t, tc.dvRows, compacted.DeletionVector.Cardinality)
+		})
+	}
+}
+
+// TestOptimizeGivesWayWhenAVectorLosesRows checks that a compaction whose
+// input another commit gave back deleted rows (a restore, say) gives way.
+func TestOptimizeGivesWayWhenAVectorLosesRows(t *testing.T) {
 	f := newFixture(t)
 	planned := f.snapshot(t, -1)
-	b := f.files(t)["eu"][1]
-	_, err := f.table.Commit(t.Context(), planned, []deltalog.Action{{Remove: b.Remove(true)}}, deltalog.Operation{Name: deltalog.OpDelete})
+	a := f.files(t)["eu"][0]
+	if a.DeletionVector == nil {
+		a = f.files(t)["eu"][1]
+	}
+	undeleted := a
+	undeleted.DeletionVector = nil
+	_, err := f.table.Commit(t.Context(), planned, []deltalog.Action{{Remove: a.Remove(true)}, {Add: &undeleted}},
+		deltalog.Operation{Name: deltalog.OpRestore})
 	require.NoError(t, err)
 	want := f.ids(t, -1)
 	_, err = tableops.Optimize(t.Context(), f.table, planned, tableops.OptimizeOptions{TargetSize: 1 << 20})
 	var ce *deltalog.ConflictError
 	require.ErrorAs(t, err, &ce)
+	require.ErrorContains(t, err, "was dropped")
 	require.Equal(t, want, f.ids(t, -1))
 	require.EqualValues(t, 3, f.snapshot(t, -1).Version())
 }
