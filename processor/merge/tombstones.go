@@ -263,9 +263,12 @@ func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path st
 	defer rc.Close()
 	sc := bufio.NewScanner(rc)
 	sc.Buffer(nil, 1<<20)
+	var (
+		l       tombstoneLine
+		scratch []byte
+	)
 	for sc.Scan() {
-		var l tombstoneLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+		if err := decodeTombstoneLine(sc.Bytes(), &l, &scratch); err != nil {
 			return fmt.Errorf("reading tombstones %s: %w", path, err)
 		}
 		pos, err := codecs.PositionFromHex(l.Pos)
@@ -279,13 +282,14 @@ func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path st
 			}
 			continue
 		}
+		key := string(l.Key)
 		if seen != nil {
-			seen(string(l.Key))
+			seen(key)
 		}
 		if l.At < cutoff {
 			continue
 		}
-		t.merge(string(l.Key), tombstone{pos: pos, at: l.At})
+		t.merge(key, tombstone{pos: pos, at: l.At})
 	}
 	if err := sc.Err(); err != nil && err != io.EOF {
 		return fmt.Errorf("reading tombstones %s: %w", path, err)

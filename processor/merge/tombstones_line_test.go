@@ -1,0 +1,140 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+)
+
+// TestDecodeTombstoneLine checks that what the encoder writes takes the
+// hand-written path and that every other line encoding/json reads is read
+// as encoding/json reads it.
+func TestDecodeTombstoneLine(t *testing.T) {
+	floor := pos(9)
+	written, err := encodeTombstones(map[string]tombstone{
+		"\x01\x02":                  {pos: pos(3), at: 1_700_000_000_000},
+		"key with \" and \\":        {pos: pos(4), at: 0},
+		strings.Repeat("\xff", 300): {pos: pos(5), at: 42},
+	}, &floor)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSuffix(written, []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 4)
+	for _, line := range lines {
+		var l tombstoneLine
+		var scratch []byte
+		require.True(t, decodeTombstoneLineFast(line, &l, &scratch), "%s", line)
+		requireDecodesAsJSON(t, line)
+	}
+
+	h := pos(3).Hex()
+	for _, tc := range []struct {
+		name, line string
+		fails      bool
+	}{
+		{"spaces", `{ "k": "AQI=", "p": "` + h + `", "t": 1 }`, false},
+		{"fields reordered", `{"p":"` + h + `","k":"AQI=","t":1}`, false},
+		{"no time", `{"k":"AQI=","p":"` + h + `"}`, false},
+		{"empty key", `{"k":"","p":"` + h + `","t":1}`, false},
+		{"escaped position", `{"k":"AQI=","p":"\u0030` + h[1:] + `","t":1}`, false},
+		{"exponent", `{"k":"AQI=","p":"` + h + `","t":1e3}`, false},
+		{"negative time", `{"k":"AQI=","p":"` + h + `","t":-5}`, false},
+		{"floor false", `{"p":"` + h + `","t":0,"f":false}`, false},
+		{"floor with a key", `{"k":"AQI=","p":"` + h + `","t":0,"f":true}`, false},
+		{"unknown field", `{"k":"AQI=","p":"` + h + `","t":1,"x":2}`, false},
+		{"unpadded base64", `{"k":"AQI","p":"` + h + `","t":1}`, true},
+		{"leading zero", `{"k":"AQI=","p":"` + h + `","t":01}`, true},
+		{"time too large", `{"k":"AQI=","p":"` + h + `","t":99999999999999999999}`, true},
+		{"trailing bytes", `{"k":"AQI=","p":"` + h + `","t":1}x`, true},
+		{"truncated", `{"k":"AQI=","p":"` + h, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l tombstoneLine
+			var scratch []byte
+			err := decodeTombstoneLine([]byte(tc.line), &l, &scratch)
+			if tc.fails {
+				require.Error(t, err)
+			}
+			requireDecodesAsJSON(t, []byte(tc.line))
+		})
+	}
+}
+
+// requireDecodesAsJSON checks decodeTombstoneLine against encoding/json,
+// which defines the format.
+func requireDecodesAsJSON(t testing.TB, line []byte) {
+	t.Helper()
+	var want, got tombstoneLine
+	wantErr := json.Unmarshal(line, &want)
+	scratch := []byte("stale scratch bytes from an earlier line")
+	gotErr := decodeTombstoneLine(line, &got, &scratch)
+	if wantErr != nil {
+		require.Error(t, gotErr, "encoding/json refuses %q", line)
+		return
+	}
+	require.NoError(t, gotErr, "%q", line)
+	if len(want.Key) == 0 && len(got.Key) == 0 {
+		want.Key, got.Key = nil, nil // omitted and empty are the same key
+	}
+	require.Equal(t, want, got, "%q", line)
+}
+
+// FuzzTombstoneLine compares decodeTombstoneLine with encoding/json on
+// arbitrary lines.
+func FuzzTombstoneLine(f *testing.F) {
+	h := pos(3).Hex()
+	f.Add([]byte(`{"k":"AQI=","p":"` + h + `","t":1700000000000}`))
+	f.Add([]byte(`{"p":"` + h + `","t":0,"f":true}`))
+	f.Add([]byte(`{"k":"AQI=","p":"` + h + `","t":-0}`))
+	f.Add([]byte(`{"k":"AQJ=","p":"` + h + `","t":1}`))
+	f.Add([]byte(`{"k":"AQI=","p":"zz","t":1}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		requireDecodesAsJSON(t, line)
+	})
+}
+
+// BenchmarkDecodeTombstoneLine compares the two decoders on what the
+// encoder writes: a 16-byte key each.
+//
+//	go test ./processor/merge -run '^$' -bench BenchmarkDecodeTombstoneLine -count 6
+func BenchmarkDecodeTombstoneLine(b *testing.B) {
+	keys := map[string]tombstone{}
+	for i := range 1000 {
+		keys[fmt.Sprintf("order-%010d", i)] = tombstone{pos: pos(i), at: 1_700_000_000_000 + int64(i)}
+	}
+	data, err := encodeTombstones(keys, nil)
+	require.NoError(b, err)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	for _, bc := range []struct {
+		name   string
+		decode func(line []byte, l *tombstoneLine, scratch *[]byte) error
+	}{
+		{"decodeTombstoneLine", decodeTombstoneLine},
+		{"encoding-json", func(line []byte, l *tombstoneLine, _ *[]byte) error { return json.Unmarshal(line, l) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var (
+				l       tombstoneLine
+				scratch []byte
+				n       int
+			)
+			for b.Loop() {
+				for _, line := range lines {
+					if err := bc.decode(line, &l, &scratch); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := codecs.PositionFromHex(l.Pos); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n += len(lines)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}
