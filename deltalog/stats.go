@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Stats are the per-file statistics stored as a JSON string in add.stats. Keys are
@@ -27,6 +28,50 @@ func (s Stats) JSON() (string, error) {
 		return "", fmt.Errorf("encoding stats: %w", err)
 	}
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})), nil
+}
+
+// StatsSummary is what add.stats says of a file as a whole, without its
+// column values.
+type StatsSummary struct {
+	NumRecords int64
+	// TightBounds is nil when absent (true).
+	TightBounds *bool
+}
+
+// ParseStatsSummary decodes only numRecords and tightBounds of add.stats,
+// as ParseStats does, skipping the column values: a batch that marks rows
+// in hundreds of files needs only these, and building the value maps cost
+// most of its time with them. An empty string gives ok=false.
+func ParseStatsSummary(s string) (sum StatsSummary, ok bool, err error) {
+	if len(bytes.TrimSpace([]byte(s))) == 0 {
+		return StatsSummary{}, false, nil
+	}
+	var raw struct {
+		NumRecords  *json.Number    `json:"numRecords"`
+		TightBounds *bool           `json:"tightBounds"`
+		MinValues   json.RawMessage `json:"minValues"`
+		MaxValues   json.RawMessage `json:"maxValues"`
+		NullCount   json.RawMessage `json:"nullCount"`
+	}
+	// A Decoder, as in ParseStats, and the value maps checked to be objects,
+	// so that both accept the same strings (FuzzParseStatsSummary).
+	if err := json.NewDecoder(strings.NewReader(s)).Decode(&raw); err != nil {
+		return StatsSummary{}, false, fmt.Errorf("parsing stats: %w", err)
+	}
+	for _, m := range []json.RawMessage{raw.MinValues, raw.MaxValues, raw.NullCount} {
+		if len(m) > 0 && m[0] != '{' && string(m) != "null" {
+			return StatsSummary{}, false, fmt.Errorf("parsing stats: column values %.20q are not an object", m)
+		}
+	}
+	sum.TightBounds = raw.TightBounds
+	if raw.NumRecords != nil {
+		n, err := raw.NumRecords.Int64()
+		if err != nil || n < 0 {
+			return StatsSummary{}, false, fmt.Errorf("parsing stats: bad numRecords %q", raw.NumRecords.String())
+		}
+		sum.NumRecords = n
+	}
+	return sum, true, nil
 }
 
 // ParseStats decodes add.stats. Numbers stay json.Number so decimals and large longs are

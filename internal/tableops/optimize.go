@@ -49,7 +49,7 @@ func (o OptimizeOptions) purge(f *deltalog.Add) bool {
 	if o.PurgeRatio <= 0 {
 		return true
 	}
-	st, ok, err := deltalog.ParseStats(f.Stats)
+	st, ok, err := deltalog.ParseStatsSummary(f.Stats)
 	if err != nil || !ok || st.NumRecords <= 0 {
 		return true // unknown size: purge, as OPTIMIZE would
 	}

@@ -165,7 +165,7 @@ func (b *compacted) outputRow(n int64) (int, int64, error) {
 		b.gone = make([]*roaring64.Bitmap, len(b.outputs))
 		var end int64
 		for j, out := range b.outputs {
-			st, ok, err := deltalog.ParseStats(out.Stats)
+			st, ok, err := deltalog.ParseStatsSummary(out.Stats)
 			if err != nil || !ok {
 				return 0, 0, fmt.Errorf("%w: %s has no row count", errNoRebase, out.Path)
 			}

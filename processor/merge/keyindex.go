@@ -375,7 +375,7 @@ const maxReserveHint = 1 << 26
 func liveRows(files []*deltalog.Add) int {
 	var n int64
 	for _, add := range files {
-		st, ok, err := deltalog.ParseStats(add.Stats)
+		st, ok, err := deltalog.ParseStatsSummary(add.Stats)
 		if err != nil || !ok {
 			continue
 		}

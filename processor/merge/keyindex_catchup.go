@@ -92,7 +92,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 
 // countRemoved adds the rows a removed file had live to goneRows.
 func (d *indexDelta) countRemoved(add *deltalog.Add) {
-	st, ok, err := deltalog.ParseStats(add.Stats)
+	st, ok, err := deltalog.ParseStatsSummary(add.Stats)
 	if err != nil || !ok {
 		d.goneRows = -1
 		return

@@ -614,7 +614,7 @@ func (p *mergePlan) addFiles(adds []deltalog.Add, order []int, ident func(i int)
 	row := 0
 	p.ops = slices.Grow(p.ops, len(order))
 	for _, add := range adds {
-		stats, ok, err := deltalog.ParseStats(add.Stats)
+		stats, ok, err := deltalog.ParseStatsSummary(add.Stats)
 		if err != nil || !ok {
 			return fmt.Errorf("new file %s has no row count: %v", add.Path, err)
 		}
@@ -672,6 +672,7 @@ func (p *mergePlan) remove(add *deltalog.Add) {
 func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error {
 	var bitmaps []*roaring64.Bitmap
 	var targets []*deltalog.Add
+	var loose []bool // the file's stats already say its bounds are not tight
 	for _, path := range paths {
 		add := p.files[path]
 		merged := p.dels[path]
@@ -684,11 +685,13 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 			merged.Or(old)
 		}
 		p.remove(add)
-		if allGone(add, merged) {
-			continue // the remove suffices
+		sum, ok, err := deltalog.ParseStatsSummary(add.Stats)
+		if err == nil && ok && merged.GetCardinality() >= uint64(sum.NumRecords) {
+			continue // every row is gone: the remove suffices
 		}
 		bitmaps = append(bitmaps, merged)
 		targets = append(targets, add)
+		loose = append(loose, err == nil && ok && sum.TightBounds != nil && !*sum.TightBounds)
 	}
 	if len(bitmaps) == 0 {
 		return nil
@@ -706,7 +709,9 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 		add := *old
 		add.DataChange = true
 		add.DeletionVector = &descs[i]
-		if stats, ok, err := deltalog.ParseStats(old.Stats); err == nil && ok {
+		if loose[i] {
+			// Already not tight (a vector before this one): the stats stand.
+		} else if stats, ok, err := deltalog.ParseStats(old.Stats); err == nil && ok {
 			// Min/max still cover the deleted rows, so they are no longer tight.
 			stats.TightBounds = new(bool)
 			if js, err := stats.JSON(); err == nil {
@@ -725,8 +730,8 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 
 // allGone reports whether gone holds every row of add, by its statistics.
 func allGone(add *deltalog.Add, gone *roaring64.Bitmap) bool {
-	stats, ok, err := deltalog.ParseStats(add.Stats)
-	return err == nil && ok && gone.GetCardinality() >= uint64(stats.NumRecords)
+	sum, ok, err := deltalog.ParseStatsSummary(add.Stats)
+	return err == nil && ok && gone.GetCardinality() >= uint64(sum.NumRecords)
 }
 
 // rewriteFiles rewrites each touched file without its old rows (copy-on-write).

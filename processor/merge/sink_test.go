@@ -330,3 +330,70 @@ func TestSinkSchemaEvolution(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, snap.Version())
 }
+
+// TestSinkDeletionVectorStats follows one file through three vectors: the
+// first makes its statistics say the bounds are no longer tight and keeps
+// the rest, later ones leave them as they are, and the batch that deletes
+// its last live row removes it instead of giving it a vector.
+func TestSinkDeletionVectorStats(t *testing.T) {
+	store := newMemStore()
+	s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: ModeDV, TailFileSize: -1})
+	require.NoError(t, err)
+	var evs []ev
+	for id := range int32(4) {
+		evs = append(evs, ev{op: opC, id: id, pos: int(id) + 1, name: "n", offset: int64(id)})
+	}
+	_, err = s.Apply(t.Context(), batchOf(evs...))
+	require.NoError(t, err)
+	var path string
+	fileOf := func() (deltalog.Add, bool) {
+		tbl, err := deltalog.Open(t.Context(), store)
+		require.NoError(t, err)
+		snap, err := tbl.Snapshot(t.Context())
+		require.NoError(t, err)
+		for _, f := range snap.Files() {
+			if f.Path == path {
+				return f, true
+			}
+		}
+		return deltalog.Add{}, false
+	}
+	tbl, err := deltalog.Open(t.Context(), store)
+	require.NoError(t, err)
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Len(t, snap.Files(), 1)
+	first := snap.Files()[0]
+	path = first.Path
+	want, ok, err := deltalog.ParseStats(first.Stats)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.True(t, want.TightBounds == nil || *want.TightBounds, "a new file's bounds are tight")
+	want.TightBounds = new(bool)
+
+	var loose string
+	for i, e := range []ev{
+		{op: opU, id: 0, pos: 10, name: "u", offset: 4},
+		{op: opU, id: 1, pos: 11, name: "u", offset: 5},
+		{op: opD, id: 2, pos: 12, offset: 6},
+	} {
+		_, err = s.Apply(t.Context(), batchOf(e))
+		require.NoError(t, err)
+		f, ok := fileOf()
+		require.True(t, ok, "batch %d", i)
+		require.NotNil(t, f.DeletionVector, "batch %d", i)
+		require.Equal(t, int64(i+1), f.DeletionVector.Cardinality)
+		got, _, err := deltalog.ParseStats(f.Stats)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "batch %d: the same statistics, not tight", i)
+		if i == 0 {
+			loose = f.Stats
+		}
+		require.Equal(t, loose, f.Stats, "batch %d: statistics already loose are kept as they are", i)
+	}
+	_, err = s.Apply(t.Context(), batchOf(ev{op: opD, id: 3, pos: 13, offset: 7}))
+	require.NoError(t, err)
+	_, ok = fileOf()
+	require.False(t, ok, "a file with no live row is removed")
+	require.Len(t, readItems(t, store), 2)
+}
