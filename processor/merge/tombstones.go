@@ -2,9 +2,9 @@ package merge
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -332,10 +332,7 @@ func writeFloor(ctx context.Context, store deltalog.Store, floor *codecs.Positio
 }
 
 func putTombstones(ctx context.Context, store deltalog.Store, path string, keys map[string]tombstone, floor *codecs.Position) error {
-	data, err := encodeTombstones(keys, floor)
-	if err != nil {
-		return err
-	}
+	data := encodeTombstones(keys, floor)
 	if err := store.PutIfAbsent(ctx, path, data); err != nil {
 		return fmt.Errorf("writing tombstones %s: %w", path, err)
 	}
@@ -343,18 +340,37 @@ func putTombstones(ctx context.Context, store deltalog.Store, path string, keys 
 }
 
 // encodeTombstones renders a tombstone file: JSON lines, the floor first.
-func encodeTombstones(keys map[string]tombstone, floor *codecs.Position) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+// The lines are the bytes encoding/json writes for tombstoneLine
+// (TestEncodeTombstonesAsJSON), appended by hand: a batch's file is encoded
+// again after each lost race and a compaction re-encodes every entry.
+func encodeTombstones(keys map[string]tombstone, floor *codecs.Position) []byte {
+	var buf []byte
 	if floor != nil {
-		if err := enc.Encode(tombstoneLine{Pos: floor.Hex(), Floor: true}); err != nil {
-			return nil, err
-		}
+		buf = appendTombstoneLine(buf, "", *floor, 0, true)
 	}
 	for k, ts := range keys {
-		if err := enc.Encode(tombstoneLine{Key: []byte(k), Pos: ts.pos.Hex(), At: ts.at}); err != nil {
-			return nil, err
-		}
+		buf = appendTombstoneLine(buf, k, ts.pos, ts.at, false)
 	}
-	return buf.Bytes(), nil
+	return buf
+}
+
+// appendTombstoneLine appends the line of one entry, or of the floor, with
+// its newline. Base64 and hex need no JSON escapes; an empty key is omitted,
+// as omitempty omits it.
+func appendTombstoneLine(buf []byte, key string, pos codecs.Position, at int64, floor bool) []byte {
+	buf = append(buf, '{')
+	if key != "" {
+		buf = append(buf, `"k":"`...)
+		buf = base64.StdEncoding.AppendEncode(buf, []byte(key))
+		buf = append(buf, `",`...)
+	}
+	buf = append(buf, `"p":"`...)
+	var bin [codecs.PositionLen]byte
+	buf = hex.AppendEncode(buf, pos.AppendBinary(bin[:0]))
+	buf = append(buf, `","t":`...)
+	buf = strconv.AppendInt(buf, at, 10)
+	if floor {
+		buf = append(buf, `,"f":true`...)
+	}
+	return append(buf, "}\n"...)
 }
