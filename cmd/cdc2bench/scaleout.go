@@ -28,6 +28,7 @@ func scaleOutCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	keys := fset.Int("keys", 100_000, "keys of the table")
 	extra := fset.String("yaml", "", "YAML appended to each instance's configuration")
 	brokerPID := fset.Int("broker-pid", 0, "the broker's process id, whose CPU time is reported (0: not reported)")
+	quota := fset.Float64("cpu-quota", 0, "also hold each instance to this many cores of CPU time with a cgroup (root; 0: taskset alone)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func scaleOutCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		sizes = append(sizes, n)
 	}
 	res, err := e2ebench.RunScaleOut(ctx, e2ebench.ScaleOutConfig{Brokers: strings.Split(*brokers, ","), Binary: *bin,
-		Root: *root, Instances: sizes, Events: *events, Keys: *keys, ExtraYAML: *extra, BrokerPID: *brokerPID, Log: stderr})
+		Root: *root, Instances: sizes, Events: *events, Keys: *keys, ExtraYAML: *extra, BrokerPID: *brokerPID, CPUQuota: *quota, Log: stderr})
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,13 @@ type ScaleOutConfig struct {
 	// BrokerPID, when set, is the broker's process, whose CPU time during
 	// each run is reported: it shares the cores with the instances.
 	BrokerPID int
+	// CPUQuota, when above 0, also holds each instance to this many cores
+	// of CPU time (a cgroup's quota, which needs root): on a machine with
+	// as many cores as instances, the broker and the harness otherwise
+	// take a core's spare time from one instance alone and from every
+	// instance of a group, which caps the ratio however well writers
+	// share a table.
+	CPUQuota float64
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 }
@@ -80,6 +87,8 @@ type ScaleOutRun struct {
 	// broker (when known) spent during the run, on the same cores.
 	HarnessCPUSeconds float64 `json:"harness_cpu_seconds"`
 	BrokerCPUSeconds  float64 `json:"broker_cpu_seconds,omitempty"`
+	// CPUQuota is ScaleOutConfig.CPUQuota (0: none).
+	CPUQuota float64 `json:"cpu_quota,omitempty"`
 }
 
 // ScaleOutResult holds the runs and, when both ran, the throughput of the
@@ -90,12 +99,16 @@ type ScaleOutResult struct {
 }
 
 func (r ScaleOutRun) String() string {
+	quota := ""
+	if r.CPUQuota > 0 {
+		quota = fmt.Sprintf(" (quota %g cores each)", r.CPUQuota)
+	}
 	return fmt.Sprintf("%d instance(s): %.0f events/s (%d events in %.1fs), %.0f commits, %.0f re-plans (%.1f%%), %.0f rebases (%.1f%%); "+
-		"%.0f compactions (%.0f gave way, %.1fs); CPU s: instances %v, harness %.1f, broker %.1f",
+		"%.0f compactions (%.0f gave way, %.1fs); CPU s: instances %v%s, harness %.1f, broker %.1f",
 		r.Instances, r.EventsPerSecond, r.Events, r.Seconds, r.Commits,
 		r.Replans, 100*r.Replans/max(r.Commits, 1), r.Rebases, 100*r.Rebases/max(r.Commits, 1),
 		r.Compactions, r.CompactionConflicts, r.CompactionSeconds,
-		r.CPUSeconds, r.HarnessCPUSeconds, r.BrokerCPUSeconds)
+		r.CPUSeconds, quota, r.HarnessCPUSeconds, r.BrokerCPUSeconds)
 }
 
 // RunScaleOut produces the backlog once and runs each group size on it,
@@ -173,7 +186,7 @@ var ErrTablesDiffer = errors.New("e2ebench: tables differ")
 // runScaleOut runs n instances until the group's offsets reach ends, and
 // returns the table's rows, rendered and sorted.
 func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group string, ends map[merge.TopicPartition]int64, n int) (ScaleOutRun, []string, error) {
-	out := ScaleOutRun{Instances: n}
+	out := ScaleOutRun{Instances: n, CPUQuota: cfg.CPUQuota}
 	harness0 := cpuTime()
 	var broker0 time.Duration
 	if cfg.BrokerPID > 0 {
@@ -189,9 +202,13 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 	tables := filepath.Join(dir, "tables")
 	var runs []*manyRun
 	var listens []string
+	var groups []*cpuGroup
 	defer func() {
 		for _, r := range runs {
 			r.stop()
+		}
+		for _, g := range groups {
+			_ = g.remove()
 		}
 	}()
 	for i := range n {
@@ -201,7 +218,16 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 		if err != nil {
 			return out, nil, err
 		}
-		cmd := exec.Command("taskset", "-c", strconv.Itoa(i%runtime.NumCPU()), cfg.Binary, "run", "--config", cfgPath)
+		argv := []string{"taskset", "-c", strconv.Itoa(i % runtime.NumCPU()), cfg.Binary, "run", "--config", cfgPath}
+		if cfg.CPUQuota > 0 {
+			g, err := newCPUGroup(fmt.Sprintf("cdc2bench-%d-%d-%d", os.Getpid(), n, i), cfg.CPUQuota)
+			if err != nil {
+				return out, nil, err
+			}
+			groups = append(groups, g)
+			argv = g.command(argv...)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 		r, err := startCmd(cmd, filepath.Join(dir, fmt.Sprintf("run-%d.log", i)))
 		if err != nil {

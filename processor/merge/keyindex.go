@@ -277,11 +277,16 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVR
 // live; the in-memory table is flushed to a run when it is full.
 func (x *keyIndex) putNewer(path string, entries []keyEntry, check *liveCheck) error {
 	if !x.onDisk() {
+		id, named := uint32(0), false
 		for _, e := range entries {
-			if old, ok := x.keys.get(e.key); ok && old.pos.Compare(e.pos) >= 0 {
+			rec, found := x.keys.entry(e.key)
+			if found && rec.loc().pos.Compare(e.pos) >= 0 {
 				continue
 			}
-			x.put(e.key, path, e.row, e.pos)
+			if !named {
+				id, named = x.fileID(path), true
+			}
+			rec.setLoc(rowLoc{file: id, row: uint32(e.row), pos: e.pos})
 		}
 		return x.flushIfFull()
 	}

@@ -35,7 +35,11 @@ func sameDV(a, b *deltalog.DeletionVector) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.UniqueID() == b.UniqueID() && a.Cardinality == b.Cardinality
+	// The fields UniqueID is made of, compared without building it: a
+	// catch-up compares every live file.
+	return a.StorageType == b.StorageType && a.PathOrInlineDV == b.PathOrInlineDV &&
+		(a.Offset == nil) == (b.Offset == nil) && (a.Offset == nil || *a.Offset == *b.Offset) &&
+		a.Cardinality == b.Cardinality
 }
 
 // diffSnapshots reads what changed in the indexed rows from old to cur, both
@@ -203,15 +207,23 @@ func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck)
 func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) {
 	var left int64
 	for path, entries := range d.added {
+		// One hash probe a key, and the file's id taken once: another
+		// writer's rows are most of a shared table's catch-up.
+		id, named := uint32(0), false
 		for _, e := range entries {
-			if old, ok := x.keys.get(e.key); ok {
+			rec, found := x.keys.entry(e.key)
+			if found {
+				old := rec.loc()
 				if dead.has(old) {
 					left++
 				} else if old.pos.Compare(e.pos) >= 0 {
 					continue
 				}
 			}
-			x.put(e.key, path, e.row, e.pos)
+			if !named {
+				id, named = x.fileID(path), true
+			}
+			rec.setLoc(rowLoc{file: id, row: uint32(e.row), pos: e.pos})
 		}
 	}
 	for _, k := range deleted {

@@ -231,3 +231,35 @@ func TestKeyIndexCatchUpRestore(t *testing.T) {
 	requireRebuildEqual(t, a, "after restore")
 	require.Equal(t, 2, a.state.index.keys.len())
 }
+
+// TestSameDV compares sameDV with what UniqueID and the cardinality say.
+func TestSameDV(t *testing.T) {
+	off := func(n int32) *int32 { return &n }
+	dv := func(storage, path string, offset *int32, card int64) *deltalog.DeletionVector {
+		return &deltalog.DeletionVector{StorageType: storage, PathOrInlineDV: path, Offset: offset, Cardinality: card}
+	}
+	base := dv("u", "ab^-aqEH.-t@S}K{vb[*k^", off(1), 3)
+	for _, tc := range []struct {
+		name string
+		a, b *deltalog.DeletionVector
+		want bool
+	}{
+		{"both none", nil, nil, true},
+		{"one none", base, nil, false},
+		{"none and one", nil, base, false},
+		{"equal", base, dv("u", "ab^-aqEH.-t@S}K{vb[*k^", off(1), 3), true},
+		{"other offset", base, dv("u", "ab^-aqEH.-t@S}K{vb[*k^", off(2), 3), false},
+		{"no offset", base, dv("u", "ab^-aqEH.-t@S}K{vb[*k^", nil, 3), false},
+		{"other file", base, dv("u", "bb^-aqEH.-t@S}K{vb[*k^", off(1), 3), false},
+		{"other storage", base, dv("p", "ab^-aqEH.-t@S}K{vb[*k^", off(1), 3), false},
+		{"other cardinality", base, dv("u", "ab^-aqEH.-t@S}K{vb[*k^", off(1), 4), false},
+		{"inline, equal", dv("i", "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", nil, 2), dv("i", "wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L", nil, 2), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, sameDV(tc.a, tc.b))
+			if tc.a != nil && tc.b != nil {
+				require.Equal(t, tc.a.UniqueID() == tc.b.UniqueID() && tc.a.Cardinality == tc.b.Cardinality, sameDV(tc.a, tc.b))
+			}
+		})
+	}
+}

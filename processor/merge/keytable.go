@@ -98,18 +98,27 @@ func (t *keyTable) get(key string) (rowLoc, bool) {
 
 // put sets the location of key.
 func (t *keyTable) put(key string, loc rowLoc) {
+	rec, _ := t.entry(key)
+	rec.setLoc(loc)
+}
+
+// entry returns the record of key, adding one when the key is absent (its
+// location then unset, for the caller to set before the next call). The
+// record stays where it is until the key is deleted: records never move.
+func (t *keyTable) entry(key string) (rec *keyRecord, found bool) {
 	h := maphash.String(t.seed, key)
 	slot, r, ok := t.find(key, h)
-	if !ok {
-		if t.free == 0 && uint64(t.nrec)+1 > maxRecords(len(t.slots)) {
-			t.resize(len(t.slots) * 2)
-			slot, _, _ = t.find(key, h)
-		}
-		r = t.newRecord(key)
-		t.slots[slot] = t.tag(h) | (r + 1)
-		t.live++
+	if ok {
+		return t.rec(r), true
 	}
-	t.rec(r).setLoc(loc)
+	if t.free == 0 && uint64(t.nrec)+1 > maxRecords(len(t.slots)) {
+		t.resize(len(t.slots) * 2)
+		slot, _, _ = t.find(key, h)
+	}
+	r = t.newRecord(key)
+	t.slots[slot] = t.tag(h) | (r + 1)
+	t.live++
+	return t.rec(r), false
 }
 
 // delete removes key if present.
