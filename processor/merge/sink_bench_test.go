@@ -79,9 +79,11 @@ func (t *benchTable) record(op codecs.Op, id int32) Record {
 	return ev{op: op, id: id, pos: t.pos, name: "name-" + strconv.Itoa(int(id)), price: int64(id), offset: t.off}.record()
 }
 
-// load inserts rows keys in batches of 200,000.
+// load inserts rows keys in batches of 200,000, one data file each;
+// CDC2DELTA_BENCH_LOAD_ROWS sets another size, to weigh a batch's cost
+// against the table's file count (a uniform batch touches every file).
 func (t *benchTable) load(b *testing.B, s *Sink, rows int) {
-	const load = 200_000
+	load := envInt("CDC2DELTA_BENCH_LOAD_ROWS", 200_000)
 	for start := 0; start < rows; start += load {
 		batch := Batch{}
 		for id := start; id < min(start+load, rows); id++ {
