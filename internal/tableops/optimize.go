@@ -107,23 +107,20 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 		return OptimizeMetrics{}, err
 	}
 	var bins []*compacted
+	dvs := deltalog.NewDVReader(t.Store())
 	for _, bin := range opts.plan(snap) {
 		c := &compacted{inputs: bin, dropped: make([]bool, len(bin))}
-		var rows [][]any
-		for _, f := range bin {
-			r, err := datafile.Read(ctx, t.Store(), &f, schema, datafile.ReadOptions{
-				Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns,
-			})
-			if err != nil {
-				return OptimizeMetrics{}, fmt.Errorf("reading %s: %w", f.Path, err)
-			}
-			rows = append(rows, r...)
-			c.read = append(c.read, f.DeletionVector)
-			c.live = append(c.live, int64(len(r)))
+		for i := range bin {
+			c.read = append(c.read, bin[i].DeletionVector)
 		}
-		sortRows(rows, order)
-		if len(rows) > 0 {
-			if c.outputs, err = w.Write(ctx, t.Store(), rows); err != nil {
+		copied := false
+		if len(order) == 0 {
+			if copied, err = c.copy(ctx, t.Store(), w, dvs); err != nil {
+				return OptimizeMetrics{}, err
+			}
+		}
+		if !copied {
+			if err := c.rewrite(ctx, t.Store(), w, snap, order); err != nil {
 				return OptimizeMetrics{}, err
 			}
 		}

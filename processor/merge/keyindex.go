@@ -277,17 +277,7 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVR
 // live; the in-memory table is flushed to a run when it is full.
 func (x *keyIndex) putNewer(path string, entries []keyEntry, check *liveCheck) error {
 	if !x.onDisk() {
-		id, named := uint32(0), false
-		for _, e := range entries {
-			rec, found := x.keys.entry(e.key)
-			if found && rec.loc().pos.Compare(e.pos) >= 0 {
-				continue
-			}
-			if !named {
-				id, named = x.fileID(path), true
-			}
-			rec.setLoc(rowLoc{file: id, row: uint32(e.row), pos: e.pos})
-		}
+		x.putEntries(path, entries, func(old rowLoc, e keyEntry) bool { return old.pos.Compare(e.pos) < 0 })
 		return x.flushIfFull()
 	}
 	keys := make([]string, len(entries))
@@ -309,6 +299,24 @@ func (x *keyIndex) putNewer(path string, entries []keyEntry, check *liveCheck) e
 		x.put(e.key, path, e.row, e.pos)
 	}
 	return x.flushIfFull()
+}
+
+// putEntries records the entries of path in the in-memory table with one
+// hash probe each, where the key is new or replaces(its location, the
+// entry); the file's id is taken once. A rebuild and another writer's rows
+// in a catch-up go through here, a key at a time.
+func (x *keyIndex) putEntries(path string, entries []keyEntry, replaces func(old rowLoc, e keyEntry) bool) {
+	id, named := uint32(0), false
+	for _, e := range entries {
+		rec, found := x.keys.entry(e.key)
+		if found && !replaces(rec.loc(), e) {
+			continue
+		}
+		if !named {
+			id, named = x.fileID(path), true
+		}
+		rec.setLoc(rowLoc{file: id, row: uint32(e.row), pos: e.pos})
+	}
 }
 
 // flushIfFull flushes the in-memory table to a run once it holds memKeys.

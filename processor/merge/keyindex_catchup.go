@@ -206,25 +206,15 @@ func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck)
 // rest, as before: the count only ever saves work.
 func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) {
 	var left int64
-	for path, entries := range d.added {
-		// One hash probe a key, and the file's id taken once: another
-		// writer's rows are most of a shared table's catch-up.
-		id, named := uint32(0), false
-		for _, e := range entries {
-			rec, found := x.keys.entry(e.key)
-			if found {
-				old := rec.loc()
-				if dead.has(old) {
-					left++
-				} else if old.pos.Compare(e.pos) >= 0 {
-					continue
-				}
-			}
-			if !named {
-				id, named = x.fileID(path), true
-			}
-			rec.setLoc(rowLoc{file: id, row: uint32(e.row), pos: e.pos})
+	replaces := func(old rowLoc, e keyEntry) bool {
+		if dead.has(old) {
+			left++
+			return true
 		}
+		return old.pos.Compare(e.pos) < 0
+	}
+	for path, entries := range d.added {
+		x.putEntries(path, entries, replaces)
 	}
 	for _, k := range deleted {
 		if old, ok := x.keys.get(k); ok && dead.has(old) {
