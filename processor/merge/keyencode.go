@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
@@ -48,4 +49,22 @@ func appendKey(dst []byte, vals []any) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// appendFlatKey appends row's value of c as appendKey appends the value
+// Read returns for it: integers of every width alike, strings and binary
+// length-prefixed, null as its tag.
+func appendFlatKey(dst []byte, c datafile.FlatColumn, row int) []byte {
+	if c.Null != nil && c.Null[row] {
+		return append(dst, 0)
+	}
+	switch c.Kind {
+	case datafile.FlatInt:
+		return binary.BigEndian.AppendUint64(append(dst, 2), uint64(c.Ints[row]))
+	case datafile.FlatString:
+		dst = binary.AppendUvarint(append(dst, 4), uint64(len(c.Bytes[row])))
+	default:
+		dst = binary.AppendUvarint(append(dst, 5), uint64(len(c.Bytes[row])))
+	}
+	return append(dst, c.Bytes[row]...)
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -246,6 +247,27 @@ type keyEntry struct {
 // readKeyEntries reads the key and position of every live row of add.
 func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
 	cols := append(append([]string(nil), st.keyNames...), ColPosition)
+	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", add.Path, err)
+	}
+	if ok && flat[len(flat)-1].Kind == datafile.FlatString {
+		dv := roaring64.New()
+		if add.DeletionVector != nil {
+			if dv, err = dvs.Read(ctx, add.DeletionVector); err != nil {
+				return nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
+			}
+		}
+		return flatKeyEntries(add.Path, flat, n, dv)
+	}
+	return readKeyEntriesRows(ctx, store, dvs, st, add, cols)
+}
+
+// readKeyEntriesRows is readKeyEntries through datafile.Read's rows, for
+// key columns ReadFlat does not read.
+func readKeyEntriesRows(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add, cols []string) ([]keyEntry, error) {
 	rows, dv, err := physicalRows(ctx, store, dvs, st, add, cols)
 	if err != nil {
 		return nil, err
@@ -265,6 +287,44 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVR
 		pos, err := codecs.PositionFromHex(hex)
 		if err != nil {
 			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, ColPosition, hex, err)
+		}
+		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
+	}
+	return entries, nil
+}
+
+// flatKeyEntries is readKeyEntries of columns read by datafile.ReadFlat:
+// the keys, then the position; rows in dv are left out. Keys are encoded as
+// appendKey encodes the values Read returns.
+func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roaring64.Bitmap) ([]keyEntry, error) {
+	keys, posCol := cols[:len(cols)-1], cols[len(cols)-1]
+	entries := make([]keyEntry, 0, rows-int64(dv.GetCardinality()))
+	var buf []byte
+	for r := range int(rows) {
+		if dv.Contains(uint64(r)) {
+			continue
+		}
+		buf = buf[:0]
+		for _, c := range keys {
+			buf = appendFlatKey(buf, c, r)
+		}
+		var (
+			pos codecs.Position
+			bin [codecs.PositionLen]byte
+			err error
+		)
+		hexPos := posCol.Bytes[r]
+		if len(hexPos) == codecs.PositionHexLen {
+			_, err = hex.Decode(bin[:], hexPos)
+		}
+		if err == nil && len(hexPos) == codecs.PositionHexLen {
+			pos, err = codecs.PositionFromBinary(bin[:])
+		} else {
+			// The error of Read's path, with its message.
+			pos, err = codecs.PositionFromHex(string(hexPos))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, r, ColPosition, hexPos, err)
 		}
 		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
 	}
