@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 
@@ -359,66 +358,41 @@ func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, s
 
 // copyColumn writes the values of one column chunk whose rows are not dropped to cw,
 // feeding the column's statistics. Rows of the chunk are base..base+n-1; buf is the
-// caller's scratch space.
+// caller's scratch space: the kept values move to its front and go to cw while
+// their page still holds their bytes.
 func copyColumn(chunk parquet.ColumnChunk, cw *parquet.ColumnWriter, leaf *wnode, base, n int64, dropped []uint64, buf []parquet.Value) error {
-	pages := chunk.Pages()
-	defer pages.Close()
-	row := base
-	for {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		err = copyPage(page, cw, leaf, &row, base+n, dropped, buf)
-		// The values written were copied, so the page's buffers can go back.
-		parquet.Release(page)
-		if err != nil {
-			return err
-		}
-	}
-	if row != base+n {
-		return fmt.Errorf("%d values for %d rows", row-base, n)
-	}
-	return nil
-}
-
-// copyPage writes the kept values of one page, a buffer at a time: the kept values
-// move to the front of buf and go to cw while the page still holds their bytes.
-func copyPage(page parquet.Page, cw *parquet.ColumnWriter, leaf *wnode, row *int64, end int64, dropped []uint64, buf []parquet.Value) error {
-	vr := page.Values()
-	for {
-		k, err := vr.ReadValues(buf)
-		if *row+int64(k) > end {
+	row, end := base, base+n
+	err := eachValues(chunk.Pages(), buf, func(vals []parquet.Value) error {
+		if row+int64(len(vals)) > end {
 			return fmt.Errorf("more values than the row group's %d rows", end)
 		}
 		j := 0
-		for _, v := range buf[:k] {
-			r := *row
-			*row = r + 1
+		for _, v := range vals {
+			r := row
+			row++
 			if dropped[r/64]&(1<<(r%64)) != 0 {
 				continue
 			}
 			leaf.stat(v)
-			buf[j] = v
+			vals[j] = v
 			j++
 		}
 		// (An empty slice is not written: parquet-go's buffers do pointer
 		// arithmetic on it that the race detector's checkptr refuses.)
 		if j > 0 {
-			if _, werr := cw.WriteRowValues(buf[:j]); werr != nil {
-				return fmt.Errorf("writing values: %w", werr)
+			if _, err := cw.WriteRowValues(vals[:j]); err != nil {
+				return fmt.Errorf("writing values: %w", err)
 			}
 		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	if row != end {
+		return fmt.Errorf("%d values for %d rows", row-base, n)
+	}
+	return nil
 }
 
 // stat feeds one value of a flat leaf into its statistics, as value does for Go values.

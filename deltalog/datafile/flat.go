@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -166,12 +165,9 @@ func decodeFlat(ctx context.Context, data []byte, fields []*deltalog.StructField
 // read decodes every page of column c into fc, which must end with rows
 // values. Byte values are copied into one buffer: page buffers are reused.
 func (fc *FlatColumn) read(c *parquet.Column, toInt func(parquet.Value) int64, rows int64) error {
-	pages := c.Pages()
-	defer pages.Close()
 	maxDef := c.MaxDefinitionLevel()
 	var (
 		n    int64
-		buf  = make([]parquet.Value, 1024)
 		vals []byte // the byte values, one after the other
 		ends []int  // where each row's value ends in vals
 	)
@@ -180,50 +176,34 @@ func (fc *FlatColumn) read(c *parquet.Column, toInt func(parquet.Value) int64, r
 	} else {
 		ends = make([]int, 0, rows)
 	}
-	for {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
+	err := eachValues(c.Pages(), make([]parquet.Value, 1024), func(page []parquet.Value) error {
+		if n += int64(len(page)); n > rows {
+			return fmt.Errorf("more than %d values", rows)
 		}
-		if err != nil {
-			return err
-		}
-		vr := page.Values()
-		for {
-			m, err := vr.ReadValues(buf)
-			if n += int64(m); n > rows {
-				parquet.Release(page)
-				return fmt.Errorf("more than %d values", rows)
-			}
-			for _, v := range buf[:m] {
-				null := v.DefinitionLevel() != maxDef || v.IsNull()
-				if null {
-					if fc.Null == nil {
-						fc.Null = make([]bool, rows)
-					}
-					fc.Null[len(fc.Ints)+len(ends)] = true
+		for _, v := range page {
+			null := v.DefinitionLevel() != maxDef || v.IsNull()
+			if null {
+				if fc.Null == nil {
+					fc.Null = make([]bool, rows)
 				}
-				switch {
-				case fc.Kind == FlatInt && null:
-					fc.Ints = append(fc.Ints, 0)
-				case fc.Kind == FlatInt:
-					fc.Ints = append(fc.Ints, toInt(v))
-				default:
-					if !null {
-						vals = append(vals, v.ByteArray()...)
-					}
-					ends = append(ends, len(vals))
+				fc.Null[len(fc.Ints)+len(ends)] = true
+			}
+			switch {
+			case fc.Kind == FlatInt && null:
+				fc.Ints = append(fc.Ints, 0)
+			case fc.Kind == FlatInt:
+				fc.Ints = append(fc.Ints, toInt(v))
+			default:
+				if !null {
+					vals = append(vals, v.ByteArray()...)
 				}
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				parquet.Release(page)
-				return err
+				ends = append(ends, len(vals))
 			}
 		}
-		parquet.Release(page)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if n != rows {
 		return fmt.Errorf("%d values for %d rows", n, rows)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 
@@ -228,42 +227,24 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 // read decodes every page of the column, converting values as it goes because page
 // buffers are recycled.
 func (l *leafReader) read(numRows int64) error {
-	pages := l.col.Pages()
-	defer pages.Close()
-	buf := make([]parquet.Value, 1024)
-	for {
-		page, err := pages.ReadPage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		vr := page.Values()
-		for {
-			n, err := vr.ReadValues(buf)
-			for _, v := range buf[:n] {
-				d, r := v.DefinitionLevel(), v.RepetitionLevel()
-				var x any
-				if d == l.maxDef && l.conv != nil && !v.IsNull() {
-					if x, err = l.conv(v); err != nil {
-						parquet.Release(page)
-						return err
-					}
+	err := eachValues(l.col.Pages(), make([]parquet.Value, 1024), func(vals []parquet.Value) error {
+		for _, v := range vals {
+			d, r := v.DefinitionLevel(), v.RepetitionLevel()
+			var x any
+			if d == l.maxDef && l.conv != nil && !v.IsNull() {
+				var err error
+				if x, err = l.conv(v); err != nil {
+					return err
 				}
-				l.vals = append(l.vals, x)
-				l.def = append(l.def, uint8(d))
-				l.rep = append(l.rep, uint8(r))
 			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				parquet.Release(page)
-				return err
-			}
+			l.vals = append(l.vals, x)
+			l.def = append(l.def, uint8(d))
+			l.rep = append(l.rep, uint8(r))
 		}
-		parquet.Release(page)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if l.col.MaxRepetitionLevel() == 0 {
 		if int64(len(l.vals)) != numRows {
