@@ -63,15 +63,23 @@ func ParseStatsSummary(s string) (sum StatsSummary, ok bool, err error) {
 			return StatsSummary{}, false, fmt.Errorf("parsing stats: column values %.20q are not an object", m)
 		}
 	}
-	sum.TightBounds = raw.TightBounds
-	if raw.NumRecords != nil {
-		n, err := raw.NumRecords.Int64()
-		if err != nil || n < 0 {
-			return StatsSummary{}, false, fmt.Errorf("parsing stats: bad numRecords %q", raw.NumRecords.String())
-		}
-		sum.NumRecords = n
+	n, err := numRecords(raw.NumRecords)
+	if err != nil {
+		return StatsSummary{}, false, err
 	}
-	return sum, true, nil
+	return StatsSummary{NumRecords: n, TightBounds: raw.TightBounds}, true, nil
+}
+
+// numRecords is stats.numRecords, 0 when absent.
+func numRecords(num *json.Number) (int64, error) {
+	if num == nil {
+		return 0, nil
+	}
+	n, err := num.Int64()
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("parsing stats: bad numRecords %q", num.String())
+	}
+	return n, nil
 }
 
 // ParseStats decodes add.stats. Numbers stay json.Number so decimals and large longs are
@@ -92,13 +100,9 @@ func ParseStats(s string) (st Stats, ok bool, err error) {
 	if err := dec.Decode(&raw); err != nil {
 		return Stats{}, false, fmt.Errorf("parsing stats: %w", err)
 	}
-	st = Stats{MinValues: raw.MinValues, MaxValues: raw.MaxValues, NullCount: raw.NullCount, TightBounds: raw.TightBounds}
-	if raw.NumRecords != nil {
-		n, err := raw.NumRecords.Int64()
-		if err != nil || n < 0 {
-			return Stats{}, false, fmt.Errorf("parsing stats: bad numRecords %q", raw.NumRecords.String())
-		}
-		st.NumRecords = n
+	n, err := numRecords(raw.NumRecords)
+	if err != nil {
+		return Stats{}, false, err
 	}
-	return st, true, nil
+	return Stats{NumRecords: n, MinValues: raw.MinValues, MaxValues: raw.MaxValues, NullCount: raw.NullCount, TightBounds: raw.TightBounds}, true, nil
 }
