@@ -152,7 +152,13 @@ func (p Position) Hex() string {
 }
 
 // PositionFromHex decodes [Position.Hex]'s rendering.
-func PositionFromHex(s string) (Position, error) {
+func PositionFromHex(s string) (Position, error) { return positionFromHex(s) }
+
+// PositionFromHexBytes is PositionFromHex of the hex form's bytes, for
+// callers that hold them (a Parquet column) and need no string of them.
+func PositionFromHexBytes(b []byte) (Position, error) { return positionFromHex(b) }
+
+func positionFromHex[T string | []byte](s T) (Position, error) {
 	if len(s) != PositionHexLen {
 		return Position{}, fmt.Errorf("decoding position %q: %d hex digits, want %d", s, len(s), PositionHexLen)
 	}

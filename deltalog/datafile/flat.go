@@ -2,7 +2,6 @@ package datafile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/parquet-go/parquet-go"
@@ -78,10 +77,7 @@ func ReadFlat(ctx context.Context, store deltalog.Store, add *deltalog.Add, sche
 	}
 	cols, rows, ok, err = decodeFlat(ctx, data, fields, kinds, mode)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, 0, false, err
-		}
-		return nil, 0, false, &deltalog.CorruptFileError{Path: key, Err: err}
+		return nil, 0, false, decodeError(ctx, key, err)
 	}
 	return cols, rows, ok, nil
 }
@@ -137,13 +133,17 @@ func decodeFlat(ctx context.Context, data []byte, fields []*deltalog.StructField
 	}
 	p := &planner{mode: mode}
 	leaves := make([]*parquet.Column, len(fields))
+	toInts := make([]func(parquet.Value) int64, len(fields))
 	for i, fd := range fields {
 		c := p.findColumn(f.Root(), fd)
 		if c == nil || !c.Leaf() || c.MaxRepetitionLevel() != 0 {
 			return nil, 0, false, nil
 		}
 		k := c.Type().Kind()
-		if kinds[i] == FlatInt && flatInt(fd.Type, k) == nil ||
+		if kinds[i] == FlatInt {
+			toInts[i] = flatInt(fd.Type, k)
+		}
+		if kinds[i] == FlatInt && toInts[i] == nil ||
 			kinds[i] != FlatInt && k != parquet.ByteArray && k != parquet.FixedLenByteArray {
 			return nil, 0, false, nil
 		}
@@ -155,7 +155,7 @@ func decodeFlat(ctx context.Context, data []byte, fields []*deltalog.StructField
 			return nil, 0, false, err
 		}
 		cols[i] = FlatColumn{Kind: kinds[i]}
-		if err := cols[i].read(c, flatInt(fields[i].Type, c.Type().Kind()), rows); err != nil {
+		if err := cols[i].read(c, toInts[i], rows); err != nil {
 			return nil, 0, false, fmt.Errorf("column %s: %w", c.Name(), err)
 		}
 	}

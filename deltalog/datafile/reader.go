@@ -67,12 +67,18 @@ func ReadColumns(ctx context.Context, store deltalog.Store, add *deltalog.Add, s
 	}
 	rows, err := decode(ctx, data, fields, parts, mode, deleted)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, err
-		}
-		return nil, &deltalog.CorruptFileError{Path: key, Err: err}
+		return nil, decodeError(ctx, key, err)
 	}
 	return rows, nil
+}
+
+// decodeError is err from decoding the data file key: the context's own
+// error as it is, anything else a CorruptFileError.
+func decodeError(ctx context.Context, key string, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return &deltalog.CorruptFileError{Path: key, Err: err}
 }
 
 func selectFields(schema *deltalog.StructType, columns []string) ([]*deltalog.StructField, error) {

@@ -2,7 +2,6 @@ package merge
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -308,23 +307,9 @@ func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roa
 		for _, c := range keys {
 			buf = appendFlatKey(buf, c, r)
 		}
-		var (
-			pos codecs.Position
-			bin [codecs.PositionLen]byte
-			err error
-		)
-		hexPos := posCol.Bytes[r]
-		if len(hexPos) == codecs.PositionHexLen {
-			_, err = hex.Decode(bin[:], hexPos)
-		}
-		if err == nil && len(hexPos) == codecs.PositionHexLen {
-			pos, err = codecs.PositionFromBinary(bin[:])
-		} else {
-			// The error of Read's path, with its message.
-			pos, err = codecs.PositionFromHex(string(hexPos))
-		}
+		pos, err := codecs.PositionFromHexBytes(posCol.Bytes[r])
 		if err != nil {
-			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, r, ColPosition, hexPos, err)
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, r, ColPosition, posCol.Bytes[r], err)
 		}
 		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
 	}
