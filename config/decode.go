@@ -21,6 +21,9 @@ import (
 type decoder struct {
 	env      func(string) (string, bool)
 	problems []error
+	// set holds the paths of the fields the file gives a value, for the
+	// defaults that follow them (derived.go).
+	set map[string]bool
 }
 
 func (d *decoder) fail(path string, line int, format string, args ...any) {
@@ -100,6 +103,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		if !ok {
 			d.fail(p, k.Line, "unknown field; accepted: %s", strings.Join(sortedKeys(fields), ", "))
 			continue
+		}
+		if !isNull(resolve(val)) {
+			d.set[p] = true
 		}
 		d.value(val, v.FieldByIndex(f.Index), p)
 	}

@@ -141,6 +141,9 @@ func related(path string, paths []string) bool {
 // field, wrong type, unreadable value and bad ${ENV} reference, each with its path and
 // line, and the Config returned with it holds everything else that was read (a bad field
 // keeps its default).
+//
+// A default paired with a field the file sets follows it (derived.go): batch:
+// {max_records: 50} reads as min_records 50, not as the default 100 above it.
 func Parse(data []byte, env func(string) (string, bool)) (Config, error) {
 	c := Default()
 	var doc yaml.Node
@@ -151,7 +154,8 @@ func Parse(data []byte, env func(string) (string, bool)) (Config, error) {
 		}
 		return c, yamlSyntaxError(err, data)
 	}
-	d := &decoder{env: env}
+	d := &decoder{env: env, set: map[string]bool{}}
 	d.value(&doc, reflectValue(&c), "")
+	c.followSetFields(d.set)
 	return c, errors.Join(d.problems...)
 }

@@ -267,6 +267,7 @@ const (
 	MaxRetryBudget        = Duration(24 * time.Hour)
 	MaxBufferedBytes      = ByteSize(32 << 30)
 	MaxTombstoneRetention = Duration(10 * 365 * 24 * time.Hour)
+	MaxCheckpointCommits  = 1000
 )
 
 func (c *Config) validateLimits(p *problems) {
@@ -296,6 +297,8 @@ func (c *Config) validateLimits(p *problems) {
 	switch {
 	case b.MinRecords <= 0:
 		p.add("batch.min_records", "must be positive, got %d (1 commits every batch at max_age)", b.MinRecords)
+	case b.MinRecords > MaxBatchRecords:
+		p.add("batch.min_records", "%d is above %d, the most batch.max_records can be", b.MinRecords, MaxBatchRecords)
 	case b.MaxRecords > 0 && b.MaxRecords <= MaxBatchRecords && b.MinRecords > b.MaxRecords:
 		p.add("batch.min_records", "%d is above batch.max_records (%d): a batch commits when it reaches max_records, "+
 			"so it never waits for more", b.MinRecords, b.MaxRecords)
@@ -306,6 +309,9 @@ func (c *Config) validateLimits(p *problems) {
 	case b.MaxDelay > MaxBatchAge:
 		p.add("batch.max_delay", "%s is above %s: it bounds how long a change waits before readers see it, so a "+
 			"longer one only delays them (a quiet table would commit only at shutdown)", b.MaxDelay, MaxBatchAge)
+	case b.MaxAge > 0 && b.MaxAge <= MaxBatchAge && b.MaxDelay < b.MaxAge:
+		p.add("batch.max_delay", "%s is below batch.max_age (%s): a batch below the caps waits at least max_age "+
+			"and at most max_delay", b.MaxDelay, b.MaxAge)
 	}
 	switch n := b.MaxCommitsPerSecond; {
 	case n < 0:
@@ -323,12 +329,14 @@ func (c *Config) validateLimits(p *problems) {
 	}
 	controlProblems(c.Control, p)
 	switch m := c.Memory.MaxBufferedBytes; {
-	case m < b.MaxBytes:
-		p.add("memory.max_buffered_bytes", "%s is below batch.max_bytes (%s); a single batch could never fill",
-			m, b.MaxBytes)
+	case m <= 0:
+		p.add("memory.max_buffered_bytes", "must be positive, got %s", m)
 	case m > MaxBufferedBytes:
 		p.add("memory.max_buffered_bytes", "%s is above %s: buffered records are held in the process's memory, "+
 			"beside every table's key index", m, MaxBufferedBytes)
+	case b.MaxBytes > 0 && b.MaxBytes <= MaxBatchBytes && m < b.MaxBytes:
+		p.add("memory.max_buffered_bytes", "%s is below batch.max_bytes (%s); a single batch could never fill",
+			m, b.MaxBytes)
 	}
 	if n := c.Memory.OpenConcurrency; n < 1 || n > 256 {
 		p.add("memory.open_concurrency", "must be 1 to 256, got %d: each table opening at once holds its "+
@@ -367,12 +375,16 @@ func maintenanceProblems(m Maintenance, p *problems) {
 	if b := m.MaxCompactBytes; b < 1<<20 || b > 64<<30 {
 		p.add("maintenance.max_compact_bytes", "must be 1MiB to 64GiB, got %s", b)
 	}
-	if n := m.CheckpointCommits; n < 1 || n > 1000 {
-		p.add("maintenance.checkpoint_commits", "must be 1 to 1000, got %d", n)
+	if n := m.CheckpointCommits; n < 1 || n > MaxCheckpointCommits {
+		p.add("maintenance.checkpoint_commits", "must be 1 to %d, got %d", MaxCheckpointCommits, n)
 	}
-	if n := m.CheckpointMaxCommits; n < m.CheckpointCommits || n > 10_000 {
-		p.add("maintenance.checkpoint_max_commits", "must be checkpoint_commits (%d) to 10000, got %d: "+
-			"it bounds the log a reader replays after the last checkpoint", m.CheckpointCommits, n)
+	switch n := m.CheckpointMaxCommits; {
+	case n < 1 || n > 10_000:
+		p.add("maintenance.checkpoint_max_commits", "must be 1 to 10000, got %d: "+
+			"it bounds the log a reader replays after the last checkpoint", n)
+	case m.CheckpointCommits >= 1 && m.CheckpointCommits <= MaxCheckpointCommits && n < m.CheckpointCommits:
+		p.add("maintenance.checkpoint_max_commits", "%d is below maintenance.checkpoint_commits (%d): a table is "+
+			"checkpointed after checkpoint_max_commits versions, whatever checkpoint_commits says", n, m.CheckpointCommits)
 	}
 	if d := m.CheckpointInterval; d <= 0 || d > Duration(24*time.Hour) {
 		p.add("maintenance.checkpoint_interval", "must be above 0 and at most 24h, got %s", d)
