@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -63,6 +62,9 @@ var (
 
 var placeholderRE = regexp.MustCompile(`\{[^{}]*\}`)
 
+// maxClientID is the longest client id the Kafka client sends.
+const maxClientID = 256
+
 // Validate reports every problem of the configuration at once, joined with errors.Join;
 // each is a *FieldError naming its path and what is accepted.
 func (c *Config) Validate() error {
@@ -87,6 +89,9 @@ func (c *Config) validateKafka(p *problems) {
 	}
 	if k.GroupID == "" {
 		p.add("kafka.group_id", "must be set (the consumer group id)")
+	}
+	if n := len(k.ClientID); n > maxClientID {
+		p.add("kafka.client_id", "is %d bytes long; Kafka clients allow at most %d", n, maxClientID)
 	}
 	switch {
 	case len(k.Topics) == 0 && k.TopicRegex == "":
@@ -128,16 +133,12 @@ func (c *Config) validateKafka(p *problems) {
 }
 
 func validateTLS(p *problems, path string, t TLS) {
-	for _, f := range []struct{ name, file string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
-		if f.file == "" {
-			continue
-		}
-		if _, err := os.Stat(f.file); err != nil {
-			p.add(path+"."+f.name, "cannot read %q: %v", f.file, errors.Unwrap(err))
-		}
-	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		p.add(path, "cert_file and key_file must be given together")
+		return
+	}
+	if _, field, err := t.clientConfig(); err != nil {
+		p.add(path+"."+field, "%v", err)
 	}
 }
 
@@ -179,6 +180,9 @@ func (c *Config) validateTables(p *problems) {
 		if !slices.Contains(placeholders, ph) {
 			p.add("tables.path", "unknown placeholder %s; accepted: %s", ph, strings.Join(placeholders, ", "))
 		}
+	}
+	if strings.ContainsAny(placeholderRE.ReplaceAllString(t.Path, ""), "{}") {
+		p.add("tables.path", "%q has a { or } that is not part of a placeholder (%s)", urlcred.Redact(t.Path), strings.Join(placeholders, ", "))
 	}
 	if t.Path != "" && !strings.Contains(t.Path, "{table}") && !strings.Contains(t.Path, "{topic}") {
 		p.add("tables.path", "%q must contain {table} or {topic}, or every topic would write one table", urlcred.Redact(t.Path))

@@ -38,8 +38,9 @@ func addConfigFlags(fs *flag.FlagSet) *configFlags {
 
 // load reads the file, expands ${ENV} from lookup, applies the flag overrides and
 // validates; every problem is a usage error (exit 2) naming the file, and all of them
-// are reported at once: those of reading the file, of its values and of the table
-// settings run cannot apply.
+// are reported at once: those of reading the file, of its values, of the table
+// settings run cannot apply and of the store URLs it cannot open. `validate` and
+// `run` both check here, so run refuses no configuration validate accepts.
 func (cf *configFlags) load(args []string, lookup func(string) (string, bool)) (config.Config, error) {
 	if cf.path == "" {
 		return config.Config{}, usagef("--config FILE is required")
@@ -57,8 +58,9 @@ func (cf *configFlags) load(args []string, lookup func(string) (string, bool)) (
 		problems = strings.Split(err.Error(), "\n")
 	}
 	var se *config.SyntaxError
-	if !errors.As(err, &se) || se.Path != "" { // the file was read: check the table settings too
+	if !errors.As(err, &se) || se.Path != "" { // the file was read: check what run builds from it too
 		problems = append(problems, tableSettingProblems(c)...)
+		problems = append(problems, storeURLProblems(c, problems)...)
 	}
 	switch len(problems) {
 	case 0:

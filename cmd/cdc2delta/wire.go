@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,6 +27,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
+	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
@@ -54,9 +52,6 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	topics, regex := k.Topics, false
 	if k.TopicRegex != "" {
 		topics, regex = []string{k.TopicRegex}, true
-	}
-	if _, err := processor.NewRouter(c.Tables.Path); err != nil {
-		return processor.Options{}, usagef("tables.path: %v", err)
 	}
 	tables := c.Tables
 	perTable := func(src processor.TableSource) processor.TableSettings {
@@ -101,7 +96,7 @@ func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
 		Password: c.SchemaRegistry.Password.Reveal(), BearerToken: c.SchemaRegistry.BearerToken.Reveal(), Logger: logger,
 	}
 	if c.SchemaRegistry.TLS.On() {
-		tc, err := tlsConfig(c.SchemaRegistry.TLS)
+		tc, err := c.SchemaRegistry.TLS.ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("schema_registry.tls: %w", err)
 		}
@@ -144,7 +139,7 @@ func sinkOptions(s config.TableSettings, logger *slog.Logger) merge.Options {
 func kafkaOpts(k config.Kafka) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	if k.TLS.On() {
-		tc, err := tlsConfig(k.TLS)
+		tc, err := k.TLS.ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("kafka.tls: %w", err)
 		}
@@ -248,29 +243,6 @@ func overrideSource(o config.TableOverride) config.Source {
 	return config.Source{}
 }
 
-func tlsConfig(t config.TLS) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.InsecureSkipVerify} //nolint:gosec // the user asked for it
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s holds no PEM certificate", t.CAFile)
-		}
-		tc.RootCAs = pool
-	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
-}
-
 func saslMechanism(s config.SASL) sasl.Mechanism {
 	switch s.Mechanism {
 	case config.SASLScram256:
@@ -291,6 +263,31 @@ func saslMechanism(s config.SASL) sasl.Mechanism {
 		})
 	}
 	return plain.Auth{User: s.Username, Pass: s.Password.Reveal()}.AsMechanism()
+}
+
+// storeURLProblems are the problems of the object store URLs run opens, found
+// by the parser that opens them: the control table's, and the tables' as
+// tables.path routes one. A field reported already is not checked again.
+func storeURLProblems(c config.Config, reported []string) []string {
+	var bad []string
+	check := func(field, url string, problem func(error) string) {
+		if !strings.Contains(url, "://") || slices.ContainsFunc(reported, func(p string) bool { return strings.HasPrefix(p, field+": ") }) {
+			return
+		}
+		if _, err := s3store.ParseURL(url); err != nil {
+			bad = append(bad, field+": "+problem(err))
+		}
+	}
+	check("control.path", c.Control.Path, func(err error) string { return err.Error() })
+	if r, err := processor.NewRouter(c.Tables.Path); err == nil {
+		// A placeholder may stand in the bucket name, so a table's URL is checked.
+		const topic = "topic.database.schema.table"
+		table, _ := r.Route(topic) // cannot fail: the topic names every part
+		check("tables.path", table, func(err error) string {
+			return fmt.Sprintf("%q, as the URL of table %s: %v", urlcred.Redact(c.Tables.Path), topic, err)
+		})
+	}
+	return bad
 }
 
 // storeOpener opens a table path: s3:// URLs with the configured S3 options, anything
