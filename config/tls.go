@@ -35,12 +35,14 @@ func (t TLS) clientConfig() (*tls.Config, string, error) {
 		tc.RootCAs = pool
 	}
 	if t.CertFile != "" || t.KeyFile != "" {
-		for _, f := range []struct{ field, file string }{{"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
-			if _, err := os.ReadFile(f.file); err != nil {
+		var pems [2][]byte
+		for i, f := range []struct{ field, file string }{{"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+			var err error
+			if pems[i], err = os.ReadFile(f.file); err != nil {
 				return nil, f.field, fmt.Errorf("cannot read %q: %v", f.file, errors.Unwrap(err))
 			}
 		}
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		cert, err := tls.X509KeyPair(pems[0], pems[1])
 		if err != nil {
 			return nil, "cert_file", fmt.Errorf("%q and key_file %q are not a certificate and its key: %v", t.CertFile, t.KeyFile, err)
 		}

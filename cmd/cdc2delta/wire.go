@@ -266,26 +266,25 @@ func saslMechanism(s config.SASL) sasl.Mechanism {
 }
 
 // storeURLProblems are the problems of the object store URLs run opens, found
-// by the parser that opens them: the control table's, and the tables' as
-// tables.path routes one. A field reported already is not checked again.
+// by the parser that opens them: the control table's, and a table's as
+// tables.path routes one (a placeholder may name the bucket). A field
+// reported already is not checked again.
 func storeURLProblems(c config.Config, reported []string) []string {
+	check := func(field, url string) bool {
+		return strings.Contains(url, "://") && !slices.ContainsFunc(reported, func(p string) bool { return strings.HasPrefix(p, field+": ") })
+	}
 	var bad []string
-	check := func(field, url string, problem func(error) string) {
-		if !strings.Contains(url, "://") || slices.ContainsFunc(reported, func(p string) bool { return strings.HasPrefix(p, field+": ") }) {
-			return
-		}
-		if _, err := s3store.ParseURL(url); err != nil {
-			bad = append(bad, field+": "+problem(err))
+	if check("control.path", c.Control.Path) {
+		if _, err := s3store.ParseURL(c.Control.Path); err != nil {
+			bad = append(bad, "control.path: "+err.Error())
 		}
 	}
-	check("control.path", c.Control.Path, func(err error) string { return err.Error() })
-	if r, err := processor.NewRouter(c.Tables.Path); err == nil {
-		// A placeholder may stand in the bucket name, so a table's URL is checked.
+	if r, err := processor.NewRouter(c.Tables.Path); err == nil && check("tables.path", c.Tables.Path) {
 		const topic = "topic.database.schema.table"
 		table, _ := r.Route(topic) // cannot fail: the topic names every part
-		check("tables.path", table, func(err error) string {
-			return fmt.Sprintf("%q, as the URL of table %s: %v", urlcred.Redact(c.Tables.Path), topic, err)
-		})
+		if _, err := s3store.ParseURL(table); err != nil {
+			bad = append(bad, fmt.Sprintf("tables.path: %q, as the URL of table %s: %v", urlcred.Redact(c.Tables.Path), topic, err))
+		}
 	}
 	return bad
 }
