@@ -261,9 +261,11 @@ func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, re
 		txnsAt[name][v] = m
 		return m
 	}
+	rows := newRowsOracle(t, pl, recs)
 	covered := func(row control.Row) {
 		tb := byName[row.Name]
 		require.NotNil(t, tb, row.Name)
+		rows.check(tb, row.DeltaVersion, row.CompleteThrough, fmt.Sprintf("%s row of %s", row.Kind, row.Name))
 		applied := txns(row.Name, row.DeltaVersion)
 		// A change re-delivered is one change: one applied copy is enough.
 		done, first := map[string]bool{}, map[string]cdcmodel.Record{}
@@ -285,14 +287,14 @@ func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, re
 		}
 	}
 	var finalized time.Time
-	rows, versionRows := 0, 0
+	tableRows, versionRows := 0, 0
 	for v := int64(1); v <= latest.Version; v++ {
 		st, err := ctl.ReadAt(t.Context(), v)
 		require.NoError(t, err)
 		for _, row := range st.Tables {
 			if row.CompleteThrough != (codecs.Position{}) {
 				covered(row)
-				rows++
+				tableRows++
 			}
 		}
 		for _, vs := range st.Versions {
@@ -310,10 +312,10 @@ func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, re
 			}
 		}
 	}
-	require.Positive(t, rows)
+	require.Positive(t, tableRows)
 	require.Positive(t, versionRows)
 	require.Greater(t, latest.Version, int64(3), "controllers committed while the processor ran")
-	t.Logf("%d control versions, %d table rows and %d version rows checked", latest.Version, rows, versionRows)
+	t.Logf("%d control versions, %d table rows and %d version rows checked against their txns and rows", latest.Version, tableRows, versionRows)
 }
 
 // rawRecordsOf reads every record of topic.
