@@ -17,7 +17,9 @@ func TestTrackerHoldsUncoveredPartitions(t *testing.T) {
 	customers := codecs.TableID{Database: "sales", Schema: "dbo", Table: "customers"}
 	orders := codecs.TableID{Database: "sales", Schema: "dbo", Table: "orders"}
 	snap := codecs.Position{Commit: lsn(1)}
-	at := func(commit byte) codecs.Position { return codecs.Position{Commit: lsn(commit), Change: lsn(commit), Serial: 2} }
+	at := func(commit byte) codecs.Position {
+		return codecs.Position{Commit: lsn(commit), Change: lsn(commit), Serial: 2}
+	}
 	// tx is an ended transaction changing one order in partition 0.
 	tx := func(tr *cut.Tracker, commit byte) {
 		tr.Apply(cut.Change{Table: orders, Partition: 0, Pos: at(commit), TxOrder: 1, CommitMillis: int64(commit)})
