@@ -46,7 +46,7 @@ type pipeline struct {
 	adm      *kadm.Client
 	dlq      string
 	regDown  *atomic.Bool
-	// stalls, when set, holds partitions back at the processor (stall).
+	// stalls hold partitions back at the processor when a test asks.
 	stalls *stalls
 	// mem, when set, holds the tables in memory stores by path instead of
 	// under root.

@@ -170,9 +170,12 @@ func NewWorkload(o WorkloadOptions, tables ...*Table) (*Workload, error) {
 		}
 		w.tables = append(w.tables, ts)
 	}
-	for name := range o.QuietStart {
-		if !slices.ContainsFunc(w.tables, func(ts *tableState) bool { return ts.table.def.Name == name }) {
-			return nil, fmt.Errorf("%w: QuietStart names %q, not a table of the workload", ErrBadTable, name)
+	named := func(name string) bool {
+		return slices.ContainsFunc(w.tables, func(ts *tableState) bool { return ts.table.def.Name == name })
+	}
+	for _, name := range slices.Concat(o.SnapshotSkip, slices.Collect(maps.Keys(o.QuietStart))) {
+		if !named(name) {
+			return nil, fmt.Errorf("%w: SnapshotSkip or QuietStart names %q, not a table of the workload", ErrBadTable, name)
 		}
 	}
 	if !slices.ContainsFunc(w.tables, func(ts *tableState) bool { return o.QuietStart[ts.table.def.Name] <= 0 }) {

@@ -381,7 +381,7 @@ func TestWorkloadPlaceholders(t *testing.T) {
 
 // TestWorkloadSnapshotSkipAndQuietStart: a table empty at the snapshot gets
 // no read and no marker; a quiet table no change in its first transactions;
-// a workload with every table quiet is refused.
+// a workload with every table quiet, or naming a table it lacks, is refused.
 func TestWorkloadSnapshotSkipAndQuietStart(t *testing.T) {
 	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
 	customers, err := gen.Table(dbzgen.Customers())
@@ -413,5 +413,7 @@ func TestWorkloadSnapshotSkipAndQuietStart(t *testing.T) {
 	require.Equal(t, []string{"first", "last"}, markers)
 	require.Positive(t, w.Counts().Creates)
 	_, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{QuietStart: map[string]int{"customers": 1, "orders": 2}}, customers, orders)
+	require.ErrorIs(t, err, dbzgen.ErrBadTable)
+	_, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{SnapshotSkip: []string{"order"}}, customers, orders)
 	require.ErrorIs(t, err, dbzgen.ErrBadTable)
 }

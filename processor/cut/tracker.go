@@ -158,8 +158,10 @@ func (t *Tracker) Resume(id codecs.TableID, complete, applied Completeness) {
 	if complete.Through.Compare(tb.through.Through) > 0 {
 		tb.through = complete
 	}
+	// Open: whether other changes share that position (a snapshot's rows)
+	// is not known.
 	if applied.Through.Compare(t.high.pos) > 0 {
-		t.high = bound{pos: applied.Through, millis: applied.CommitMillis}
+		t.high = bound{pos: applied.Through, millis: applied.CommitMillis, open: true}
 	}
 }
 
