@@ -330,8 +330,8 @@ func (c *Controller) discover(ctx context.Context, st *control.State) error {
 			ct.read, ct.resumed = row.DeltaVersion, row.DeltaVersion
 			switch {
 			case row.CompleteThrough == (codecs.Position{}):
-				// Nothing claimed yet: the snapshot's rows and end markers,
-				// which hold the table back, are read again too.
+				// Nothing claimed yet: every version is read again, so that
+				// each partition's applied positions bound the table.
 				ct.read = -1
 			case row.ScanFrom >= 0:
 				ct.read = min(ct.read, row.ScanFrom-1)

@@ -21,10 +21,16 @@ import (
 // TestControlTableRealBroker is TestControlTable against the real Kafka
 // broker: transactions across two tables and three partitions, the
 // transaction topic with late ENDs, the processor and the controller
-// stopped abruptly and restarted, and the change log. Under the transaction
-// rule, delta-rs then reads the group's cut: each table version the control
-// table says sits exactly on it holds the model applied through the cut,
-// and each change log's rows at or below it are exactly the cut's events.
+// stopped abruptly and restarted, and the change log; customers alone has a
+// snapshot, over its three partitions, and no change in the first
+// transactions, and its partitions stall at the processor (from their first
+// record, then one mid-stream) and are released one by one. Every table and
+// version row of every control version is checked against the rows of the
+// table version it names, read back, and the group against its tables.
+// Under the transaction rule, delta-rs then reads the group's cut: each
+// table version the control table says sits exactly on it holds the model
+// applied through the cut, and each change log's rows at or below it are
+// exactly the cut's events.
 func TestControlTableRealBroker(t *testing.T) {
 	brokers := fulltier.KafkaBrokers(t)
 	t.Run("transactions", func(t *testing.T) {

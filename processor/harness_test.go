@@ -46,6 +46,8 @@ type pipeline struct {
 	adm      *kadm.Client
 	dlq      string
 	regDown  *atomic.Bool
+	// stalls hold partitions back at the processor when a test asks.
+	stalls *stalls
 	// mem, when set, holds the tables in memory stores by path instead of
 	// under root.
 	mem   map[string]*memstore.Store
@@ -72,9 +74,10 @@ func newPipelineOf(t testing.TB, wo dbzgen.WorkloadOptions, brokers []string, pr
 	reg, err := registry.New()
 	require.NoError(t, err)
 	down := new(atomic.Bool)
+	st := &stalls{reg: reg, ids: map[[2]int]int{}, refused: map[int]int32{}}
 	h := reg.Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
+		if down.Load() || st.refuses(r.URL.Path) {
 			http.Error(w, "registry down (test)", http.StatusServiceUnavailable)
 			return
 		}
@@ -111,7 +114,7 @@ func newPipelineOf(t testing.TB, wo dbzgen.WorkloadOptions, brokers []string, pr
 	w, err := dbzgen.NewWorkload(wo, tables...)
 	require.NoError(t, err)
 	return &pipeline{t: t, brokers: brokers, regURL: srv.URL, gen: gen, tables: tables, w: w,
-		root: t.TempDir(), producer: prod, adm: kadm.NewClient(prod), dlq: dlq, regDown: down}
+		root: t.TempDir(), producer: prod, adm: kadm.NewClient(prod), dlq: dlq, regDown: down, stalls: st}
 }
 
 func (pl *pipeline) topics() []string {
@@ -132,7 +135,9 @@ func (pl *pipeline) produce(n int) {
 		ev := pl.w.Next()
 		key, value, err := pl.gen.Encode(ctx, ev)
 		require.NoError(pl.t, err)
-		recs = append(recs, &kgo.Record{Topic: pl.gen.Topic(ev), Key: key, Value: value})
+		r := &kgo.Record{Topic: pl.gen.Topic(ev), Key: key, Value: value}
+		pl.stalls.mark(pl.t, ev, r)
+		recs = append(recs, r)
 	}
 	require.NoError(pl.t, pl.producer.ProduceSync(ctx, recs...).FirstErr())
 }

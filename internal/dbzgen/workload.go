@@ -18,6 +18,13 @@ type WorkloadOptions struct {
 	// Snapshot starts with an initial snapshot: one op=r event per key,
 	// commit_lsn = StartLSN, change_lsn and event_serial_no null.
 	Snapshot bool
+	// SnapshotSkip names tables (TableDef.Name) that are empty when the
+	// snapshot runs: it reads no row of them.
+	SnapshotSkip []string
+	// QuietStart is, per table name, how many transactions from the start
+	// of streaming change none of its rows; one table at least must not be
+	// quiet.
+	QuietStart map[string]int
 	// DeleteRatio is the share of changes to an existing row that delete
 	// it (default 0.1; negative means none).
 	DeleteRatio float64
@@ -79,6 +86,7 @@ type Workload struct {
 	lsn     LSN
 	now     time.Time
 	counts  WorkloadCounts
+	txs     int // transactions generated
 }
 
 // tableState is one table of a workload.
@@ -162,6 +170,17 @@ func NewWorkload(o WorkloadOptions, tables ...*Table) (*Workload, error) {
 		}
 		w.tables = append(w.tables, ts)
 	}
+	named := func(name string) bool {
+		return slices.ContainsFunc(w.tables, func(ts *tableState) bool { return ts.table.def.Name == name })
+	}
+	for _, name := range slices.Concat(o.SnapshotSkip, slices.Collect(maps.Keys(o.QuietStart))) {
+		if !named(name) {
+			return nil, fmt.Errorf("%w: SnapshotSkip or QuietStart names %q, not a table of the workload", ErrBadTable, name)
+		}
+	}
+	if !slices.ContainsFunc(w.tables, func(ts *tableState) bool { return o.QuietStart[ts.table.def.Name] <= 0 }) {
+		return nil, fmt.Errorf("%w: QuietStart leaves no table for the first transactions to change", ErrBadTable)
+	}
 	if o.Snapshot {
 		w.snapshot()
 	}
@@ -239,7 +258,13 @@ func (w *Workload) Next() Event {
 // snapshot does, with Debezium 3.x's snapshot markers.
 func (w *Workload) snapshot() {
 	n := 0
-	for ti, ts := range w.tables {
+	var read []*tableState
+	for _, ts := range w.tables {
+		if !slices.Contains(w.opts.SnapshotSkip, ts.table.def.Name) {
+			read = append(read, ts)
+		}
+	}
+	for ti, ts := range read {
 		for i := range ts.keys {
 			row := w.newRow(ts, i)
 			ts.rows[i] = row
@@ -247,7 +272,7 @@ func (w *Workload) snapshot() {
 			switch {
 			case ti == 0 && i == 0:
 				marker = "first"
-			case ti == len(w.tables)-1 && i == len(ts.keys)-1:
+			case ti == len(read)-1 && i == len(ts.keys)-1:
 				marker = "last"
 			case i == 0:
 				marker = "first_in_data_collection"
@@ -272,6 +297,7 @@ func (w *Workload) transaction() {
 	for range n {
 		evs = append(evs, w.change()...)
 	}
+	w.txs++
 	commit := w.advance()
 	processed := w.now.Add(time.Duration(50+w.rng.IntN(450)) * time.Millisecond)
 	perTable := map[*Table]int64{}
@@ -313,7 +339,11 @@ func (w *Workload) transaction() {
 // change picks a table and key and makes an insert, update or delete of it,
 // applying it to the tracked rows. The commit LSN is set by the caller.
 func (w *Workload) change() []queued {
-	ts := w.tables[w.rng.IntN(len(w.tables))]
+	tables := w.tables
+	if len(w.opts.QuietStart) > 0 {
+		tables = slices.DeleteFunc(slices.Clone(tables), func(ts *tableState) bool { return w.txs < w.opts.QuietStart[ts.table.def.Name] })
+	}
+	ts := tables[w.rng.IntN(len(tables))]
 	i := w.rng.IntN(len(ts.keys))
 	ev := Event{Table: ts.table, Source: Source{Time: w.now, ChangeLSN: w.advance(), SerialNo: 1}}
 	old, exists := ts.rows[i]

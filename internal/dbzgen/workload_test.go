@@ -378,3 +378,42 @@ func TestWorkloadPlaceholders(t *testing.T) {
 	}
 	require.Zero(t, plain.Counts().Unavailable)
 }
+
+// TestWorkloadSnapshotSkipAndQuietStart: a table empty at the snapshot gets
+// no read and no marker; a quiet table no change in its first transactions;
+// a workload with every table quiet, or naming a table it lacks, is refused.
+func TestWorkloadSnapshotSkipAndQuietStart(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	customers, err := gen.Table(dbzgen.Customers())
+	require.NoError(t, err)
+	orders, err := gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 3, Keys: 10, Snapshot: true, SnapshotSkip: []string{"orders"},
+		QuietStart: map[string]int{"customers": 8}, TransactionTopic: true, MaxTxEvents: 3}, customers, orders)
+	require.NoError(t, err)
+	var markers []string
+	ends := 0
+	for range 400 {
+		ev := w.Next()
+		switch {
+		case ev.Marker != nil:
+			if ev.Marker.Status == dbzgen.TxEnd {
+				ends++
+			}
+		case ev.Op == dbzgen.OpRead:
+			require.Equal(t, customers, ev.Table, "the snapshot reads no row of orders")
+			if ev.Source.Snapshot != "true" {
+				markers = append(markers, ev.Source.Snapshot)
+			}
+		case !ev.Tombstone && ends < 8 && ev.Table == customers:
+			require.NotNil(t, ev.Transaction)
+			require.Fail(t, "customers changed in a quiet transaction", "transaction %s", ev.Transaction.ID)
+		}
+	}
+	require.Equal(t, []string{"first", "last"}, markers)
+	require.Positive(t, w.Counts().Creates)
+	_, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{QuietStart: map[string]int{"customers": 1, "orders": 2}}, customers, orders)
+	require.ErrorIs(t, err, dbzgen.ErrBadTable)
+	_, err = dbzgen.NewWorkload(dbzgen.WorkloadOptions{SnapshotSkip: []string{"order"}}, customers, orders)
+	require.ErrorIs(t, err, dbzgen.ErrBadTable)
+}

@@ -4,17 +4,18 @@
 // them: read each table at a version complete through it and no transaction
 // is seen in part (ADR 0029).
 //
-// Two rules, chosen per tracker:
+// A table is complete through X only when every partition of its topic is
+// known to hold nothing unapplied at or below X: it applied a change above
+// X (a partition receives changes in position order), or it is caught up
+// and X was known when it was. Snapshot rows, which share one position and
+// carry no transaction, and partitions that have applied nothing, hold the
+// table back. Within that bound, one of two rules:
 //
-//   - With Debezium's transaction metadata (Options.Transactions), a table is
-//     complete through the commit of transaction T when every transaction
-//     committed at or below T has ended on the transaction topic and every
-//     one of its events in the table, by the END's count, has been applied.
-//   - Without it, a watermark: the minimum over the table's partitions of the
-//     last applied position, where a partition that is caught up counts as
-//     the highest position applied in any partition of any table.
-//
-// Both hold a table at nothing while its snapshot runs.
+//   - With Debezium's transaction metadata (Options.Transactions), the
+//     commit of transaction T, when every transaction committed at or below
+//     T has ended on the transaction topic and every one of its events in
+//     the table, by the END's count, has been applied.
+//   - Without it, a watermark: the least of the partitions' bounds.
 //
 // The package knows positions and transactions, not Kafka or Delta.
 package cut

@@ -59,35 +59,68 @@ type Change struct {
 // Tracker follows applied changes (and, under the transaction rule, the
 // transaction topic) and says how far each table is complete. It is not
 // safe for concurrent use.
+//
+// Under both rules a table is complete through X only when each partition
+// of its topic is known to hold nothing unapplied at or below X (bound):
+// snapshot rows, which carry no transaction, and partitions that have
+// applied nothing yet included.
 type Tracker struct {
 	opts   Options
 	tables map[codecs.TableID]*table
 	// high is the highest position applied anywhere, with its commit time:
-	// what a caught-up partition is complete through under the watermark
-	// rule.
-	high       codecs.Position
-	highMillis int64
-	txs        txLog
-	// The latest snapshot: its rows' shared position, and whether it runs
-	// (from its first row until its "last" marker applies). Snapshot rows
-	// carry no transaction and share one position, so neither rule sees
-	// them; a table is held at nothing until its rows are all applied.
-	snapshotPos     codecs.Position
-	snapshotRunning bool
+	// what a caught-up partition holds everything at or below under the
+	// watermark rule.
+	high bound
+	txs  txLog
+}
+
+// bound is how far a partition is known to hold nothing unapplied: every
+// change below pos, and the change at pos unless open. A snapshot's rows
+// share one position, so the partition that applied one of them may still
+// hold others at it: its bound is open.
+type bound struct {
+	pos    codecs.Position
+	millis int64
+	open   bool
+}
+
+// covers reports whether nothing at or below x lies beyond b.
+func (b bound) covers(x codecs.Position) bool {
+	c := x.Compare(b.pos)
+	return c < 0 || c == 0 && !b.open
+}
+
+// less orders bounds by how little they cover.
+func (b bound) less(o bound) bool {
+	c := b.pos.Compare(o.pos)
+	return c < 0 || c == 0 && b.open && !o.open
+}
+
+type partition struct {
+	// last is the highest position applied: changes reach a partition in
+	// position order, so every change below it there is applied.
+	last bound
+	// caughtUp: the partition was read to its end; upTo is then what every
+	// change produced before was at or below.
+	caughtUp bool
+	upTo     bound
+}
+
+func (p *partition) bound() bound {
+	if p.caughtUp {
+		return p.upTo
+	}
+	return p.last
 }
 
 type table struct {
-	// snapshotEnded is the position of the latest snapshot whose end marker
-	// (last_in_data_collection) the table applied; pastSnapshot the latest
-	// snapshot known wholly applied.
-	snapshotEnded, pastSnapshot codecs.Position
-	// partitions under the watermark rule: the last applied position, and
-	// whether the partition has nothing more to read.
-	last     map[int32]codecs.Position
-	millis   map[int32]int64
-	caughtUp map[int32]bool
+	// parts are the topic's partitions; declared once Track listed them
+	// all. Nothing is claimed before: an unlisted partition may hold
+	// anything.
+	parts    map[int32]*partition
+	declared bool
 	// frontier under the transaction rule: the index in txs.list of the
-	// first transaction not known complete for the table.
+	// first transaction the table is not known complete through.
 	frontier int
 	// through is how far the table is known complete.
 	through Completeness
@@ -101,11 +134,19 @@ func New(opts Options) *Tracker {
 func (t *Tracker) table(id codecs.TableID) *table {
 	tb := t.tables[id]
 	if tb == nil {
-		tb = &table{last: map[int32]codecs.Position{}, millis: map[int32]int64{}, caughtUp: map[int32]bool{}}
-		tb.through = t.txs.prunedThrough
+		tb = &table{parts: map[int32]*partition{}}
 		t.tables[id] = tb
 	}
 	return tb
+}
+
+func (tb *table) part(p int32) *partition {
+	pt := tb.parts[p]
+	if pt == nil {
+		pt = &partition{last: bound{open: true}}
+		tb.parts[p] = pt
+	}
+	return pt
 }
 
 // Resume starts a table at what an earlier tracker found (the control
@@ -117,58 +158,62 @@ func (t *Tracker) Resume(id codecs.TableID, complete, applied Completeness) {
 	if complete.Through.Compare(tb.through.Through) > 0 {
 		tb.through = complete
 	}
-	if applied.Through.Compare(t.high) > 0 {
-		t.high, t.highMillis = applied.Through, applied.CommitMillis
+	// Open: whether other changes share that position (a snapshot's rows)
+	// is not known.
+	if applied.Through.Compare(t.high.pos) > 0 {
+		t.high = bound{pos: applied.Through, millis: applied.CommitMillis, open: true}
 	}
 }
 
-// Track declares a table and its partitions before any of its changes
-// apply, so that a partition with nothing applied yet holds the table back
-// under the watermark rule.
+// Track declares the partitions of a table's topic. Until it has been
+// called the table is complete through nothing more than it was; a
+// partition with nothing applied holds the table back until it applies a
+// change above a position or is caught up.
 func (t *Tracker) Track(id codecs.TableID, partitions ...int32) {
 	tb := t.table(id)
 	for _, p := range partitions {
-		if _, ok := tb.last[p]; !ok {
-			tb.last[p] = codecs.Position{}
+		tb.part(p)
+	}
+	tb.declared = tb.declared || len(partitions) > 0
+}
+
+// CaughtUp says whether a partition of the table has applied everything
+// written to it (its applied offset reached an end offset listed after the
+// changes and transaction ends tracked so far were read). A caught-up
+// partition holds nothing unapplied at or below what the tracker knows now.
+func (t *Tracker) CaughtUp(id codecs.TableID, partition int32, caughtUp bool) {
+	pt := t.table(id).part(partition)
+	pt.caughtUp = caughtUp
+	if caughtUp {
+		pt.upTo = t.high
+		if end := t.txs.lastEnd; t.opts.Transactions && end != (codecs.LSN{}) && End(end).Compare(pt.upTo.pos) > 0 {
+			pt.upTo = bound{pos: End(end)}
 		}
 	}
 }
 
-// CaughtUp says whether a partition of the table has been read to its end
-// (its applied offset is the last one written).
-func (t *Tracker) CaughtUp(id codecs.TableID, partition int32, caughtUp bool) {
-	t.Track(id, partition)
-	t.tables[id].caughtUp[partition] = caughtUp
-}
+// shared reports whether a change is a snapshot row: one of many at one
+// position.
+func shared(snapshot string) bool { return snapshot != "" && snapshot != "false" }
 
 // Apply records an applied change.
 func (t *Tracker) Apply(c Change) {
-	tb := t.table(c.Table)
-	switch c.Snapshot {
-	case "", "false", "incremental":
-	default:
-		// A re-delivered row of a snapshot already over (at or below its
-		// position) starts nothing.
-		if c.Pos.Compare(t.snapshotPos) > 0 {
-			t.snapshotPos, t.snapshotRunning = c.Pos, true
-		}
-		if c.Pos.Compare(t.snapshotPos) == 0 {
-			switch c.Snapshot {
-			case "last_in_data_collection":
-				tb.snapshotEnded = c.Pos
-			case "last":
-				tb.snapshotEnded, t.snapshotRunning = c.Pos, false
-			}
-		}
-	}
-	if c.Pos.Compare(tb.last[c.Partition]) > 0 {
-		tb.last[c.Partition], tb.millis[c.Partition] = c.Pos, c.CommitMillis
-	}
-	if c.Pos.Compare(t.high) > 0 {
-		t.high, t.highMillis = c.Pos, c.CommitMillis
-	}
+	pt := t.table(c.Table).part(c.Partition)
+	b := bound{pos: c.Pos, millis: c.CommitMillis, open: shared(c.Snapshot)}
+	raise(&pt.last, b)
+	raise(&t.high, b)
 	if t.opts.Transactions && c.Snapshot == "" && c.TxOrder > 0 {
 		t.txs.apply(c.Table, c.Pos.Commit, c.TxOrder, c.CommitMillis, c.Version)
+	}
+}
+
+// raise moves b up to n; at an equal position a snapshot row opens it.
+func raise(b *bound, n bound) {
+	switch c := n.pos.Compare(b.pos); {
+	case c > 0:
+		*b = n
+	case c == 0 && n.open:
+		b.open = true
 	}
 }
 
@@ -192,36 +237,47 @@ func (t *Tracker) Complete(id codecs.TableID) Completeness {
 	if tb == nil {
 		return Completeness{}
 	}
-	if !t.pastSnapshot(tb) || !tb.started() {
-		return tb.through // what was complete stays complete
-	}
-	if t.opts.Transactions {
-		tb.frontier, tb.through = t.txs.advance(id, tb.frontier, tb.through)
-		return tb.through
-	}
-	return t.watermark(tb)
+	t.advance(id, tb)
+	return tb.through
 }
 
-// watermark is the watermark rule's answer for a table past its snapshot.
-func (t *Tracker) watermark(tb *table) Completeness {
-	var out Completeness
-	first := true
-	for _, p := range slices.Sorted(maps.Keys(tb.last)) {
-		pos, millis := tb.last[p], tb.millis[p]
-		if tb.caughtUp[p] {
-			pos, millis = t.high, t.highMillis
-		}
-		if first || pos.Compare(out.Through) < 0 {
-			out, first = Completeness{Through: pos, CommitMillis: millis}, false
+// advance moves the table's completeness as far as its partitions and,
+// under the transaction rule, its transactions allow. What was complete
+// stays complete.
+func (t *Tracker) advance(id codecs.TableID, tb *table) {
+	if !tb.declared {
+		return
+	}
+	if t.opts.Transactions {
+		tb.frontier, tb.through = t.txs.advance(id, tb.frontier, tb.through, tb.covers)
+		return
+	}
+	low := tb.low()
+	if !low.open && low.pos.Compare(tb.through.Through) > 0 {
+		tb.through = Completeness{Through: low.pos, CommitMillis: low.millis}
+	}
+}
+
+// low is the least of the partitions' bounds.
+func (tb *table) low() bound {
+	var out bound
+	for i, p := range slices.Sorted(maps.Keys(tb.parts)) {
+		if b := tb.parts[p].bound(); i == 0 || b.less(out) {
+			out = b
 		}
 	}
-	// A caught-up partition that receives new changes falls back to its
-	// last applied one, but what was complete stays complete: changes are
-	// produced in position order.
-	if out.Through.Compare(tb.through.Through) > 0 {
-		tb.through = out
+	return out
+}
+
+// covers reports whether every partition is known to hold nothing
+// unapplied at or below x.
+func (tb *table) covers(x codecs.Position) bool {
+	for _, pt := range tb.parts {
+		if !pt.bound().covers(x) {
+			return false
+		}
 	}
-	return tb.through
+	return true
 }
 
 // ScanFrom is the earliest table version that applied a change of a
@@ -233,7 +289,7 @@ func (t *Tracker) ScanFrom(id codecs.TableID) int64 {
 	if tb == nil || !t.opts.Transactions {
 		return -1
 	}
-	t.Complete(id)
+	t.advance(id, tb)
 	return t.txs.scanFrom(id, tb.frontier)
 }
 
@@ -244,14 +300,11 @@ func (t *Tracker) Prune() {
 	}
 	n := len(t.txs.list)
 	for id, tb := range t.tables {
-		if !t.pastSnapshot(tb) {
-			return
-		}
-		tb.frontier, tb.through = t.txs.advance(id, tb.frontier, tb.through)
+		t.advance(id, tb)
 		n = min(n, tb.frontier)
 	}
-	// A table not tracked yet starts complete through what was pruned, so
-	// a transaction that counts such a table stays.
+	// A table not tracked yet starts from the transactions kept, so a
+	// transaction that counts such a table stays.
 	for i, tx := range t.txs.list[:n] {
 		for id := range tx.counts {
 			if t.tables[id] == nil {
@@ -263,44 +316,4 @@ func (t *Tracker) Prune() {
 	for _, tb := range t.tables {
 		tb.frontier -= n
 	}
-}
-
-// started reports whether every partition has applied a change or has
-// nothing to read: a partition none of whose changes is applied may begin
-// with snapshot rows, which carry no transaction, of a snapshot nothing
-// else has shown yet.
-func (tb *table) started() bool {
-	for p, pos := range tb.last {
-		if pos == (codecs.Position{}) && !tb.caughtUp[p] {
-			return false
-		}
-	}
-	return true
-}
-
-// pastSnapshot reports whether the table holds every row of the latest
-// snapshot. While the snapshot runs, a table that has not applied its end
-// marker may still get rows; once it is over, all its rows were produced, so
-// a partition holds none unapplied once it has passed their position or has
-// nothing more to read.
-func (t *Tracker) pastSnapshot(tb *table) bool {
-	// Known complete at or past the snapshot's position (Resume): all its
-	// rows are in, even if this tracker never saw the snapshot end.
-	if tb.pastSnapshot == t.snapshotPos || tb.through.Through.Compare(t.snapshotPos) >= 0 {
-		return true
-	}
-	if t.snapshotRunning && tb.snapshotEnded != t.snapshotPos {
-		return false
-	}
-	for p, pos := range tb.last {
-		if !tb.caughtUp[p] && pos.Compare(t.snapshotPos) <= 0 {
-			return false
-		}
-	}
-	// Final once the table's own rows are all produced: a partition that
-	// then gets a re-delivered row does not undo it.
-	if !t.snapshotRunning || tb.snapshotEnded == t.snapshotPos {
-		tb.pastSnapshot = t.snapshotPos
-	}
-	return true
 }

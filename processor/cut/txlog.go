@@ -15,6 +15,8 @@ type txLog struct {
 	// made complete, for tables tracked after they went.
 	pruned        int
 	prunedThrough Completeness
+	// lastEnd is the latest transaction whose END was read.
+	lastEnd codecs.LSN
 }
 
 type tx struct {
@@ -49,6 +51,9 @@ func (l *txLog) pastPruned(commit codecs.LSN) bool {
 }
 
 func (l *txLog) observe(ev codecs.TxEvent) {
+	if ev.Status == codecs.TxEnd && ev.Commit.Compare(l.lastEnd) > 0 {
+		l.lastEnd = ev.Commit
+	}
 	if l.pastPruned(ev.Commit) {
 		return // a re-delivery of a transaction already complete everywhere
 	}
@@ -75,14 +80,20 @@ func (l *txLog) apply(table codecs.TableID, commit codecs.LSN, order, millis, ve
 }
 
 // advance walks a table's frontier from index i over the transactions that
-// have ended and whose events of the table have all been applied.
-func (l *txLog) advance(table codecs.TableID, i int, through Completeness) (int, Completeness) {
+// have ended, whose events of the table have all been applied, and whose
+// end the table's partitions cover (nothing else unapplied at or below it,
+// such as snapshot rows, which carry no transaction).
+func (l *txLog) advance(table codecs.TableID, i int, through Completeness, covers func(codecs.Position) bool) (int, Completeness) {
+	// The transactions pruned counted no table tracked after them.
+	if i == 0 && l.pruned > 0 && through.Through.Compare(l.prunedThrough.Through) < 0 && covers(l.prunedThrough.Through) {
+		through = l.prunedThrough
+	}
 	for ; i < len(l.list); i++ {
 		x := l.list[i]
 		if End(x.commit).Compare(through.Through) <= 0 {
 			continue // complete already (Resume)
 		}
-		if !x.ended || int64(len(x.applied[table])) < x.counts[table] {
+		if !x.ended || int64(len(x.applied[table])) < x.counts[table] || !covers(End(x.commit)) {
 			break
 		}
 		through.Through = End(x.commit)
