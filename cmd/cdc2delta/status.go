@@ -37,9 +37,13 @@ func statusCommand() command {
 				if err != nil {
 					return fmt.Errorf("control.path: %w", err)
 				}
-				ctl, err := control.Open(ctx, store, nil)
+				ctl, err := control.OpenExisting(ctx, store)
+				if errors.Is(err, control.ErrNoTable) {
+					return fmt.Errorf("control.path: no control table at %s (no _delta_log there): check control.path; "+
+						"`cdc2delta run` creates the table there, status only reads it", c.Control.Path)
+				}
 				if err != nil {
-					return err
+					return fmt.Errorf("control.path %s: %w", c.Control.Path, err)
 				}
 				st, err := ctl.Read(ctx)
 				if err != nil {
@@ -74,16 +78,20 @@ func lsnText(p codecs.Position) string {
 func printStatus(w io.Writer, st *control.State) error {
 	fmt.Fprintf(w, "control table version %d\n\n", st.Version)
 	tt := newTextTable("TABLE", "DELTA_VERSION", "COMPLETE_THROUGH_LSN", "COMPLETE_THROUGH_COMMIT", "LAST_APPLIED_COMMIT", "BEHIND")
+	newest := control.NewestApplied(slices.Collect(maps.Values(st.Tables)))
 	for _, name := range slices.Sorted(maps.Keys(st.Tables)) {
 		r := st.Tables[name]
 		behind := "-"
-		if !r.CompleteThroughCommit.IsZero() && !r.LastAppliedCommit.IsZero() {
-			behind = r.LastAppliedCommit.Sub(r.CompleteThroughCommit).Round(time.Millisecond).String()
+		if d, ok := control.Behind(newest, r.CompleteThroughCommit); ok {
+			behind = d.Round(time.Millisecond).String()
 		}
 		tt.add(name, strconv.FormatInt(r.DeltaVersion, 10), lsnText(r.CompleteThrough), tsText(r.CompleteThroughCommit), tsText(r.LastAppliedCommit), behind)
 	}
 	if err := tt.write(w); err != nil {
 		return err
+	}
+	if len(st.Tables) > 0 {
+		fmt.Fprintf(w, "\nBEHIND: how far COMPLETE_THROUGH_COMMIT is behind the newest commit applied to any table (%s), as cdc2delta_table_complete_behind_seconds\n", tsText(newest))
 	}
 	if len(st.Groups) == 0 {
 		return nil
