@@ -64,7 +64,12 @@ func (e *AbsolutePathError) Error() string {
 	if e.File != "" {
 		fmt.Fprintf(&b, " (added in %s)", e.File)
 	}
-	b.WriteString("; only tables whose data files are named relative to the table root are supported. " +
-		"Absolute paths come from SHALLOW CLONE or files added by URI: a DEEP CLONE (Spark) copies the table with relative paths")
+	b.WriteString("; " + e.Remedy())
 	return b.String()
+}
+
+// Remedy says why such a table is refused and what to do.
+func (e *AbsolutePathError) Remedy() string {
+	return "only tables whose data files are named relative to the table root are supported. " +
+		"Absolute paths come from SHALLOW CLONE or files added by URI: a DEEP CLONE (Spark) copies the table with relative paths"
 }
