@@ -14,6 +14,8 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/readers"
 	"github.com/cdc2delta/cdc2delta/processor/control"
 )
 
@@ -55,7 +57,7 @@ func statusCommand() command {
 				if *group == "" {
 					return nil
 				}
-				return printCut(e.stdout, c, st, *group)
+				return printCut(ctx, e.stdout, c, st, *group)
 			}
 		},
 	}
@@ -107,7 +109,7 @@ func printStatus(w io.Writer, st *control.State) error {
 
 // printCut prints, for each table of the group, the first version complete through
 // the group's cut, whether it sits exactly on it, and how to read it.
-func printCut(w io.Writer, c config.Config, st *control.State, name string) error {
+func printCut(ctx context.Context, w io.Writer, c config.Config, st *control.State, name string) error {
 	var members []string
 	for _, g := range c.Control.Groups {
 		if g.Name == name {
@@ -143,8 +145,7 @@ func printCut(w io.Writer, c config.Config, st *control.State, name string) erro
 				m, v.DeltaVersion, v.LastApplied.Commit))
 		}
 		tt.add(m, strconv.FormatInt(v.DeltaVersion, 10), exact)
-		snippets = append(snippets, fmt.Sprintf("  spark.sql(\"SELECT * FROM delta.`%s` VERSION AS OF %d\")", v.TablePath, v.DeltaVersion),
-			fmt.Sprintf("  DeltaTable(%q, version=%d).to_pyarrow_table()  # deltalake", v.TablePath, v.DeltaVersion))
+		snippets = append(snippets, readVersion(ctx, storeOpener(c.Storage.S3), m, v.TablePath, v.DeltaVersion)...)
 	}
 	if err := tt.write(w); err != nil {
 		return err
@@ -154,7 +155,58 @@ func printCut(w io.Writer, c config.Config, st *control.State, name string) erro
 		fmt.Fprintf(w, "the exact cut of every table is in its change log (tables.defaults.change_log): the rows of <table path>_changes with _cdc_position <= '%s'\n", g.CompleteThrough.Hex())
 	}
 	if len(snippets) > 0 {
-		fmt.Fprintf(w, "\nto read them:\n%s\n", strings.Join(snippets, "\n"))
+		fmt.Fprintf(w, "\nto read them (the tested recipes of the readers that open each table, docs/readers.md):\n%s\n", strings.Join(snippets, "\n"))
 	}
 	return nil
+}
+
+// cutReaders are the recipes status prints, as the quickstart does: delta-rs's
+// QueryBuilder and DuckDB, which read deletion vectors and column mapping (the
+// defaults), where DeltaTable(path).to_pyarrow_table() does not.
+var cutReaders = []string{"delta-rs", "DuckDB"}
+
+// readVersion says how to read version v of table name at path: each recipe of
+// cutReaders whose reader opens the table (by its protocol and metadata at v, as
+// describe says), why not for one that does not, and Spark SQL.
+func readVersion(ctx context.Context, open func(context.Context, string) (deltalog.Store, error), name, path string, v int64) []string {
+	out := []string{fmt.Sprintf("  # %s version %d", name, v)}
+	verdicts, err := versionVerdicts(ctx, open, path, v)
+	if err != nil {
+		return append(out, fmt.Sprintf("  # cannot open it to choose a reader (%v); docs/readers.md says which reader opens which table", err))
+	}
+	for _, r := range readers.Recipes {
+		if !slices.Contains(cutReaders, r.Reader) {
+			continue
+		}
+		if vd := verdicts[r.API]; vd.Outcome != readers.Reads {
+			out = append(out, fmt.Sprintf("  # %s does not read this table: %s", r.Reader, vd.Why))
+			continue
+		}
+		out = append(out, fmt.Sprintf("  # %s: %s", r.Reader, r.Install), "  "+r.CommandAt(path, v))
+	}
+	if vd := verdicts["spark.version_as_of"]; vd.Outcome == readers.Reads {
+		out = append(out, fmt.Sprintf("  # Spark\n  spark.sql(\"SELECT * FROM delta.`%s` VERSION AS OF %d\")", path, v))
+	}
+	return out
+}
+
+// versionVerdicts are the reader verdicts on version v of the table at path, by API ID.
+func versionVerdicts(ctx context.Context, open func(context.Context, string) (deltalog.Store, error), path string, v int64) (map[string]readers.Verdict, error) {
+	store, err := open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := deltalog.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := t.SnapshotAt(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]readers.Verdict{}
+	for _, vd := range readers.Verdicts(readers.TableOf(snap.Protocol(), snap.Metadata())) {
+		out[vd.API.ID()] = vd
+	}
+	return out, nil
 }
