@@ -86,7 +86,7 @@ func (s *Snapshot) AbsolutePaths() []*AbsolutePathError { return slices.Clone(s.
 
 // CommitTimestamp returns when the snapshot's version was committed: its
 // inCommitTimestamp when in-commit timestamps are enabled, else its commit file's
-// modification time.
+// modification time as listed (Table.CommitTime is the time time travel resolves).
 func (s *Snapshot) CommitTimestamp() time.Time { return s.commitTime }
 
 // stateActions returns the reconciled state as actions, as a checkpoint stores it.

@@ -84,6 +84,18 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 	return out, nil
 }
 
+// CommitTime is version v's commit time as time travel resolves it (SnapshotAtTime)
+// and History shows it. Without an inCommitTimestamp it can differ from
+// Snapshot.CommitTimestamp, the file time as listed, in milliseconds and where file
+// times tie or go backwards.
+func (t *Table) CommitTime(ctx context.Context, v int64) (time.Time, error) {
+	c, _, err := t.clock(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return c.at(ctx, v, nil)
+}
+
 // commitClock gives each version its commit time by one rule, as Delta readers apply
 // it (Delta protocol, In-Commit Timestamps): with in-commit timestamps enabled (by the
 // latest metadata), a version from their enablement version on has its

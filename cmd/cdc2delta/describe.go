@@ -42,6 +42,10 @@ func describeCommand() command {
 					return err
 				}
 				d := describeSnapshot(loc, snap)
+				// The time --timestamp resolves, as history shows it.
+				if d.CommitTime, err = t.CommitTime(ctx, snap.Version()); err != nil {
+					return fmt.Errorf("reading the commit time of %s version %d: %w", loc, snap.Version(), err)
+				}
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")

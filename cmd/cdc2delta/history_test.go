@@ -197,9 +197,19 @@ func TestHistoryTimesSelectTheirVersions(t *testing.T) {
 				printed := f[1] + " " + f[2]
 				d := cli(t, "describe", "--json", "--timestamp", printed, dir)
 				require.Equal(t, exitOK, d.code, "version %s at %s: %s", f[0], printed, d.stderr)
-				var got struct{ Version int64 }
+				var got struct {
+					Version    int64
+					CommitTime time.Time
+				}
 				require.NoError(t, json.Unmarshal([]byte(d.stdout), &got))
 				require.Equal(t, f[0], strconv.FormatInt(got.Version, 10), "history prints %s for version %s", printed, f[0])
+
+				d = cli(t, "describe", "--json", "--version", f[0], dir)
+				require.Equal(t, exitOK, d.code, d.stderr)
+				require.NoError(t, json.Unmarshal([]byte(d.stdout), &got))
+				want, err := parseTime(printed)
+				require.NoError(t, err)
+				require.Equal(t, want, got.CommitTime, "describe says version %s was committed at another time than history", f[0])
 			}
 		})
 	}
