@@ -298,7 +298,7 @@ func printAbsolutePaths(b *strings.Builder, files []absolutePath) {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(b, "every other command refuses the table: %s\n", (&deltalog.AbsolutePathError{}).Remedy())
+	fmt.Fprintf(b, "every other command refuses the table: %s\n", deltalog.AbsolutePathRemedy)
 }
 
 func writeTo(b *strings.Builder, t *textTable) error { return t.write(b) }

@@ -64,10 +64,10 @@ func historyCommand() command {
 }
 
 // historyEntry is one row of DESCRIBE HISTORY, its fields in Spark's column order.
+// Timestamp is the commit time --timestamp resolves (deltalog.Table.History).
 // Parameters and metrics keep their stored JSON types (see deltalog.OperationValues).
 type historyEntry struct {
-	Version int64 `json:"version"`
-	// Timestamp is the commit time --timestamp resolves (deltalog.Table.History).
+	Version             int64                    `json:"version"`
 	Timestamp           time.Time                `json:"timestamp"`
 	UserID              string                   `json:"userId,omitempty"`
 	UserName            string                   `json:"userName,omitempty"`

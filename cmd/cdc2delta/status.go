@@ -125,6 +125,7 @@ func printCut(ctx context.Context, w io.Writer, c config.Config, st *control.Sta
 	}
 	fmt.Fprintf(w, "\ncut of group %s: every transaction through commit LSN %s (committed %s UTC)\n\n", name, g.CompleteThrough.Commit, tsText(g.CompleteThroughCommit))
 	tt := newTextTable("TABLE", "VERSION", "EXACT")
+	open := storeOpener(c.Storage.S3)
 	var notes, snippets []string
 	for _, m := range members {
 		i := slices.IndexFunc(st.Versions[m], func(r control.Row) bool { return r.CompleteThrough.Compare(g.CompleteThrough) >= 0 })
@@ -145,7 +146,7 @@ func printCut(ctx context.Context, w io.Writer, c config.Config, st *control.Sta
 				m, v.DeltaVersion, v.LastApplied.Commit))
 		}
 		tt.add(m, strconv.FormatInt(v.DeltaVersion, 10), exact)
-		snippets = append(snippets, readVersion(ctx, storeOpener(c.Storage.S3), m, v.TablePath, v.DeltaVersion)...)
+		snippets = append(snippets, readVersion(ctx, open, m, v.TablePath, v.DeltaVersion)...)
 	}
 	if err := tt.write(w); err != nil {
 		return err
