@@ -1,8 +1,10 @@
 package deltalog
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -58,9 +60,14 @@ type HistoryEntry struct {
 
 // History returns the newest limit commits still in the log (0: all), newest first,
 // with the commit times SnapshotAtTime resolves. A table with no commit gives an error
-// matching ErrNotExist.
+// matching ErrNotExist. When the latest version does not load (a torn or corrupt
+// commit), History still shows the commits, their times following the newest version
+// that loads, so that one can see which to restore to.
 func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) {
 	c, _, err := t.clock(ctx)
+	if err != nil && !errors.Is(err, ErrNotExist) && ctx.Err() == nil {
+		c, err = t.clockBelow(ctx, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +78,7 @@ func (t *Table) History(ctx context.Context, limit int) ([]HistoryEntry, error) 
 	}
 	out := make([]HistoryEntry, 0, len(commits))
 	for _, f := range commits {
-		ci, err := readCommitInfo(ctx, t.store, f.path)
+		ci, err := firstCommitInfo(ctx, t.store, f.path)
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +139,32 @@ func (t *Table) clock(ctx context.Context) (*commitClock, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	c := &commitClock{store: t.store, ll: ll}
-	config := latest.metadata.Configuration
+	return newClock(t.store, ll, latest), latest.Version(), nil
+}
+
+// maxClockFallback bounds how many versions below an unloadable latest one
+// clockBelow tries.
+const maxClockFallback = 16
+
+// clockBelow is the clock of the newest of the versions just below the latest that
+// loads, when the latest does not (loadErr).
+func (t *Table) clockBelow(ctx context.Context, loadErr error) (*commitClock, error) {
+	ll, err := listLog(ctx, t.store, 0)
+	if err != nil {
+		return nil, err
+	}
+	for v := ll.latestVersion() - 1; v >= max(ll.earliestVersion(), ll.latestVersion()-maxClockFallback); v-- {
+		if snap, err := t.SnapshotAt(ctx, v); err == nil {
+			return newClock(t.store, ll, snap), nil
+		}
+	}
+	return nil, loadErr
+}
+
+// newClock makes the clock of the listed log by the metadata of snap.
+func newClock(store Store, ll *logListing, snap *Snapshot) *commitClock {
+	c := &commitClock{store: store, ll: ll}
+	config := snap.metadata.Configuration
 	if isTrue(config[PropEnableInCommitTimestamps]) {
 		c.ict = true
 		ev, verr := parseInt64(config[PropICTEnablementVersion])
@@ -165,7 +196,32 @@ func (t *Table) clock(ctx context.Context) (*commitClock, int64, error) {
 		}
 		c.files[i].time = mt
 	}
-	return c, latest.Version(), nil
+	return c
+}
+
+// firstCommitInfo returns the first commitInfo of a commit file (nil if it has none),
+// reading no further: a commit torn after it still shows in History.
+func firstCommitInfo(ctx context.Context, s Store, path string) (*CommitInfo, error) {
+	rc, err := s.Get(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		a, ok, err := ParseLogLine(sc.Bytes())
+		if err != nil {
+			return nil, &CorruptFileError{Path: path, Err: fmt.Errorf("line %d: %w", line, err)}
+		}
+		if ok && a.CommitInfo != nil {
+			return a.CommitInfo, nil
+		}
+	}
+	return nil, sc.Err()
 }
 
 // at is version v's commit time; ci is its commitInfo when the caller has read it

@@ -214,3 +214,23 @@ func TestHistoryTimesSelectTheirVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryShowsATornTable: history is what one reads to pick a version when the
+// latest commit is torn (cut short by a crash of another writer): it shows every commit
+// although the latest version does not load.
+func TestHistoryShowsATornTable(t *testing.T) {
+	dir := t.TempDir()
+	testTable(t, dir)
+	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	require.NoError(t, err)
+	latest := filepath.Join(dir, "_delta_log", entries[len(entries)-1].Name())
+	data, err := os.ReadFile(latest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(latest, data[:len(data)-40], 0o644))
+	require.Equal(t, exitFailure, cli(t, "describe", dir).code, "the latest version does not load")
+
+	r := cli(t, "history", dir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	_, rows := historyRows(t, r.stdout)
+	require.Len(t, rows, len(entries))
+}
