@@ -123,6 +123,9 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 			return CommitResult{}, fmt.Errorf("%w: Operation.Extra names commitInfo.%s, which Commit writes", ErrInvalidCommit, k)
 		}
 	}
+	if readSnapshot != nil && len(readSnapshot.absolute) > 0 {
+		return CommitResult{}, readSnapshot.absolute[0]
+	}
 	now := t.opts.now()
 	prepared, sum, err := t.prepareCommit(readSnapshot, actions, now)
 	if err != nil {

@@ -64,7 +64,11 @@ func (e *AbsolutePathError) Error() string {
 	if e.File != "" {
 		fmt.Fprintf(&b, " (added in %s)", e.File)
 	}
-	b.WriteString("; only tables whose data files are named relative to the table root are supported. " +
-		"Absolute paths come from SHALLOW CLONE or files added by URI: a DEEP CLONE (Spark) copies the table with relative paths")
+	b.WriteString("; " + AbsolutePathRemedy)
 	return b.String()
 }
+
+// AbsolutePathRemedy says why a table with absolute data file paths is refused and
+// what to do.
+const AbsolutePathRemedy = "only tables whose data files are named relative to the table root are supported. " +
+	"Absolute paths come from SHALLOW CLONE or files added by URI: a DEEP CLONE (Spark) copies the table with relative paths"

@@ -175,3 +175,17 @@ func TestUpdateRefusesUnreadableCommits(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepAbsolutePaths: a table opened to be shown loads with its absolute files
+// listed, and a commit from that snapshot is refused as any other use is.
+func TestKeepAbsolutePaths(t *testing.T) {
+	tbl, st, _ := newMemTable(t, deltalog.KeepAbsolutePaths())
+	putCommit(t, st, 0, lineProto, lineMeta, lineAdd("a.parquet"), lineAdd("s3://other/t/b.parquet"))
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	want := &deltalog.AbsolutePathError{Version: 0, Path: "s3://other/t/b.parquet", File: "_delta_log/00000000000000000000.json"}
+	require.Equal(t, []*deltalog.AbsolutePathError{want}, snap.AbsolutePaths())
+	_, err = tbl.Commit(t.Context(), snap, []deltalog.Action{{Add: &deltalog.Add{Path: "c.parquet", Size: 1, DataChange: true}}},
+		deltalog.Operation{Name: deltalog.OpWrite})
+	checkRefusal(t, err, want, nil)
+}

@@ -106,13 +106,22 @@ func (s *tableState) schema(v int64, where string) (*StructType, error) {
 // outside the root, the usual case, cannot be read through a Store rooted at the table
 // anyway.
 func (s *tableState) checkRelativePaths(v int64, files []Add) error {
+	if abs := s.absolutePaths(v, files); len(abs) > 0 {
+		return abs[0]
+	}
+	return nil
+}
+
+// absolutePaths lists the live files with an absolute path, in files order.
+func (s *tableState) absolutePaths(v int64, files []Add) []*AbsolutePathError {
 	if len(s.absolute) == 0 {
 		return nil
 	}
+	var out []*AbsolutePathError
 	for _, f := range files {
 		if from, ok := s.absolute[f.Key()]; ok {
-			return &AbsolutePathError{Version: v, Path: f.Path, File: from}
+			out = append(out, &AbsolutePathError{Version: v, Path: f.Path, File: from})
 		}
 	}
-	return nil
+	return out
 }

@@ -25,6 +25,8 @@ type Snapshot struct {
 	txns       map[string]Txn
 	domains    map[string]DomainMetadata
 	commitTime time.Time
+	// absolute are the live files with an absolute path (only with KeepAbsolutePaths).
+	absolute []*AbsolutePathError
 }
 
 // Version returns the table version the snapshot reflects.
@@ -78,9 +80,13 @@ func (s *Snapshot) Txns() map[string]Txn { return maps.Clone(s.txns) }
 // DomainMetadata returns the live (not removed) metadata domains.
 func (s *Snapshot) DomainMetadata() map[string]DomainMetadata { return maps.Clone(s.domains) }
 
+// AbsolutePaths lists the live data files whose path is absolute, which every other
+// use of the table refuses; only a table opened with KeepAbsolutePaths loads them.
+func (s *Snapshot) AbsolutePaths() []*AbsolutePathError { return slices.Clone(s.absolute) }
+
 // CommitTimestamp returns when the snapshot's version was committed: its
 // inCommitTimestamp when in-commit timestamps are enabled, else its commit file's
-// modification time.
+// modification time as listed (Table.CommitTime is the time time travel resolves).
 func (s *Snapshot) CommitTimestamp() time.Time { return s.commitTime }
 
 // stateActions returns the reconciled state as actions, as a checkpoint stores it.
@@ -327,7 +333,9 @@ func (t *Table) buildSnapshot(plan replayPlan, st *tableState, base *Snapshot) (
 	} else {
 		snap.files, snap.tombs = advance(base, st, cutoff)
 	}
-	if err := st.checkRelativePaths(plan.version, snap.files); err != nil {
+	if t.opts.keepAbsolutePaths {
+		snap.absolute = st.absolutePaths(plan.version, snap.files)
+	} else if err := st.checkRelativePaths(plan.version, snap.files); err != nil {
 		return nil, err
 	}
 	if ret, ok := st.metadata.Configuration[PropSetTxnRetentionDuration]; ok {

@@ -33,6 +33,7 @@ type tableOptions struct {
 	disableCheckpoints bool
 	disableLogCleanup  bool
 	readConcurrency    int
+	keepAbsolutePaths  bool
 }
 
 // Option configures a Table.
@@ -72,6 +73,12 @@ func DisableLogCleanup() Option { return func(o *tableOptions) { o.disableLogCle
 
 // ReadConcurrency sets how many commit files a snapshot load fetches in parallel. Default 16.
 func ReadConcurrency(n int) Option { return func(o *tableOptions) { o.readConcurrency = n } }
+
+// KeepAbsolutePaths loads snapshots whose live data files have absolute paths instead
+// of refusing them with an *AbsolutePathError, and lists those files in
+// Snapshot.AbsolutePaths. It is for showing such a table and why it is refused
+// (cdc2delta describe): Commit refuses a snapshot that has them.
+func KeepAbsolutePaths() Option { return func(o *tableOptions) { o.keepAbsolutePaths = true } }
 
 // Open returns a handle on the table rooted at store. The table need not exist yet:
 // Commit with a nil snapshot creates it, and Snapshot on a missing table returns an

@@ -108,3 +108,37 @@ func TestInCommitTimestampRecomputedOnRetry(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, s1.CommitTimestamp().Add(time.Millisecond), s2.CommitTimestamp(), "ICT = winner's ICT + 1ms despite the slow clock")
 }
+
+// TestHistoryTimesSelectTheirVersions: History, CommitTime and SnapshotAtTime share one
+// clock, so each time History gives selects its version, also where file times carry
+// nanoseconds, tie or go backwards.
+func TestHistoryTimesSelectTheirVersions(t *testing.T) {
+	ctx := t.Context()
+	tbl, st, _ := newMemTable(t, deltalog.DisableCheckpoints())
+	snap := createTable(t, tbl, nil)
+	for i := range 4 {
+		_, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile(fmt.Sprintf("f%d.parquet", i))}, deltalog.Operation{Name: deltalog.OpWrite})
+		require.NoError(t, err)
+	}
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for v, d := range []time.Duration{123456789, 10*time.Minute + 1, 20*time.Minute + 999999, 20*time.Minute + 999999, 15 * time.Minute} {
+		require.NoError(t, st.SetModTime(fmt.Sprintf("_delta_log/%020d.json", v), base.Add(d)))
+	}
+	h, err := tbl.History(ctx, 0)
+	require.NoError(t, err)
+	require.Len(t, h, 5)
+	for i, e := range h {
+		require.Equal(t, int64(4-i), e.Version, "newest first")
+		require.NotNil(t, e.Info)
+		require.Equal(t, e.Timestamp, e.Timestamp.Truncate(time.Millisecond), "milliseconds, as Delta keeps them")
+		s, err := tbl.SnapshotAtTime(ctx, e.Timestamp)
+		require.NoError(t, err)
+		require.Equal(t, e.Version, s.Version(), "History gives %v for version %d", e.Timestamp, e.Version)
+		ct, err := tbl.CommitTime(ctx, e.Version)
+		require.NoError(t, err)
+		require.Equal(t, e.Timestamp, ct)
+	}
+	h, err = tbl.History(ctx, 2)
+	require.NoError(t, err)
+	require.Equal(t, []int64{4, 3}, []int64{h[0].Version, h[1].Version})
+}

@@ -155,20 +155,16 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 
 // observe sets the gauges from the update about to be written.
 func (c *Controller) observe(u control.Update) {
-	var newest time.Time
-	for _, r := range u.Tables {
-		if r.LastAppliedCommit.After(newest) {
-			newest = r.LastAppliedCommit
-		}
-	}
+	newest := control.NewestApplied(u.Tables)
 	if newest.IsZero() {
 		return
 	}
 	behind := func(t time.Time) float64 {
-		if t.IsZero() {
+		d, ok := control.Behind(newest, t)
+		if !ok {
 			return math.NaN()
 		}
-		return max(newest.Sub(t).Seconds(), 0)
+		return d.Seconds()
 	}
 	for _, r := range u.Tables {
 		c.tableBehind.WithLabelValues(r.Name).Set(behind(r.CompleteThroughCommit))

@@ -31,7 +31,9 @@ func describeCommand() command {
 				if err != nil {
 					return err
 				}
-				t, err := sf.openTable(ctx, loc)
+				// A table with absolute data file paths is described, with those
+				// files named, instead of refused: describe is how one sees why.
+				t, err := sf.openTable(ctx, loc, deltalog.KeepAbsolutePaths())
 				if err != nil {
 					return err
 				}
@@ -40,6 +42,10 @@ func describeCommand() command {
 					return err
 				}
 				d := describeSnapshot(loc, snap)
+				// The time --timestamp resolves, as history shows it.
+				if d.CommitTime, err = t.CommitTime(ctx, snap.Version()); err != nil {
+					return fmt.Errorf("reading the commit time of %s version %d: %w", loc, snap.Version(), err)
+				}
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")
@@ -69,9 +75,18 @@ type tableDescription struct {
 	NumRows          *int64            `json:"numRows,omitempty"`
 	DeletionVectors  int               `json:"numDeletionVectors"`
 	Txns             []deltalog.Txn    `json:"txns"`
+	// AbsolutePaths are the live data files named by absolute path, for which
+	// every other command refuses the table.
+	AbsolutePaths []absolutePath `json:"absolutePaths,omitempty"`
 	// Readers says which reader APIs open the table, and why (internal/readers,
 	// tested by the full tier's reader matrix, docs/readers.md).
 	Readers []readerInfo `json:"readers"`
+}
+
+// absolutePath is a live data file with an absolute path and the log file that added it.
+type absolutePath struct {
+	Path    string `json:"path"`
+	AddedIn string `json:"addedIn,omitempty"`
 }
 
 // readerInfo is one reader API's verdict on the table.
@@ -131,6 +146,9 @@ func describeSnapshot(loc string, snap *deltalog.Snapshot) tableDescription {
 	txns := snap.Txns()
 	for _, id := range slices.Sorted(maps.Keys(txns)) {
 		d.Txns = append(d.Txns, txns[id])
+	}
+	for _, a := range snap.AbsolutePaths() {
+		d.AbsolutePaths = append(d.AbsolutePaths, absolutePath{Path: a.Path, AddedIn: a.File})
 	}
 	d.Readers = readerInfos(snap.Protocol(), meta)
 	return d
@@ -212,6 +230,7 @@ func (d tableDescription) print(w io.Writer) error {
 		size += fmt.Sprintf(", %d rows", *d.NumRows)
 	}
 	kv("Data", size+fmt.Sprintf(", %d deletion vectors", d.DeletionVectors))
+	printAbsolutePaths(&b, d.AbsolutePaths)
 	b.WriteString("\nSchema:\n")
 	tt := newTextTable("  COLUMN", "TYPE", "NULLABLE", "COMMENT")
 	for _, c := range d.Columns {
@@ -259,6 +278,27 @@ func printReaders(b *strings.Builder, infos []readerInfo) {
 		tt.add("  "+r.Reader, r.API, opens, why)
 	}
 	_ = writeTo(b, tt) // a strings.Builder does not fail
+}
+
+// printAbsolutePaths names the files for which cdc2delta refuses the table, why, and
+// what to do.
+func printAbsolutePaths(b *strings.Builder, files []absolutePath) {
+	if len(files) == 0 {
+		return
+	}
+	n := "1 live data file has"
+	if len(files) > 1 {
+		n = fmt.Sprintf("%d live data files have", len(files))
+	}
+	fmt.Fprintf(b, "\nRefused by cdc2delta: %s an absolute path\n", n)
+	for _, f := range files {
+		fmt.Fprintf(b, "  %s", f.Path)
+		if f.AddedIn != "" {
+			fmt.Fprintf(b, " (added in %s)", f.AddedIn)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(b, "every other command refuses the table: %s\n", deltalog.AbsolutePathRemedy)
 }
 
 func writeTo(b *strings.Builder, t *textTable) error { return t.write(b) }

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -34,16 +34,18 @@ func historyCommand() command {
 				if *limit < 0 {
 					return usagef("--limit must not be negative")
 				}
-				t, err := sf.openTable(ctx, loc)
+				// History reads no data file and writes nothing: it shows a table
+				// that other commands refuse for its absolute paths.
+				t, err := sf.openTable(ctx, loc, deltalog.KeepAbsolutePaths())
 				if err != nil {
 					return err
 				}
-				entries, err := readHistory(ctx, t.Store(), *limit)
+				entries, err := readHistory(ctx, t, *limit)
+				if errors.Is(err, deltalog.ErrNotExist) {
+					return notATable(loc)
+				}
 				if err != nil {
 					return fmt.Errorf("reading history of %s: %w", loc, err)
-				}
-				if len(entries) == 0 {
-					return notATable(loc)
 				}
 				if *asJSON {
 					enc := json.NewEncoder(e.stdout)
@@ -62,6 +64,7 @@ func historyCommand() command {
 }
 
 // historyEntry is one row of DESCRIBE HISTORY, its fields in Spark's column order.
+// Timestamp is the commit time --timestamp resolves (deltalog.Table.History).
 // Parameters and metrics keep their stored JSON types (see deltalog.OperationValues).
 type historyEntry struct {
 	Version             int64                    `json:"version"`
@@ -81,49 +84,17 @@ type historyEntry struct {
 	EngineInfo          string                   `json:"engineInfo,omitempty"`
 }
 
-// commitVersion parses "_delta_log/00000000000000000012.json".
-func commitVersion(p string) (int64, bool) {
-	name, ok := strings.CutPrefix(p, "_delta_log/")
-	if !ok || len(name) != 25 || !strings.HasSuffix(name, ".json") {
-		return 0, false
+// readHistory reads the newest limit commits (0: all) still in the log, each with
+// the commit time time travel (--timestamp) resolves.
+func readHistory(ctx context.Context, t *deltalog.Table, limit int) ([]historyEntry, error) {
+	commits, err := t.History(ctx, limit)
+	if err != nil {
+		return nil, err
 	}
-	v, err := strconv.ParseInt(name[:20], 10, 64)
-	return v, err == nil
-}
-
-// readHistory reads the commitInfo of the newest limit commits (0: all) still in the log.
-func readHistory(ctx context.Context, s deltalog.Store, limit int) ([]historyEntry, error) {
-	type commitFile struct {
-		version int64
-		info    deltalog.ObjectInfo
-	}
-	var files []commitFile
-	for o, err := range s.List(ctx, "_delta_log/", "") {
-		if err != nil {
-			return nil, err
-		}
-		if v, ok := commitVersion(o.Path); ok {
-			files = append(files, commitFile{v, o})
-		}
-	}
-	slices.Reverse(files) // newest first
-	if limit > 0 && len(files) > limit {
-		files = files[:limit]
-	}
-	out := make([]historyEntry, 0, len(files))
-	for _, f := range files {
-		ci, err := readCommitInfo(ctx, s, f.info.Path)
-		if err != nil {
-			return nil, err
-		}
-		h := historyEntry{Version: f.version, Timestamp: f.info.ModTime.UTC()}
-		if ci != nil {
-			switch {
-			case ci.InCommitTimestamp != nil:
-				h.Timestamp = time.UnixMilli(*ci.InCommitTimestamp).UTC()
-			case ci.Timestamp != nil:
-				h.Timestamp = time.UnixMilli(*ci.Timestamp).UTC()
-			}
+	out := make([]historyEntry, 0, len(commits))
+	for _, c := range commits {
+		h := historyEntry{Version: c.Version, Timestamp: c.Timestamp}
+		if ci := c.Info; ci != nil {
 			h.UserID, h.UserName, h.Operation, h.OperationParameters = ci.UserID, ci.UserName, ci.Operation, ci.OperationParameters
 			h.Job, h.Notebook, h.ClusterID = ci.Job, ci.Notebook, ci.ClusterID
 			h.ReadVersion, h.IsolationLevel, h.IsBlindAppend = ci.ReadVersion, ci.IsolationLevel, ci.IsBlindAppend
@@ -132,29 +103,6 @@ func readHistory(ctx context.Context, s deltalog.Store, limit int) ([]historyEnt
 		out = append(out, h)
 	}
 	return out, nil
-}
-
-func readCommitInfo(ctx context.Context, s deltalog.Store, p string) (*deltalog.CommitInfo, error) {
-	rc, err := s.Get(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 0, 64<<10), 256<<20)
-	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		a, ok, err := deltalog.ParseLogLine(sc.Bytes())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		if ok && a.CommitInfo != nil {
-			return a.CommitInfo, nil
-		}
-	}
-	return nil, sc.Err()
 }
 
 // historyColumn is one column of the text output; optional columns only appear when

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -120,4 +125,112 @@ func TestHistoryReadable(t *testing.T) {
 	for line := range strings.SplitSeq(r.stdout, "\n") {
 		require.LessOrEqual(t, len(line), 250, line)
 	}
+}
+
+// TestHistoryTimesSelectTheirVersions: the time history prints for a version is the
+// one time travel resolves, so `--timestamp <printed time>` selects that version:
+// the commit file's modification time (made increasing, in milliseconds) before
+// in-commit timestamps and without them, the inCommitTimestamp from their enablement
+// on, never commitInfo.timestamp, which here disagrees with both.
+func TestHistoryTimesSelectTheirVersions(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(d time.Duration) int64 { return base.Add(d).UnixMilli() }
+	const (
+		schema = `{\"type\":\"struct\",\"fields\":[{\"name\":\"id\",\"type\":\"long\",\"nullable\":true,\"metadata\":{}}]}`
+		proto  = `{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}`
+	)
+	meta := func(conf string) string {
+		return `{"metaData":{"id":"t1","format":{"provider":"parquet","options":{}},"schemaString":"` + schema +
+			`","partitionColumns":[],"configuration":{` + conf + `}}}`
+	}
+	commitInfo := func(ts int64, ict *int64) string {
+		s := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"WRITE"`, ts)
+		if ict != nil {
+			s = fmt.Sprintf(`{"commitInfo":{"inCommitTimestamp":%d,"timestamp":%d,"operation":"WRITE"`, *ict, ts)
+		}
+		return s + "}}"
+	}
+	add := func(v int) string {
+		return fmt.Sprintf(`{"add":{"path":"f%d.parquet","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true}}`, v)
+	}
+	ict := func(d time.Duration) *int64 { v := ms(d); return &v }
+	// Commit file times with nanoseconds, a tie (v3 = v2) and one going back (v4).
+	mtimes := []time.Duration{123456789, 10*time.Minute + 1, 20*time.Minute + 999999, 20*time.Minute + 999999, 15 * time.Minute}
+	tests := []struct {
+		name    string
+		commits [][]string
+		mtimes  []time.Duration
+	}{
+		{"file times", [][]string{
+			{commitInfo(ms(-24*time.Hour), nil), proto, meta("")},
+			{commitInfo(ms(-23*time.Hour), nil), add(1)},
+			{commitInfo(ms(-22*time.Hour), nil), add(2)},
+			{commitInfo(ms(-21*time.Hour), nil), add(3)},
+			{commitInfo(ms(-20*time.Hour), nil), add(4)},
+		}, mtimes},
+		{"in-commit timestamps enabled at version 3", [][]string{
+			{commitInfo(ms(-24*time.Hour), nil), proto, meta("")},
+			{commitInfo(ms(-23*time.Hour), nil), add(1)},
+			{commitInfo(ms(-22*time.Hour), nil), add(2)},
+			{commitInfo(ms(-21*time.Hour), ict(25*time.Minute)),
+				`{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}`,
+				meta(fmt.Sprintf(`"delta.enableInCommitTimestamps":"true","delta.inCommitTimestampEnablementVersion":"3","delta.inCommitTimestampEnablementTimestamp":"%d"`, ms(25*time.Minute)))},
+			{commitInfo(ms(-20*time.Hour), ict(25*time.Minute+time.Millisecond)), add(4)},
+			{commitInfo(ms(-19*time.Hour), ict(40*time.Minute)), add(5)},
+		}, []time.Duration{mtimes[0], mtimes[1], mtimes[2], -time.Hour, 2 * time.Hour, time.Minute}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for v, lines := range tc.commits {
+				writeCommit(t, dir, v, lines...)
+				p := filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", v))
+				require.NoError(t, os.Chtimes(p, base.Add(tc.mtimes[v]), base.Add(tc.mtimes[v])))
+			}
+			r := cli(t, "history", dir)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			t.Log(r.stdout)
+			_, rows := historyRows(t, r.stdout)
+			require.Len(t, rows, len(tc.commits))
+			for _, row := range rows {
+				f := strings.Fields(row)
+				printed := f[1] + " " + f[2]
+				d := cli(t, "describe", "--json", "--timestamp", printed, dir)
+				require.Equal(t, exitOK, d.code, "version %s at %s: %s", f[0], printed, d.stderr)
+				var got struct {
+					Version    int64
+					CommitTime time.Time
+				}
+				require.NoError(t, json.Unmarshal([]byte(d.stdout), &got))
+				require.Equal(t, f[0], strconv.FormatInt(got.Version, 10), "history prints %s for version %s", printed, f[0])
+
+				d = cli(t, "describe", "--json", "--version", f[0], dir)
+				require.Equal(t, exitOK, d.code, d.stderr)
+				require.NoError(t, json.Unmarshal([]byte(d.stdout), &got))
+				want, err := parseTime(printed)
+				require.NoError(t, err)
+				require.Equal(t, want, got.CommitTime, "describe says version %s was committed at another time than history", f[0])
+			}
+		})
+	}
+}
+
+// TestHistoryShowsATornTable: history is what one reads to pick a version when the
+// latest commit is torn (cut short by a crash of another writer): it shows every commit
+// although the latest version does not load.
+func TestHistoryShowsATornTable(t *testing.T) {
+	dir := t.TempDir()
+	testTable(t, dir)
+	entries, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	require.NoError(t, err)
+	latest := filepath.Join(dir, "_delta_log", entries[len(entries)-1].Name())
+	data, err := os.ReadFile(latest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(latest, data[:len(data)-40], 0o644))
+	require.Equal(t, exitFailure, cli(t, "describe", dir).code, "the latest version does not load")
+
+	r := cli(t, "history", dir)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	_, rows := historyRows(t, r.stdout)
+	require.Len(t, rows, len(entries))
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/readers"
 	"github.com/cdc2delta/cdc2delta/processor/control"
 )
 
@@ -37,9 +39,13 @@ func statusCommand() command {
 				if err != nil {
 					return fmt.Errorf("control.path: %w", err)
 				}
-				ctl, err := control.Open(ctx, store, nil)
+				ctl, err := control.OpenExisting(ctx, store)
+				if errors.Is(err, control.ErrNoTable) {
+					return fmt.Errorf("control.path: no control table at %s (no _delta_log there): check control.path; "+
+						"`cdc2delta run` creates the table there, status only reads it", c.Control.Path)
+				}
 				if err != nil {
-					return err
+					return fmt.Errorf("control.path %s: %w", c.Control.Path, err)
 				}
 				st, err := ctl.Read(ctx)
 				if err != nil {
@@ -51,7 +57,7 @@ func statusCommand() command {
 				if *group == "" {
 					return nil
 				}
-				return printCut(e.stdout, c, st, *group)
+				return printCut(ctx, e.stdout, c, st, *group)
 			}
 		},
 	}
@@ -74,16 +80,20 @@ func lsnText(p codecs.Position) string {
 func printStatus(w io.Writer, st *control.State) error {
 	fmt.Fprintf(w, "control table version %d\n\n", st.Version)
 	tt := newTextTable("TABLE", "DELTA_VERSION", "COMPLETE_THROUGH_LSN", "COMPLETE_THROUGH_COMMIT", "LAST_APPLIED_COMMIT", "BEHIND")
+	newest := control.NewestApplied(slices.Collect(maps.Values(st.Tables)))
 	for _, name := range slices.Sorted(maps.Keys(st.Tables)) {
 		r := st.Tables[name]
 		behind := "-"
-		if !r.CompleteThroughCommit.IsZero() && !r.LastAppliedCommit.IsZero() {
-			behind = r.LastAppliedCommit.Sub(r.CompleteThroughCommit).Round(time.Millisecond).String()
+		if d, ok := control.Behind(newest, r.CompleteThroughCommit); ok {
+			behind = d.Round(time.Millisecond).String()
 		}
 		tt.add(name, strconv.FormatInt(r.DeltaVersion, 10), lsnText(r.CompleteThrough), tsText(r.CompleteThroughCommit), tsText(r.LastAppliedCommit), behind)
 	}
 	if err := tt.write(w); err != nil {
 		return err
+	}
+	if len(st.Tables) > 0 {
+		fmt.Fprintf(w, "\nBEHIND: how far COMPLETE_THROUGH_COMMIT is behind the newest commit applied to any table (%s), as cdc2delta_table_complete_behind_seconds\n", tsText(newest))
 	}
 	if len(st.Groups) == 0 {
 		return nil
@@ -99,7 +109,7 @@ func printStatus(w io.Writer, st *control.State) error {
 
 // printCut prints, for each table of the group, the first version complete through
 // the group's cut, whether it sits exactly on it, and how to read it.
-func printCut(w io.Writer, c config.Config, st *control.State, name string) error {
+func printCut(ctx context.Context, w io.Writer, c config.Config, st *control.State, name string) error {
 	var members []string
 	for _, g := range c.Control.Groups {
 		if g.Name == name {
@@ -115,6 +125,7 @@ func printCut(w io.Writer, c config.Config, st *control.State, name string) erro
 	}
 	fmt.Fprintf(w, "\ncut of group %s: every transaction through commit LSN %s (committed %s UTC)\n\n", name, g.CompleteThrough.Commit, tsText(g.CompleteThroughCommit))
 	tt := newTextTable("TABLE", "VERSION", "EXACT")
+	open := storeOpener(c.Storage.S3)
 	var notes, snippets []string
 	for _, m := range members {
 		i := slices.IndexFunc(st.Versions[m], func(r control.Row) bool { return r.CompleteThrough.Compare(g.CompleteThrough) >= 0 })
@@ -135,8 +146,7 @@ func printCut(w io.Writer, c config.Config, st *control.State, name string) erro
 				m, v.DeltaVersion, v.LastApplied.Commit))
 		}
 		tt.add(m, strconv.FormatInt(v.DeltaVersion, 10), exact)
-		snippets = append(snippets, fmt.Sprintf("  spark.sql(\"SELECT * FROM delta.`%s` VERSION AS OF %d\")", v.TablePath, v.DeltaVersion),
-			fmt.Sprintf("  DeltaTable(%q, version=%d).to_pyarrow_table()  # deltalake", v.TablePath, v.DeltaVersion))
+		snippets = append(snippets, readVersion(ctx, open, m, v.TablePath, v.DeltaVersion)...)
 	}
 	if err := tt.write(w); err != nil {
 		return err
@@ -146,7 +156,58 @@ func printCut(w io.Writer, c config.Config, st *control.State, name string) erro
 		fmt.Fprintf(w, "the exact cut of every table is in its change log (tables.defaults.change_log): the rows of <table path>_changes with _cdc_position <= '%s'\n", g.CompleteThrough.Hex())
 	}
 	if len(snippets) > 0 {
-		fmt.Fprintf(w, "\nto read them:\n%s\n", strings.Join(snippets, "\n"))
+		fmt.Fprintf(w, "\nto read them (the tested recipes of the readers that open each table, docs/readers.md):\n%s\n", strings.Join(snippets, "\n"))
 	}
 	return nil
+}
+
+// cutReaders are the recipes status prints, as the quickstart does: delta-rs's
+// QueryBuilder and DuckDB, which read deletion vectors and column mapping (the
+// defaults), where DeltaTable(path).to_pyarrow_table() does not.
+var cutReaders = []string{"delta-rs", "DuckDB"}
+
+// readVersion says how to read version v of table name at path: each recipe of
+// cutReaders whose reader opens the table (by its protocol and metadata at v, as
+// describe says), why not for one that does not, and Spark SQL.
+func readVersion(ctx context.Context, open func(context.Context, string) (deltalog.Store, error), name, path string, v int64) []string {
+	out := []string{fmt.Sprintf("  # %s version %d", name, v)}
+	verdicts, err := versionVerdicts(ctx, open, path, v)
+	if err != nil {
+		return append(out, fmt.Sprintf("  # cannot open it to choose a reader (%v); docs/readers.md says which reader opens which table", err))
+	}
+	for _, r := range readers.Recipes {
+		if !slices.Contains(cutReaders, r.Reader) {
+			continue
+		}
+		if vd := verdicts[r.API]; vd.Outcome != readers.Reads {
+			out = append(out, fmt.Sprintf("  # %s does not read this table: %s", r.Reader, vd.Why))
+			continue
+		}
+		out = append(out, fmt.Sprintf("  # %s: %s", r.Reader, r.Install), "  "+r.CommandAt(path, v))
+	}
+	if vd := verdicts["spark.version_as_of"]; vd.Outcome == readers.Reads {
+		out = append(out, fmt.Sprintf("  # Spark\n  spark.sql(\"SELECT * FROM delta.`%s` VERSION AS OF %d\")", path, v))
+	}
+	return out
+}
+
+// versionVerdicts are the reader verdicts on version v of the table at path, by API ID.
+func versionVerdicts(ctx context.Context, open func(context.Context, string) (deltalog.Store, error), path string, v int64) (map[string]readers.Verdict, error) {
+	store, err := open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := deltalog.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := t.SnapshotAt(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]readers.Verdict{}
+	for _, vd := range readers.Verdicts(readers.TableOf(snap.Protocol(), snap.Metadata())) {
+		out[vd.API.ID()] = vd
+	}
+	return out, nil
 }

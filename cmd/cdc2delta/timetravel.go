@@ -37,10 +37,11 @@ func declareTimeTravel(fs *flag.FlagSet, versionUsage, timestampUsage string) *t
 
 func (tt *timeTravelFlags) set() bool { return tt.version.set || tt.timestamp != "" }
 
-// parseTime accepts RFC 3339 with or without fractional seconds, "2006-01-02 15:04:05"
-// (taken as UTC) and a bare date.
+// parseTime accepts RFC 3339 with or without fractional seconds, the same with a
+// space for the T (as history prints times), "2006-01-02 15:04:05" (taken as UTC) and
+// a bare date.
 func parseTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t, nil
 		}

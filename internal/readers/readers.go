@@ -214,15 +214,25 @@ type Recipe struct {
 	Install, Needs string
 	// Note says what else works, on which tables.
 	Note string
-	// code is Python with %[1]s for the table path as a Python string literal.
+	// API is the ID of the API whose verdict says whether the recipe reads a table.
+	API string
+	// code is Python with %[1]s for the table path as a Python string literal and
+	// %[2]s where at goes to read a version.
 	code string
+	// at is the argument that selects version %d.
+	at string
 }
 
 // Code is the recipe's Python for the table at path.
-func (r Recipe) Code(path string) string { return fmt.Sprintf(r.code, PyString(path)) }
+func (r Recipe) Code(path string) string { return fmt.Sprintf(r.code, PyString(path), "") }
 
 // Command is the recipe as a shell command for the table at path.
 func (r Recipe) Command(path string) string { return `python -c "` + r.Code(path) + `"` }
+
+// CommandAt is the recipe as a shell command reading version v of the table at path.
+func (r Recipe) CommandAt(path string, v int64) string {
+	return `python -c "` + fmt.Sprintf(r.code, PyString(path), fmt.Sprintf(r.at, v)) + `"`
+}
 
 // PyString is s as a single-quoted Python literal.
 func PyString(s string) string {
@@ -236,35 +246,43 @@ var Recipes = []Recipe{
 		Engine:  "deltars",
 		Install: "pip install deltalake==1.6.6 pyarrow==26.0.1 pandas==3.1.1",
 		Note:    "DeltaTable(path).to_pandas() reads tables created with deletion_vectors: false and column_names: portable; QueryBuilder reads every table.",
+		API:     "deltars.querybuilder",
 		code: "import pyarrow as pa; from deltalake import DeltaTable, QueryBuilder; " +
-			"print(pa.table(QueryBuilder().register('t', DeltaTable(%[1]s)).execute('SELECT * FROM t LIMIT 10').read_all()).to_pandas())",
+			"print(pa.table(QueryBuilder().register('t', DeltaTable(%[1]s%[2]s)).execute('SELECT * FROM t LIMIT 10').read_all()).to_pandas())",
+		at: ", version=%d",
 	},
 	{
 		Reader:  "polars",
 		Engine:  "polars",
 		Install: "pip install polars==2.1.0 deltalake==1.6.6 pyarrow==26.0.1",
 		Note:    "pl.read_delta(path) and pl.scan_delta(path) read tables without column mapping (deletion vectors are fine); this goes through delta-rs's QueryBuilder and reads every table.",
+		API:     "deltars.querybuilder",
 		code: "import polars as pl, pyarrow as pa; from deltalake import DeltaTable, QueryBuilder; " +
-			"print(pl.from_arrow(pa.table(QueryBuilder().register('t', DeltaTable(%[1]s)).execute('SELECT * FROM t').read_all())))",
+			"print(pl.from_arrow(pa.table(QueryBuilder().register('t', DeltaTable(%[1]s%[2]s)).execute('SELECT * FROM t').read_all())))",
+		at: ", version=%d",
 	},
 	{
 		Reader:  "DuckDB",
 		Engine:  "duckdb",
 		Install: "pip install duckdb==1.5.5 duckdb-extension-delta==1.5.5",
+		API:     "duckdb.delta_scan",
 		Needs:   "nothing at run time: the delta extension is in the wheel and loaded from it (duckdb 2.0 from pip has no such wheel, and INSTALL delta downloads from DuckDB's extension server)",
 		Note:    "Partition columns of a column-mapped table read as NULL (duckdb/duckdb-delta#343).",
 		code: "import duckdb, duckdb_extension_delta as d, pathlib; con = duckdb.connect(); " +
 			"con.load_extension(str(next(pathlib.Path(d.__file__).parent.glob('extensions/*/delta.duckdb_extension')))); " +
-			"print(con.sql('SELECT * FROM delta_scan(?) LIMIT 10', params=[%[1]s]))",
+			"print(con.sql('SELECT * FROM delta_scan(?%[2]s) LIMIT 10', params=[%[1]s]))",
+		at: ", version=%d",
 	},
 	{
 		Reader:  "Spark",
 		Engine:  "spark",
 		Install: "pip install pyspark==4.1.1 delta-spark==4.3.1",
+		API:     "spark.read",
 		Needs:   "Java 17, and Maven Central on the first start (the delta-spark jars, cached in ~/.ivy2)",
 		code: "from delta import configure_spark_with_delta_pip; from pyspark.sql import SparkSession; " +
 			"b = SparkSession.builder.config('spark.sql.extensions', 'io.delta.sql.DeltaSparkSessionExtension')" +
 			".config('spark.sql.catalog.spark_catalog', 'org.apache.spark.sql.delta.catalog.DeltaCatalog'); " +
-			"configure_spark_with_delta_pip(b).getOrCreate().read.format('delta').load(%[1]s).show(10)",
+			"configure_spark_with_delta_pip(b).getOrCreate().read.format('delta')%[2]s.load(%[1]s).show(10)",
+		at: ".option('versionAsOf', %d)",
 	},
 }

@@ -121,3 +121,25 @@ func ahead(old, upd Row) (Row, bool, bool) {
 	}
 	return out, moved, completed
 }
+
+// NewestApplied is the newest source commit time applied to any of rows.
+func NewestApplied(rows []Row) time.Time {
+	var newest time.Time
+	for _, r := range rows {
+		if r.LastAppliedCommit.After(newest) {
+			newest = r.LastAppliedCommit
+		}
+	}
+	return newest
+}
+
+// Behind is how far a complete_through (or finalized_until) commit time t is
+// behind newest (NewestApplied): never negative, as a table is complete through
+// transactions later than its own last change when they did not touch it. It
+// reports false when either time is unknown.
+func Behind(newest, t time.Time) (time.Duration, bool) {
+	if newest.IsZero() || t.IsZero() {
+		return 0, false
+	}
+	return max(newest.Sub(t), 0), true
+}

@@ -49,6 +49,25 @@ func Open(ctx context.Context, store deltalog.Store, now func() time.Time) (*Tab
 	return c, nil
 }
 
+// ErrNoTable says there is no control table where one was to be read.
+var ErrNoTable = errors.New("no control table")
+
+// OpenExisting opens the control table in store without creating it, for
+// readers (cdc2delta status), which must not write: with no table there it
+// returns an error matching ErrNoTable and writes nothing.
+func OpenExisting(ctx context.Context, store deltalog.Store) (*Table, error) {
+	t, err := deltalog.Open(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("opening the control table: %w", err)
+	}
+	if _, err := t.Snapshot(ctx); errors.Is(err, deltalog.ErrNotExist) {
+		return nil, ErrNoTable
+	} else if err != nil {
+		return nil, fmt.Errorf("reading the control table: %w", err)
+	}
+	return &Table{t: t, now: time.Now}, nil
+}
+
 func (c *Table) create(ctx context.Context) error {
 	st := schema()
 	ss, err := st.SchemaString()
