@@ -145,8 +145,14 @@ func testSkipBeforeTable(t *testing.T, o fixtureOptions) {
 	r = cli(t, strings.Fields(m[1])...)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	f.runUntilCaughtUp()
-	// Key, customer and status of each row: a lost insert, update or
-	// delete changes them.
+	f.requireSourceRows()
+}
+
+// requireSourceRows checks that the table holds the source's rows: the key,
+// customer and status of each, which a lost insert, update or delete changes.
+func (f *runFixture) requireSourceRows() {
+	t := f.t
+	t.Helper()
 	var want, got []string
 	for _, row := range f.work.Rows(f.orders) {
 		status := ""
