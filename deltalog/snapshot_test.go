@@ -236,6 +236,7 @@ func TestTornLatestCommit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tbl, st, _ := newMemTable(t, deltalog.DisableCheckpoints())
 			snap := createTable(t, tbl, nil)
+			first := snap
 			for _, f := range []string{"a.parquet", "b.parquet"} {
 				res, err := tbl.Commit(t.Context(), snap, []deltalog.Action{addFile(f)}, deltalog.Operation{Name: deltalog.OpWrite})
 				require.NoError(t, err)
@@ -249,14 +250,18 @@ func TestTornLatestCommit(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, st.Put(t.Context(), path, data[:len(data)/2]))
 
+			// A full load, and a writer's update of a snapshot before it.
 			_, err = tbl.Snapshot(t.Context())
-			ce, ok := errors.AsType[*deltalog.CorruptFileError](err)
-			require.True(t, ok, "%v", err)
-			require.Equal(t, path, ce.Path)
-			torn, ok := errors.AsType[*deltalog.TornCommitError](err)
-			require.Equal(t, tc.latest, ok, "%v", err)
-			if ok {
-				require.Equal(t, tc.version, torn.Version)
+			_, uerr := tbl.Update(t.Context(), first)
+			for _, err := range []error{err, uerr} {
+				ce, ok := errors.AsType[*deltalog.CorruptFileError](err)
+				require.True(t, ok, "%v", err)
+				require.Equal(t, path, ce.Path)
+				torn, ok := errors.AsType[*deltalog.TornCommitError](err)
+				require.Equal(t, tc.latest, ok, "%v", err)
+				if ok {
+					require.Equal(t, tc.version, torn.Version)
+				}
 			}
 			prev, err := tbl.SnapshotAt(t.Context(), tc.version-1)
 			require.NoError(t, err, "the versions before it read")
