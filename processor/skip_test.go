@@ -344,7 +344,8 @@ func TestSkipNextOffset(t *testing.T) {
 		state
 		offset int64
 		// want: nil (skipped), ErrNoTable (verified, no log to record it),
-		// ErrNotNextOffset (next is the expected one) or ErrLatestReset.
+		// ErrNotNextOffset (next is the expected one), ErrLatestReset or
+		// ErrRecordMissing.
 		want error
 		next int64
 	}{
@@ -359,6 +360,7 @@ func TestSkipNextOffset(t *testing.T) {
 		{"no log, an operator's group offset", noLogOps, 5, ErrNoTable, 5},
 		{"no log, beyond an operator's group offset", noLogOps, 7, ErrNotNextOffset, 5},
 		{"no log, latest", noLogLate, 0, ErrLatestReset, 0},
+		{"no log, latest, not written yet", noLogLate, 10, ErrRecordMissing, 0},
 		{"no txn, log start", noTxn, 0, nil, 0},
 		{"no txn, beyond the log start", noTxn, 2, ErrNotNextOffset, 0},
 		{"no txn, group offset", noTxnGroup, 5, nil, 0},
