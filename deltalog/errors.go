@@ -34,6 +34,23 @@ func (e *CorruptFileError) Error() string {
 // Unwrap returns the underlying cause.
 func (e *CorruptFileError) Unwrap() error { return e.Err }
 
+// TornCommitError reports that the log's latest commit does not parse: cut short
+// by a crash mid-write (where a store cannot make a name and its content appear
+// at once) or damaged since. No later version builds on it, so without that file
+// the table is whole at Version-1.
+type TornCommitError struct {
+	Version int64
+	Err     *CorruptFileError
+}
+
+// Error implements error.
+func (e *TornCommitError) Error() string {
+	return fmt.Sprintf("deltalog: the latest commit, version %d, is torn: %v", e.Version, e.Err)
+}
+
+// Unwrap returns the *CorruptFileError.
+func (e *TornCommitError) Unwrap() error { return e.Err }
+
 func errString(err error) string {
 	if err == nil {
 		return "unknown cause"

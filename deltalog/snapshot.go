@@ -226,12 +226,25 @@ func (t *Table) replay(ctx context.Context, ll *logListing, plan replayPlan) (*S
 	}
 	commits, err := t.readCommits(ctx, plan.commits)
 	if err != nil {
-		return nil, err
+		return nil, tornLatest(ll, err)
 	}
 	for i, c := range commits {
 		st.apply(c, plan.commits[i].path)
 	}
 	return t.finishSnapshot(ctx, ll, plan, st, nil)
+}
+
+// tornLatest makes a commit file that was read but does not parse a
+// *TornCommitError when it is the latest version of the log.
+func tornLatest(ll *logListing, err error) error {
+	ce, ok := errors.AsType[*CorruptFileError](err)
+	if !ok || errors.Is(err, ErrNotExist) || errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	if v := ll.latestVersion(); ce.Path == commitPath(v) {
+		return &TornCommitError{Version: v, Err: ce}
+	}
+	return err
 }
 
 // readCommits fetches and parses commit files concurrently, returning them in order.

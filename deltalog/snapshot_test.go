@@ -1,7 +1,9 @@
 package deltalog_test
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -220,4 +222,50 @@ func TestReplayIgnoresForeignFiles(t *testing.T) {
 	snap, err := tbl.Snapshot(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(0), snap.Version())
+}
+
+// TestTornLatestCommit checks that a latest commit that does not parse is a
+// *TornCommitError, and an earlier one only a *CorruptFileError: versions build
+// on it.
+func TestTornLatestCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version int64 // the torn one; the log ends at 2
+		latest  bool
+	}{{"latest", 2, true}, {"earlier", 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, st, _ := newMemTable(t, deltalog.DisableCheckpoints())
+			snap := createTable(t, tbl, nil)
+			first := snap
+			for _, f := range []string{"a.parquet", "b.parquet"} {
+				res, err := tbl.Commit(t.Context(), snap, []deltalog.Action{addFile(f)}, deltalog.Operation{Name: deltalog.OpWrite})
+				require.NoError(t, err)
+				snap = res.Snapshot
+			}
+			path := fmt.Sprintf("_delta_log/%020d.json", tc.version)
+			rc, err := st.Get(t.Context(), path)
+			require.NoError(t, err)
+			data, err := io.ReadAll(rc)
+			require.NoError(t, rc.Close())
+			require.NoError(t, err)
+			require.NoError(t, st.Put(t.Context(), path, data[:len(data)/2]))
+
+			// A full load, and a writer's update of a snapshot before it.
+			_, err = tbl.Snapshot(t.Context())
+			_, uerr := tbl.Update(t.Context(), first)
+			for _, err := range []error{err, uerr} {
+				ce, ok := errors.AsType[*deltalog.CorruptFileError](err)
+				require.True(t, ok, "%v", err)
+				require.Equal(t, path, ce.Path)
+				torn, ok := errors.AsType[*deltalog.TornCommitError](err)
+				require.Equal(t, tc.latest, ok, "%v", err)
+				if ok {
+					require.Equal(t, tc.version, torn.Version)
+				}
+			}
+			prev, err := tbl.SnapshotAt(t.Context(), tc.version-1)
+			require.NoError(t, err, "the versions before it read")
+			require.Equal(t, tc.version-1, prev.Version())
+		})
+	}
 }

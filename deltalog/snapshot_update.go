@@ -52,7 +52,7 @@ func (t *Table) updateTo(ctx context.Context, s *Snapshot, target int64) (*Snaps
 		return full() // cleaned up between listing and reading
 	}
 	if err != nil {
-		return nil, err
+		return nil, tornLatest(ll, err)
 	}
 	st := stateAfter(s)
 	for i, c := range commits {

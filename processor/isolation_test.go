@@ -391,7 +391,7 @@ func TestIsolation(t *testing.T) {
 				require.NoError(t, store.Put(t.Context(), path, orig[:len(orig)/2]))
 				return func() { require.NoError(t, store.Put(t.Context(), path, orig)) }
 			},
-			wantErr: ErrTableFailed, wantPhase: "opening", wantHint: "a file of the table is unreadable",
+			wantErr: ErrTableFailed, wantPhase: "opening", wantHint: "is torn: move that file out of the table",
 		},
 		{
 			name: "missing data file", faulted: 0,

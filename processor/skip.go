@@ -43,7 +43,7 @@ var (
 	// offset (*NotNextOffsetError has the expected one).
 	ErrNotNextOffset = errors.New("processor: not the next unapplied offset")
 	// ErrNoTable: the table has no Delta log yet, so no commit can record
-	// the skip.
+	// the skip; only a *NoTableError, once the record is verified.
 	ErrNoTable = errors.New("processor: the table does not exist yet")
 	// ErrLatestReset: the partition has no txn and no group offset, and the
 	// reset policy is latest: the next run starts at the partition's end,
@@ -80,6 +80,31 @@ func (e *NotNextOffsetError) Error() string {
 
 // Unwrap returns ErrNotNextOffset.
 func (e *NotNextOffsetError) Unwrap() error { return ErrNotNextOffset }
+
+// NoTableError reports a skip SkipRecord verified but cannot record: the
+// record is the partition's next unapplied offset and does not decode (or
+// Force), but the table has no Delta log yet to commit its txn to. Until the
+// table exists, the group's offset decides where the partition starts.
+type NoTableError struct {
+	Table string
+	merge.TopicPartition
+	// Offset is the record's offset, the partition's next unapplied one.
+	Offset int64
+	// From says where the next unapplied offset comes from.
+	From string
+	// DecodeError and Forced are as in SkipResult.
+	DecodeError string
+	Forced      bool
+}
+
+// Error names the table and the verified record.
+func (e *NoTableError) Error() string {
+	return fmt.Sprintf("%s has no Delta log yet, so no commit can record the skip of offset %d of %s/%d, "+
+		"its next unapplied offset (%s)", e.Table, e.Offset, e.Topic, e.Partition, e.From)
+}
+
+// Unwrap returns ErrNoTable.
+func (e *NoTableError) Unwrap() error { return ErrNoTable }
 
 // RecordMissingError reports an offset the partition holds no record at.
 type RecordMissingError struct {
@@ -161,11 +186,13 @@ type SkipResult struct {
 // the txn on its next start; the consumer group is not touched.
 //
 // It refuses unless Offset is the partition's next unapplied offset (txn+1;
-// without a txn where the processor would start: the group's committed
-// offset, else the reset policy's), the record exists, and it does not
-// decode (unless Force). The check and the commit use one snapshot, and the
-// commit declares the partition's txn read, so a concurrent commit of that
-// txn makes it conflict; it then checks again once.
+// without a txn or a Delta log where the processor would start: the group's
+// committed offset, else the log start under kafka.reset earliest; under
+// latest there is none), the record exists, and it does not decode (unless
+// Force). A table without a Delta log passes the same checks, then gets a
+// *NoTableError, as nothing can record the skip. The check and the commit
+// use one snapshot, and the commit declares the partition's txn read, so a
+// concurrent commit of that txn makes it conflict; it then checks again once.
 func SkipRecord(ctx context.Context, o SkipOptions) (SkipResult, error) {
 	if err := o.validate(); err != nil {
 		return SkipResult{}, err
@@ -185,7 +212,7 @@ func SkipRecord(ctx context.Context, o SkipOptions) (SkipResult, error) {
 	appID := o.AppID()
 	decoded := false
 	for attempt := 0; ; attempt++ {
-		snap, err := o.check(ctx, tbl, adm)
+		snap, from, err := o.check(ctx, tbl, adm)
 		if err != nil {
 			return SkipResult{}, err
 		}
@@ -194,6 +221,10 @@ func SkipRecord(ctx context.Context, o SkipOptions) (SkipResult, error) {
 				return SkipResult{}, err
 			}
 			decoded = true
+		}
+		if snap == nil {
+			return SkipResult{}, &NoTableError{Table: o.Table, TopicPartition: o.TopicPartition, Offset: o.Offset,
+				From: from, DecodeError: res.DecodeError, Forced: res.Forced}
 		}
 		op := deltalog.Operation{Name: SkipOperation, Parameters: map[string]string{
 			SkipParamTopic:     o.Topic,
@@ -250,47 +281,63 @@ func (o *SkipOptions) validate() error {
 	return nil
 }
 
-// check reads the latest snapshot and verifies that Offset is the
-// partition's next unapplied offset in it, by startOffset's rule.
-func (o *SkipOptions) check(ctx context.Context, tbl *deltalog.Table, adm *kadm.Client) (*deltalog.Snapshot, error) {
+// check reads the latest snapshot (nil: the table has no Delta log yet)
+// and verifies that Offset is the partition's next unapplied offset in it,
+// by startOffset's rule; it returns where that offset comes from. Without a
+// log nothing is applied, so the group's offset or the reset policy decides,
+// as for a table without the partition's txn.
+func (o *SkipOptions) check(ctx context.Context, tbl *deltalog.Table, adm *kadm.Client) (*deltalog.Snapshot, string, error) {
 	snap, err := tbl.Snapshot(ctx)
 	if errors.Is(err, deltalog.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s has no Delta log, so no commit can record the skip", ErrNoTable, o.Table)
+		snap, err = nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading table %s: %w", o.Table, err)
+		return nil, "", fmt.Errorf("reading table %s: %w", o.Table, err)
 	}
-	txn, hasTxn := snap.TxnVersion(o.AppID())
+	var txn int64
+	hasTxn := false
+	if snap != nil {
+		txn, hasTxn = snap.TxnVersion(o.AppID())
+	}
+	noTxn := "the table has no Delta log"
+	if snap != nil {
+		noTxn = "the table has no txn for the partition"
+	}
 	var committed *committedOffset
 	if !hasTxn {
 		if committed, err = o.groupOffset(ctx, adm); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	next, why := startOffset(txn, hasTxn, committed)
 	from := ""
 	switch why {
 	case startFromGroup:
-		from = "the group's committed offset; the table has no txn for the partition"
+		from = "the group's committed offset; " + noTxn
 	case startFromReset:
-		if o.ResetOffset == "latest" {
-			return nil, fmt.Errorf("%w: the table has no txn for %s/%d and group %s no offset, so the next run starts at the partition's end, past offset %d",
-				ErrLatestReset, o.Topic, o.Partition, o.Group, o.Offset)
-		}
-		start, _, err := o.bounds(ctx, adm)
+		start, end, err := o.bounds(ctx, adm)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		next, from = start, "the partition's log start (kafka.reset: earliest); the table has no txn for it and the group no offset"
+		if o.ResetOffset == "latest" {
+			// Where a run starts is the end when it starts: unknown now,
+			// and never below the end today.
+			if o.Offset < start || o.Offset >= end {
+				return nil, "", &RecordMissingError{TopicPartition: o.TopicPartition, Offset: o.Offset, Start: start, End: end, Found: -1}
+			}
+			return nil, "", fmt.Errorf("%w: %s and group %s has no offset for %s/%d, so the next run starts at the partition's end (%d now), past offset %d",
+				ErrLatestReset, noTxn, o.Group, o.Topic, o.Partition, end, o.Offset)
+		}
+		next, from = start, "the partition's log start (kafka.reset: earliest); "+noTxn+" and the group no offset"
 	default:
 		// With a txn the table resumes at txn+1; an operator's pending
 		// reset below it replays records the table already passed.
 		next, from = txn+1, "the table's txn is "+strconv.FormatInt(txn, 10)
 	}
 	if o.Offset != next {
-		return nil, &NotNextOffsetError{TopicPartition: o.TopicPartition, Offset: o.Offset, Next: next, From: from}
+		return nil, "", &NotNextOffsetError{TopicPartition: o.TopicPartition, Offset: o.Offset, Next: next, From: from}
 	}
-	return snap, nil
+	return snap, from, nil
 }
 
 // groupOffset is the group's committed offset of the partition (nil:

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -101,18 +101,10 @@ func TestSkipRecord(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, pendingNext, int64(0), "no customers partition got new records")
 
-	nosuch := pl.skipOptions(opts, orders, 0, 0)
-	nosuch.Topic, nosuch.Table = "shop.sales.dbo.nosuch", "sales/dbo/nosuch"
-	st, err := localstore.New(localstore.Options{Dir: filepath.Join(pl.root, "sales", "dbo", "nosuch")})
-	require.NoError(t, err)
-	nosuch.Store = st
 	// The dead-letter topic routes nowhere: customers' store stands in for
 	// a table without a txn for it.
-	noTxn := func(reset string, off int64) SkipOptions {
-		o := pl.skipOptions(opts, customers, 0, off)
-		o.Topic, o.ResetOffset = pl.dlq, reset
-		return o
-	}
+	noTxn := pl.skipOptions(opts, customers, 0, 3)
+	noTxn.Topic = pl.dlq
 
 	refusals := []struct {
 		name     string
@@ -125,9 +117,7 @@ func TestSkipRecord(t *testing.T) {
 		{"beyond the next", pl.skipOptions(opts, orders, 0, poison+1), ErrNotNextOffset, poison, "would drop the records before it"},
 		{"far beyond", pl.skipOptions(opts, orders, 0, poison+100), ErrNotNextOffset, poison, fmt.Sprintf("txn is %d", poison-1)},
 		{"record decodes", pl.skipOptions(opts, customers, pending.Partition, pendingNext), ErrRecordDecodes, 0, "would drop a valid change"},
-		{"unknown topic's table", nosuch, ErrNoTable, 0, "has no Delta log"},
-		{"no txn, latest", noTxn("latest", 0), ErrLatestReset, 0, "starts at the partition's end"},
-		{"no txn, earliest", noTxn("earliest", 3), ErrNotNextOffset, 0, "log start"},
+		{"no txn, earliest", noTxn, ErrNotNextOffset, 0, "log start"},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
@@ -298,4 +288,173 @@ func TestSkipOptionsValidate(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestSkipNextOffset checks SkipRecord in every state a partition can be in:
+// no Delta log, a log without the partition's txn, or a txn; no group
+// offset, or one of ours or of an operator's, ahead of or behind the txn;
+// either reset policy; an offset below, at and above the partition's next
+// unapplied offset. Every record is bad, so only the offset decides. A
+// table without a log cannot record a skip: SkipRecord verifies the offset
+// all the same and returns a *NoTableError naming it.
+func TestSkipNextOffset(t *testing.T) {
+	ctx := t.Context()
+	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 24, Keys: 5})
+	topic := pl.dlq // raw records that no table consumes
+	for p := range int32(testPartitions) {
+		for range 10 {
+			pl.produceRaw(topic, p, nil, []byte("not avro"))
+		}
+	}
+	// Partition 2 starts at 3, as after retention.
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: topic, Partition: 2, At: 3, LeaderEpoch: -1})
+	resp, err := pl.adm.DeleteRecords(ctx, del)
+	require.NoError(t, err)
+	require.NoError(t, resp.Error())
+	dec := pl.options("decoder").Decoder
+
+	const none = -1
+	type state struct {
+		log   bool
+		txn   int64 // none: no txn for the partition
+		group int64 // none: no group offset
+		ours  bool  // the group offset carries our metadata
+		reset string
+		part  int32
+	}
+	var (
+		noLog      = state{txn: none, group: none}
+		noLogMoved = state{txn: none, group: none, part: 2}
+		noLogGroup = state{txn: none, group: 5, ours: true}
+		noLogOps   = state{txn: none, group: 5}
+		noLogLate  = state{txn: none, group: none, reset: "latest"}
+		noTxn      = state{log: true, txn: none, group: none}
+		noTxnGroup = state{log: true, txn: none, group: 5}
+		noTxnLate  = state{log: true, txn: none, group: none, reset: "latest"}
+		noTxnLateG = state{log: true, txn: none, group: 5, reset: "latest"}
+		txn        = state{log: true, txn: 4, group: none}
+		txnAhead   = state{log: true, txn: 4, group: 8, ours: true}
+		txnBehind  = state{log: true, txn: 4, group: 2, ours: true}
+		txnReplay  = state{log: true, txn: 4, group: 2}
+		txnLate    = state{log: true, txn: 4, group: none, reset: "latest"}
+	)
+	tests := []struct {
+		name string
+		state
+		offset int64
+		// want: nil (skipped), ErrNoTable (verified, no log to record it),
+		// ErrNotNextOffset (next is the expected one), ErrLatestReset or
+		// ErrRecordMissing.
+		want error
+		next int64
+	}{
+		{"no log, log start", noLog, 0, ErrNoTable, 0},
+		{"no log, beyond the log start", noLog, 4, ErrNotNextOffset, 0},
+		{"no log, moved log start", noLogMoved, 3, ErrNoTable, 3},
+		{"no log, below the moved log start", noLogMoved, 1, ErrNotNextOffset, 3},
+		{"no log, beyond the moved log start", noLogMoved, 9, ErrNotNextOffset, 3},
+		{"no log, our group offset", noLogGroup, 5, ErrNoTable, 5},
+		{"no log, below our group offset", noLogGroup, 4, ErrNotNextOffset, 5},
+		{"no log, beyond our group offset", noLogGroup, 6, ErrNotNextOffset, 5},
+		{"no log, an operator's group offset", noLogOps, 5, ErrNoTable, 5},
+		{"no log, beyond an operator's group offset", noLogOps, 7, ErrNotNextOffset, 5},
+		{"no log, latest", noLogLate, 0, ErrLatestReset, 0},
+		{"no log, latest, not written yet", noLogLate, 10, ErrRecordMissing, 0},
+		{"no txn, log start", noTxn, 0, nil, 0},
+		{"no txn, beyond the log start", noTxn, 2, ErrNotNextOffset, 0},
+		{"no txn, group offset", noTxnGroup, 5, nil, 0},
+		{"no txn, below the group offset", noTxnGroup, 4, ErrNotNextOffset, 5},
+		{"no txn, beyond the group offset", noTxnGroup, 7, ErrNotNextOffset, 5},
+		{"no txn, latest", noTxnLate, 3, ErrLatestReset, 0},
+		{"no txn, latest, group offset", noTxnLateG, 5, nil, 0},
+		{"txn", txn, 5, nil, 0},
+		{"txn, applied", txn, 4, ErrNotNextOffset, 5},
+		{"txn, beyond", txn, 6, ErrNotNextOffset, 5},
+		{"txn, group ahead", txnAhead, 5, nil, 0},
+		{"txn, at the group ahead", txnAhead, 8, ErrNotNextOffset, 5},
+		{"txn, our group behind", txnBehind, 5, nil, 0},
+		{"txn, at our group behind", txnBehind, 2, ErrNotNextOffset, 5},
+		{"txn, an operator's replay behind", txnReplay, 5, nil, 0},
+		{"txn, at an operator's replay", txnReplay, 2, ErrNotNextOffset, 5},
+		{"txn, latest", txnLate, 5, nil, 0},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := merge.TopicPartition{Topic: topic, Partition: tc.part}
+			st, err := localstore.New(localstore.Options{Dir: t.TempDir()})
+			require.NoError(t, err)
+			if tc.log {
+				createSkipTable(t, st, tp, tc.txn)
+			}
+			group := fmt.Sprintf("next-%d", i)
+			if tc.group != none {
+				meta := ""
+				if tc.ours {
+					meta = commitMeta(1)
+				}
+				var offs kadm.Offsets
+				offs.Add(kadm.Offset{Topic: topic, Partition: tc.part, At: tc.group, LeaderEpoch: -1, Metadata: meta})
+				resp, err := pl.adm.CommitOffsets(ctx, group, offs)
+				require.NoError(t, err)
+				require.NoError(t, resp.Error())
+			}
+			res, err := SkipRecord(ctx, SkipOptions{Store: st, Table: "t", Brokers: pl.brokers, Group: group,
+				ResetOffset: tc.reset, Decoder: dec, TopicPartition: tp, Offset: tc.offset, FetchTimeout: 10 * time.Second})
+			if tc.want == nil {
+				require.NoError(t, err)
+				require.Equal(t, tc.offset, skipTxn(t, st, tp))
+				require.Equal(t, tc.offset, res.Offset)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+			switch tc.want {
+			case ErrNotNextOffset:
+				ne, ok := errors.AsType[*NotNextOffsetError](err)
+				require.True(t, ok)
+				require.Equal(t, tc.next, ne.Next)
+			case ErrNoTable:
+				ne, ok := errors.AsType[*NoTableError](err)
+				require.True(t, ok, "%v", err)
+				require.Equal(t, tc.next, ne.Offset)
+				require.Contains(t, ne.DecodeError, "bad confluent wire header")
+			}
+			if tc.log {
+				require.Equal(t, tc.txn, skipTxn(t, st, tp), "a refusal commits nothing")
+			}
+		})
+	}
+}
+
+// createSkipTable creates a table in st, with tp's txn at txn unless none (-1).
+func createSkipTable(t *testing.T, st deltalog.Store, tp merge.TopicPartition, txn int64) {
+	t.Helper()
+	tbl, err := deltalog.Open(t.Context(), st)
+	require.NoError(t, err)
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{{Name: "id", Type: deltalog.TypeLong}}}
+	ss, err := schema.SchemaString()
+	require.NoError(t, err)
+	proto := deltalog.MinimalProtocol(schema, nil)
+	actions := []deltalog.Action{{Protocol: &proto}, {Metadata: &deltalog.Metadata{
+		ID: "skip", Format: deltalog.Format{Provider: "parquet"}, SchemaString: ss, Configuration: map[string]string{},
+	}}}
+	if txn >= 0 {
+		actions = append(actions, deltalog.Action{Txn: &deltalog.Txn{AppID: tp.AppID(), Version: txn}})
+	}
+	_, err = tbl.Commit(t.Context(), nil, actions, deltalog.Operation{Name: deltalog.OpCreateTable})
+	require.NoError(t, err)
+}
+
+// skipTxn is tp's txn in st's table (-1: none).
+func skipTxn(t *testing.T, st deltalog.Store, tp merge.TopicPartition) int64 {
+	t.Helper()
+	tbl, err := deltalog.Open(t.Context(), st)
+	require.NoError(t, err)
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	v, ok := snap.TxnVersion(tp.AppID())
+	if !ok {
+		return -1
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -52,6 +53,7 @@ func (e *TableError) Unwrap() []error { return []error{ErrTableFailed, e.Err} }
 // line, /readyz and the README's Failures section.
 func hint(err error, phase string) string {
 	var corrupt *deltalog.CorruptFileError
+	var torn *deltalog.TornCommitError
 	switch {
 	case errors.Is(err, codecs.ErrRegistryRefused):
 		return "the schema registry refused the request: check schema_registry.username, password or bearer_token, and the user's permissions; then restart"
@@ -67,6 +69,14 @@ func hint(err error, phase string) string {
 		// Before the corrupt-file case: a data file that cannot be opened
 		// because it is gone comes wrapped in a CorruptFileError.
 		return "a file the table's log references is missing: restore it from a backup, or `cdc2delta restore` the table to a version that does not reference it; then restart (see README, Failures)"
+	case errors.As(err, &torn):
+		// Nothing can be read or restored past a torn commit, but no
+		// version builds on the latest one.
+		return fmt.Sprintf("the table's latest commit %s is torn: move that file out of the table; the table is then whole at version %d, "+
+			"whose txn makes run apply the torn commit's records again (a command's commit, such as update or skip, must be run again); "+
+			"then restart (see README, Failures)", torn.Err.Path, torn.Version-1)
+	case errors.As(err, &corrupt) && strings.HasPrefix(corrupt.Path, "_delta_log/"):
+		return "a file of the table's log is unreadable: restore it from a backup (`cdc2delta restore` cannot read the log past it either); then restart (see README, Failures)"
 	case errors.As(err, &corrupt):
 		return "a file of the table is unreadable: restore it from a backup, or `cdc2delta restore` the table to a version before it; then restart (see README, Failures)"
 	case errors.Is(err, codecs.ErrSchemaChange), errors.Is(err, merge.ErrSchema):

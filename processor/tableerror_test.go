@@ -20,7 +20,14 @@ func TestHint(t *testing.T) {
 	}{
 		// A data file gone comes as a CorruptFileError around ErrNotExist.
 		{"missing data file", missing, "opening", "a file the table's log references is missing"},
-		{"corrupt file", &deltalog.CorruptFileError{Path: "_delta_log/3.json", Err: errors.New("unexpected end of JSON input")}, "opening", "a file of the table is unreadable"},
+		// Nothing can be read or restored past a corrupt log file; no
+		// version builds on a torn latest commit.
+		{"corrupt log file", &deltalog.CorruptFileError{Path: "_delta_log/3.json", Err: errors.New("unexpected end of JSON input")}, "opening",
+			"restore it from a backup (`cdc2delta restore` cannot read the log past it either)"},
+		{"torn latest commit", fmt.Errorf("loading: %w", &deltalog.TornCommitError{Version: 3, Err: &deltalog.CorruptFileError{Path: "_delta_log/3.json"}}), "opening",
+			"latest commit _delta_log/3.json is torn: move that file out of the table; the table is then whole at version 2"},
+		{"corrupt data file", &deltalog.CorruptFileError{Path: "part-0.parquet", Err: errors.New("bad magic")}, "opening",
+			"restore it from a backup, or `cdc2delta restore` the table to a version before it"},
 		// Every stop says what to do, whatever its cause.
 		{"unknown while opening", errors.New("boom"), "opening", "the table could not be opened"},
 		{"unknown while applying", errors.New("boom"), "applying", "an error that retrying does not cure"},

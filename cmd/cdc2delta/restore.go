@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 )
 
@@ -28,6 +29,11 @@ func restoreCommand() command {
 					return usagef("give --version N or --timestamp T")
 				}
 				t, cur, err := sf.openLatest(ctx, loc)
+				if torn, ok := errors.AsType[*deltalog.TornCommitError](err); ok {
+					// No version can be read past it, but none builds on it.
+					return fmt.Errorf("%w\nmove %s out of the table: the table is then whole at version %d "+
+						"(restore again from there if you still need another version)", err, torn.Err.Path, torn.Version-1)
+				}
 				if err != nil {
 					return err
 				}

@@ -94,7 +94,8 @@ func configuredTopic(topics []string, regex, topic string) bool {
 }
 
 // skipRefusal turns SkipRecord's refusals into usage errors that say what to do;
-// other errors (Kafka, storage, the registry) stay runtime failures.
+// other errors (Kafka, storage, the registry) stay runtime failures. A replay
+// command is printed only where following it drops no record but this one.
 func skipRefusal(err error, cfgPath string, tp merge.TopicPartition, offset int64) error {
 	replay := fmt.Sprintf("cdc2delta replay --config %s --topic %s --partition %d --to-offset %d", cfgPath, tp.Topic, tp.Partition, offset+1)
 	if ne, ok := errors.AsType[*processor.NotNextOffsetError](err); ok {
@@ -108,10 +109,12 @@ func skipRefusal(err error, cfgPath string, tp merge.TopicPartition, offset int6
 	case errors.Is(err, processor.ErrRecordMissing):
 		return usagef("refused: %v.\nCheck --topic, --partition and --offset against the `table stopped` log line", err)
 	case errors.Is(err, processor.ErrNoTable):
-		return usagef("refused: %v.\nA table is created from its first record, so before it exists the group's offset decides where "+
-			"the partition starts: stop every instance and run `%s`, then restart", err, replay)
+		// SkipRecord verified the record: the partition starts at it, and
+		// starts after it once the group's offset is offset+1.
+		return usagef("not skipped: %v.\nUntil the table exists the consumer group's offset decides where the partition starts: "+
+			"stop every instance and run `%s` (it moves only this partition, past this one record), then restart", err, replay)
 	case errors.Is(err, processor.ErrLatestReset):
-		return usagef("refused: %v; there is nothing to skip.\nTo keep the records after offset %d instead, stop every instance "+
+		return usagef("refused: %v; there is nothing to skip.\nTo have it read every record after offset %d instead, stop every instance "+
 			"and run `%s`, then restart", err, offset, replay)
 	}
 	return err
