@@ -215,8 +215,7 @@ func parseCommit(path string, data []byte) ([]Action, error) {
 // encodeCommit writes actions as newline-delimited JSON, one action per line.
 func encodeCommit(actions []Action) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	enc := newLogEncoder(&buf)
 	for i, a := range actions {
 		if a.kind() == "" {
 			return nil, fmt.Errorf("deltalog: action %d has no field set", i)

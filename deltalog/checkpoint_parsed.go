@@ -1,12 +1,13 @@
 package deltalog
 
 import (
-	"encoding/json"
 	"math"
 	"math/big"
 	"strconv"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/deltalog/deltatext"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -137,7 +138,7 @@ func (p *parsedNode) appendGroup(b []byte, rc rowCols) ([]byte, error) {
 		if !first {
 			b = append(b, ',')
 		}
-		key, err := json.Marshal(c.name)
+		key, err := MarshalPlain(c.name)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +169,7 @@ func (p *parsedNode) appendLeafJSON(b []byte, rc rowCols) ([]byte, bool, error) 
 	v := rc[p.col][0]
 	switch p.kind {
 	case parsedString:
-		s, err := json.Marshal(string(v.ByteArray()))
+		s, err := MarshalPlain(string(v.ByteArray()))
 		return append(b, s...), err == nil, err
 	case parsedBool:
 		return strconv.AppendBool(b, v.Boolean()), true, nil
@@ -188,7 +189,7 @@ func (p *parsedNode) appendLeafJSON(b []byte, rc rowCols) ([]byte, bool, error) 
 	if !ok {
 		return b, false, nil
 	}
-	q, err := json.Marshal(s)
+	q, err := MarshalPlain(s)
 	return append(b, q...), err == nil, err
 }
 
@@ -218,8 +219,7 @@ func (p *parsedNode) partitionValues(rc rowCols) map[string]*string {
 		case parsedInt:
 			s = strconv.FormatInt(ckptInt(v), 10)
 		case parsedFloat:
-			f, bits := ckptFloat(v)
-			s = strconv.FormatFloat(f, 'g', -1, bits)
+			s = deltatext.PartitionFloat(ckptFloat(v))
 		case parsedDecimal:
 			s, ok = ckptDecimal(v, c.scale)
 		default:
@@ -234,12 +234,14 @@ func (p *parsedNode) partitionValues(rc rowCols) map[string]*string {
 	return out
 }
 
-// temporalString formats dates and timestamps: stats use millisecond ISO strings
-// ("2020-02-01T08:09:10.000Z", NTZ without the zone), partition values microseconds.
+// temporalString formats dates and timestamps as stats (milliseconds) or as
+// partition values (microseconds); ok is false outside the years 0001 to 9999.
 func (p *parsedNode) temporalString(v parquet.Value, stats bool) (string, bool) {
+	var t time.Time
+	ntz := false
 	switch p.kind {
 	case parsedDate:
-		return time.Unix(int64(v.Int32())*86400, 0).UTC().Format(time.DateOnly), true
+		return deltatext.Date(int64(v.Int32()))
 	case parsedTimestamp, parsedTimestampNTZ:
 		// Split into seconds first: a time.Duration overflows past ±292 years.
 		n, per := v.Int64(), int64(time.Second/p.unit)
@@ -247,28 +249,19 @@ func (p *parsedNode) temporalString(v parquet.Value, stats bool) (string, bool) 
 		if frac < 0 {
 			sec, frac = sec-1, frac+per
 		}
-		t := time.Unix(sec, frac*int64(p.unit)).UTC()
-		return ckptTimestamp(t, p.kind == parsedTimestamp, stats), true
+		t, ntz = time.Unix(sec, frac*int64(p.unit)), p.kind == parsedTimestampNTZ
 	case parsedInt96:
 		i := v.Int96()
 		nanos := int64(uint64(i[0]) | uint64(i[1])<<32)
 		const julianUnixEpoch = 2440588
-		t := time.Unix((int64(i[2])-julianUnixEpoch)*86400, nanos).UTC()
-		return ckptTimestamp(t, true, stats), true
+		t = time.Unix((int64(i[2])-julianUnixEpoch)*86400, nanos)
+	default:
+		return "", false
 	}
-	return "", false
-}
-
-func ckptTimestamp(t time.Time, utc, stats bool) string {
-	switch {
-	case stats && utc:
-		return t.Format("2006-01-02T15:04:05.000Z")
-	case stats:
-		return t.Format("2006-01-02T15:04:05.000")
-	case utc:
-		return t.Format("2006-01-02T15:04:05.000000Z")
+	if stats {
+		return deltatext.StatsTimestamp(t, ntz)
 	}
-	return t.Format("2006-01-02 15:04:05.000000")
+	return deltatext.PartitionTimestamp(t, ntz)
 }
 
 func ckptFloat(v parquet.Value) (float64, int) {
@@ -302,19 +295,5 @@ func ckptDecimal(v parquet.Value, scale int) (string, bool) {
 	if scale < 0 || scale > 76 {
 		return "", false
 	}
-	digits := u.String()
-	neg := digits[0] == '-'
-	if neg {
-		digits = digits[1:]
-	}
-	if scale > 0 {
-		for len(digits) <= scale {
-			digits = "0" + digits
-		}
-		digits = digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
-	}
-	if neg {
-		digits = "-" + digits
-	}
-	return digits, true
+	return decimal128.FormatBig(&u, scale), true
 }

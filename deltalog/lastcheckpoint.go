@@ -121,12 +121,12 @@ func writeLastCheckpoint(ctx context.Context, s Store, lc LastCheckpoint) error 
 // encodeLastCheckpoint marshals lc with its checksum computed over the other fields.
 func encodeLastCheckpoint(lc LastCheckpoint) ([]byte, error) {
 	lc.Checksum = ""
-	data, err := json.Marshal(lc)
+	data, err := MarshalPlain(lc)
 	if err != nil {
 		return nil, err
 	}
 	if lc.Checksum, err = lastCheckpointChecksum(data); err != nil {
 		return nil, err
 	}
-	return json.Marshal(lc)
+	return MarshalPlain(lc)
 }

@@ -8,12 +8,12 @@ import (
 
 // Equal reports whether m and o describe the same table: every field of the metaData
 // action, with nil and empty maps and slices alike (a JSON round trip may turn one into
-// the other). A commit that writes a metaData action equal to the current one changes
+// the other) and schemaStrings compared as JSON. A commit that writes a metaData action equal to the current one changes
 // nothing.
 func (m Metadata) Equal(o Metadata) bool {
 	return m.ID == o.ID && m.Name == o.Name && m.Description == o.Description &&
 		m.Format.Provider == o.Format.Provider && maps.Equal(m.Format.Options, o.Format.Options) &&
-		m.SchemaString == o.SchemaString && slices.Equal(m.PartitionColumns, o.PartitionColumns) &&
+		SameSchemaString(m.SchemaString, o.SchemaString) && slices.Equal(m.PartitionColumns, o.PartitionColumns) &&
 		equalPtr(m.CreatedTime, o.CreatedTime) && maps.Equal(m.Configuration, o.Configuration)
 }
 

@@ -111,15 +111,3 @@ func stringValues(m map[string]string) OperationValues {
 	}
 	return out
 }
-
-// MarshalPlain is json.Marshal without HTML escaping, as Spark writes JSON into the
-// log: a predicate "a > 5" is stored as "a > 5", not as "a \u003e 5".
-func MarshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
-}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -34,7 +35,7 @@ func ParseSchema(s string) (*StructType, error) {
 
 // SchemaString returns the schema as the compact JSON string stored in metaData.schemaString.
 func (st *StructType) SchemaString() (string, error) {
-	b, err := json.Marshal(st)
+	b, err := MarshalPlain(st)
 	if err != nil {
 		return "", err
 	}
@@ -205,7 +206,7 @@ func writeTypeJSON(buf *bytes.Buffer, t Type) error {
 }
 
 func writeJSONValue(buf *bytes.Buffer, v any) error {
-	b, err := json.Marshal(v)
+	b, err := MarshalPlain(v)
 	if err != nil {
 		return err
 	}
@@ -343,4 +344,26 @@ func parsePrimitive(s string) (Type, error) {
 		return nil, fmt.Errorf("%w: unknown type %q", ErrInvalidSchema, s)
 	}
 	return p, nil
+}
+
+// SameSchemaString reports whether two metaData.schemaString values hold the same
+// JSON: equal bytes, or the same value spelled differently, such as "array<string>"
+// written with HTML escaping ("array\u003cstring\u003e") by older versions. A schema
+// check that compared bytes would otherwise see a change where there is none, and
+// commit a metaData action that stops streaming readers.
+func SameSchemaString(a, b string) bool {
+	if a == b {
+		return true
+	}
+	va, errA := decodeJSONValue(a)
+	vb, errB := decodeJSONValue(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
+}
+
+func decodeJSONValue(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
 }

@@ -21,13 +21,11 @@ type Stats struct {
 
 // JSON encodes the stats as the compact JSON stored in add.stats.
 func (s Stats) JSON() (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
+	b, err := MarshalPlain(s)
+	if err != nil {
 		return "", fmt.Errorf("encoding stats: %w", err)
 	}
-	return string(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})), nil
+	return string(b), nil
 }
 
 // StatsSummary is what add.stats says of a file as a whole, without its

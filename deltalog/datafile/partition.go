@@ -2,24 +2,17 @@ package datafile
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/deltatext"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // hiveDefaultPartition is the directory name of a null partition value.
 const hiveDefaultPartition = "__HIVE_DEFAULT_PARTITION__"
-
-// Layouts of serialized partition values (protocol §2.10). Timestamps are written in
-// ISO-8601 UTC; both forms are read.
-const (
-	partitionTimestampLayout = "2006-01-02T15:04:05.000000Z"
-	partitionNTZLayout       = "2006-01-02 15:04:05.000000"
-)
 
 // PartitionValue serializes a Go value of a partition column's type the way add.partitionValues
 // stores it; nil gives nil (JSON null).
@@ -73,11 +66,11 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 		}
 	case leafFloat:
 		if f, ok := v.(float32); ok {
-			return formatPartitionFloat(float64(f), 32), nil
+			return deltatext.PartitionFloat(float64(f), 32), nil
 		}
 	case leafDouble:
 		if f, ok := v.(float64); ok {
-			return formatPartitionFloat(f, 64), nil
+			return deltatext.PartitionFloat(f, 64), nil
 		}
 	case leafString:
 		if s, ok := v.(string); ok {
@@ -89,7 +82,10 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 		}
 	case leafDate:
 		if i, ok := intValue(leafDate, v); ok {
-			return time.Unix(i*86400, 0).UTC().Format(time.DateOnly), nil
+			if s, ok := deltatext.Date(i); ok {
+				return s, nil
+			}
+			return "", fmt.Errorf("%w: date %d days from 1970", deltatext.ErrRange, i)
 		}
 	case leafTimestamp, leafTimestampNTZ:
 		var us int64
@@ -101,30 +97,12 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 		default:
 			return "", bad
 		}
-		layout := partitionTimestampLayout
-		if k == leafTimestampNTZ {
-			layout = partitionNTZLayout
+		if s, ok := deltatext.PartitionTimestamp(time.UnixMicro(us), k == leafTimestampNTZ); ok {
+			return s, nil
 		}
-		return time.UnixMicro(us).UTC().Format(layout), nil
+		return "", fmt.Errorf("%w: timestamp %d µs from 1970", deltatext.ErrRange, us)
 	}
 	return "", bad
-}
-
-// formatPartitionFloat matches Spark's Double.toString shapes for ordinary values ("1.0").
-func formatPartitionFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	}
-	s := strconv.FormatFloat(f, 'g', -1, bits)
-	if !strings.ContainsAny(s, ".eEn") {
-		s += ".0"
-	}
-	return s
 }
 
 // ParsePartitionValue parses a serialized partition value into the Go value of its type;
@@ -163,30 +141,16 @@ func ParsePartitionValue(t deltalog.Type, s *string) (any, error) {
 	case deltalog.TypeDouble:
 		return strconv.ParseFloat(v, 64)
 	case deltalog.TypeDate:
-		d, err := time.Parse(time.DateOnly, v)
-		if err != nil {
-			return nil, err
-		}
-		return int32(floorDiv(d.Unix(), 86400)), nil
+		d, err := deltatext.ParseDate(v)
+		return int32(d), err
 	case deltalog.TypeTimestamp, deltalog.TypeTimestampNTZ:
-		ts, err := parsePartitionTimestamp(v)
+		ts, err := deltatext.ParsePartitionTimestamp(v)
 		if err != nil {
 			return nil, err
 		}
 		return ts.UnixMicro(), nil
 	}
 	return nil, fmt.Errorf("%w: partition column of type %s", ErrSchema, t)
-}
-
-// parsePartitionTimestamp accepts "YYYY-MM-DD HH:MM:SS[.ffffff]" (read as UTC, as
-// delta-rs writes it) and ISO-8601 with a zone ("...T...Z" or "+hh:mm").
-func parsePartitionTimestamp(v string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("datafile: bad partition timestamp %q", v)
 }
 
 // hiveEscape escapes a partition directory name or value like Hive and Spark do

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/deltatext"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
@@ -98,6 +99,23 @@ func TestPartitionValueFormats(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.v, back)
 		})
+	}
+}
+
+// A date or timestamp past 9999 has no text a reader parses back, so writing it
+// as a partition value is refused with the value named, not stored unreadable.
+func TestPartitionValueOutsideYearsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		typ deltalog.Type
+		v   any
+	}{
+		{deltalog.TypeDate, int32(day9999 + 1)},
+		{deltalog.TypeDate, int32(day0001 - 1)},
+		{deltalog.TypeTimestamp, int64(253402300800000000)},
+		{deltalog.TypeTimestampNTZ, int64(-62135596800000001)},
+	} {
+		s, err := PartitionValue(tc.typ, tc.v)
+		require.ErrorIs(t, err, deltatext.ErrRange, "%s %v gave %v", tc.typ, tc.v, s)
 	}
 }
 

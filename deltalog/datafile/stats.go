@@ -9,18 +9,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/deltatext"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
 // Statistics table properties and Spark's defaults (protocol §2.9).
 const (
-	propNumIndexedCols   = "delta.dataSkippingNumIndexedCols"
-	propStatsColumns     = "delta.dataSkippingStatsColumns"
-	defaultNumIndexed    = 32
-	stringPrefixLen      = 32
-	maxCodePoint         = '\U0010FFFF'
-	timestampStatsLayout = "2006-01-02T15:04:05.000Z07:00"
-	ntzStatsLayout       = "2006-01-02T15:04:05.000"
+	propNumIndexedCols = "delta.dataSkippingNumIndexedCols"
+	propStatsColumns   = "delta.dataSkippingStatsColumns"
+	defaultNumIndexed  = 32
+	stringPrefixLen    = 32
+	maxCodePoint       = '\U0010FFFF'
 )
 
 // colStats collects nullCount and, for eligible types, min and max of one column.
@@ -124,12 +123,9 @@ func (c *colStats) bounds() (lo, hi any) {
 	case leafDate:
 		return dateString(c.minI), dateString(c.maxI)
 	case leafTimestamp, leafTimestampNTZ:
-		layout := timestampStatsLayout
-		if c.leaf == leafTimestampNTZ {
-			layout = ntzStatsLayout
-		}
 		// Stats are in milliseconds: round min down and max up so both stay bounds.
-		return timestampString(floorDiv(c.minI, 1000), layout), timestampString(-floorDiv(-c.maxI, 1000), layout)
+		ntz := c.leaf == leafTimestampNTZ
+		return timestampString(floorDiv(c.minI, 1000), ntz), timestampString(-floorDiv(-c.maxI, 1000), ntz)
 	case leafDecimal32, leafDecimal64, leafDecimalFixed:
 		return json.Number(c.minD.String(c.scale)), json.Number(c.maxD.String(c.scale))
 	case leafString:
@@ -155,20 +151,20 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// dateString and timestampString give nil, an omitted bound, outside the years
+// 0001 to 9999.
 func dateString(days int64) any {
-	t := time.Unix(days*86400, 0).UTC()
-	if t.Year() < 1 || t.Year() > 9999 {
-		return nil
+	if s, ok := deltatext.Date(days); ok {
+		return s
 	}
-	return t.Format(time.DateOnly)
+	return nil
 }
 
-func timestampString(millis int64, layout string) any {
-	t := time.UnixMilli(millis).UTC()
-	if t.Year() < 1 || t.Year() > 9999 {
-		return nil
+func timestampString(millis int64, ntz bool) any {
+	if s, ok := deltatext.StatsTimestamp(time.UnixMilli(millis), ntz); ok {
+		return s
 	}
-	return t.Format(layout)
+	return nil
 }
 
 // stringMin truncates to a prefix, which is still a lower bound.

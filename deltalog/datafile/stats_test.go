@@ -152,7 +152,7 @@ func TestStatsBoundData(t *testing.T) {
 		require.GreaterOrEqual(t, r[1].(string), smin)
 		require.LessOrEqual(t, r[1].(string), smax)
 		if r[2] != nil {
-			f := timestampString(floorDiv(r[2].(int64), 1000), ntzStatsLayout).(string)
+			f := timestampString(floorDiv(r[2].(int64), 1000), true).(string)
 			require.GreaterOrEqual(t, f, tmin)
 			require.LessOrEqual(t, f, tmax)
 		}

@@ -324,7 +324,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	if err != nil {
 		return nil, nil, err
 	}
-	if ss == meta.SchemaString {
+	if deltalog.SameSchemaString(ss, meta.SchemaString) {
 		// An older layout (its columns a subset of the table's) needs nothing.
 		return nil, nil, nil
 	}
