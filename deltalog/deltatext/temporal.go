@@ -60,6 +60,21 @@ func StatsTimestamp(t time.Time, ntz bool) (s string, ok bool) {
 	return t.Format(statsTimestampLayout), true
 }
 
+// ParseStatsTimestamp parses a stats bound: ISO-8601 with a zone ("Z", or the
+// offset of Spark's session time zone) for a timestamp, without one for a
+// timestamp_ntz, read as UTC.
+func ParseStatsTimestamp(s string, ntz bool) (time.Time, error) {
+	layout := time.RFC3339Nano
+	if ntz {
+		layout = "2006-01-02T15:04:05.999999999"
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("deltatext: bad stats timestamp %q: %w", s, err)
+	}
+	return t, nil
+}
+
 // PartitionTimestamp formats t, read in UTC, as a partition value with
 // microseconds: "2021-09-08T11:11:11.000000Z", or for timestamp_ntz
 // "2021-09-08 11:11:11.000000". ok is false outside the years 0001 to 9999.

@@ -117,3 +117,30 @@ func TestParsePartitionTimestampForms(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, errors.Is(err, deltatext.ErrRange))
 }
+
+// A stats bound reads back as the instant it was written from, truncated to the
+// millisecond, whatever offset Spark's session time zone gave it.
+func TestStatsTimestampRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		ntz bool
+	}{
+		{"2020-02-01T08:09:10.000Z", false},
+		{"0001-01-01T00:00:00.000Z", false},
+		{"9999-12-31T23:59:59.999", true},
+		{"1969-12-31T23:59:59.999", true},
+	} {
+		ts, err := deltatext.ParseStatsTimestamp(c.in, c.ntz)
+		require.NoError(t, err, c.in)
+		back, ok := deltatext.StatsTimestamp(ts, c.ntz)
+		require.True(t, ok)
+		require.Equal(t, c.in, back)
+	}
+	spark, err := deltatext.ParseStatsTimestamp("2020-02-01T00:09:10.000-08:00", false)
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2020, 2, 1, 8, 9, 10, 0, time.UTC).UnixMicro(), spark.UnixMicro())
+	_, err = deltatext.ParseStatsTimestamp("2020-02-01T08:09:10.000", false)
+	require.Error(t, err, "a timestamp bound without a zone is not an instant")
+	_, err = deltatext.ParseStatsTimestamp("2020-02-01T08:09:10.000Z", true)
+	require.Error(t, err, "a timestamp_ntz bound has no zone")
+}

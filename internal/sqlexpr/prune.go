@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"time"
 	"unicode/utf8"
+
+	"github.com/cdc2delta/cdc2delta/deltalog/deltatext"
 )
 
 // FileStats is what the log says of one data file, for [Predicate.MayMatch]. Maps are
@@ -248,13 +249,7 @@ func statValue(t Type, raw any, upper bool) any {
 		}
 		return d
 	case t.Kind == KTimestamp, t.Kind == KTimestampNTZ:
-		var ts time.Time
-		var err error
-		if t.Kind == KTimestamp {
-			ts, err = time.Parse(time.RFC3339Nano, text)
-		} else {
-			ts, err = time.Parse("2006-01-02T15:04:05.999999999", text)
-		}
+		ts, err := deltatext.ParseStatsTimestamp(text, t.Kind == KTimestampNTZ)
 		if err != nil {
 			return nil
 		}
