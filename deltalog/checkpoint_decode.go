@@ -293,7 +293,10 @@ func (d *checkpointDecoder) decodeAdd(rc rowCols) (*Add, error) {
 	if !ok {
 		d.wantParsed = true
 		if a.partitionValuesParsed != nil {
-			pv = a.partitionValuesParsed.partitionValues(rc)
+			var err error
+			if pv, err = a.partitionValuesParsed.partitionValues(rc); err != nil {
+				return nil, fmt.Errorf("add %s: %w", path, err)
+			}
 		}
 	}
 	if pv == nil {

@@ -1,6 +1,7 @@
 package deltalog
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -194,10 +195,12 @@ func (p *parsedNode) appendLeafJSON(b []byte, rc rowCols) ([]byte, bool, error) 
 }
 
 // partitionValues rebuilds add.partitionValues from partitionValues_parsed, as the brief
-// §2.10 serializes each type. Used only when the string map is absent.
-func (p *parsedNode) partitionValues(rc rowCols) map[string]*string {
+// §2.10 serializes each type. Used only when the string map is absent. A date or
+// timestamp outside the years 0001 to 9999 is an error: it has no text, and
+// reading it as null would move its rows to the null partition.
+func (p *parsedNode) partitionValues(rc rowCols) (map[string]*string, error) {
 	if !p.present.present(rc) {
-		return nil
+		return nil, nil
 	}
 	out := make(map[string]*string, len(p.children))
 	for _, c := range p.children {
@@ -223,7 +226,9 @@ func (p *parsedNode) partitionValues(rc rowCols) map[string]*string {
 		case parsedDecimal:
 			s, ok = ckptDecimal(v, c.scale)
 		default:
-			s, ok = c.temporalString(v, false)
+			if s, ok = c.temporalString(v, false); !ok {
+				return nil, fmt.Errorf("partitionValues_parsed.%s: %w", c.name, deltatext.ErrRange)
+			}
 		}
 		if ok {
 			out[c.name] = &s
@@ -231,7 +236,7 @@ func (p *parsedNode) partitionValues(rc rowCols) map[string]*string {
 			out[c.name] = nil
 		}
 	}
-	return out
+	return out, nil
 }
 
 // temporalString formats dates and timestamps as stats (milliseconds) or as

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/deltatext"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
@@ -84,8 +85,9 @@ func TestValueTextWriterMatchesCheckpointReader(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, c.goVal, parsed, "partition value round trip")
 
-			ckptPart, ckptStats, err := deltalog.CheckpointTexts(c.pqType, c.pqVal)
-			require.NoError(t, err)
+			ckptPart, ckptStats, partErr, statsErr := deltalog.CheckpointTexts(c.pqType, c.pqVal)
+			require.NoError(t, partErr)
+			require.NoError(t, statsErr)
 			require.NotNil(t, ckptPart)
 			require.Equal(t, c.partition, *ckptPart, "checkpoint partition value")
 
@@ -95,6 +97,27 @@ func TestValueTextWriterMatchesCheckpointReader(t *testing.T) {
 				wantWriter = ""
 			}
 			require.Equal(t, wantWriter, statsMin(t, writeOne(t, c.typ, c.goVal)), "datafile stats")
+		})
+	}
+}
+
+// Past 9999 a date or timestamp has no text: the writer refuses it as a partition
+// value and keeps no stats bound; the checkpoint reader refuses to rebuild the
+// partition value (null would move the rows) and omits the stats bound.
+func TestValueTextOutsideYears(t *testing.T) {
+	tsUTC := parquet.TimestampAdjusted(parquet.Microsecond, true).Type()
+	for _, c := range []textCase{
+		{name: "date 10000", typ: deltalog.TypeDate, goVal: int32(2932897), pqType: parquet.Date().Type(), pqVal: parquet.Int32Value(2932897)},
+		{name: "timestamp 0000", typ: deltalog.TypeTimestamp, goVal: int64(-62135596800000001), pqType: tsUTC, pqVal: parquet.Int64Value(-62135596800000001)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := datafile.PartitionValue(c.typ, c.goVal)
+			require.ErrorIs(t, err, deltatext.ErrRange)
+			require.Empty(t, statsMin(t, writeOne(t, c.typ, c.goVal)))
+			_, stats, partErr, statsErr := deltalog.CheckpointTexts(c.pqType, c.pqVal)
+			require.ErrorIs(t, partErr, deltatext.ErrRange)
+			require.NoError(t, statsErr)
+			require.Equal(t, "{}", stats)
 		})
 	}
 }
