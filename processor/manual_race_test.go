@@ -17,6 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -228,7 +229,7 @@ func compareWithEdits(t *testing.T, store deltalog.Store, recs []cdcmodel.Record
 		default:
 			upTo := map[cdcmodel.TopicPartition]int64{}
 			for app, off := range got.Txns {
-				tp, ok := merge.ParseAppID(app)
+				tp, ok := cdctable.ParseAppID(app)
 				require.True(t, ok, app)
 				upTo[cdcmodel.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = off
 			}

@@ -3,11 +3,12 @@ package processor
 import (
 	"testing"
 
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/stretchr/testify/require"
 )
 
 func TestStartOffset(t *testing.T) {
-	ours := func(off int64) *committedOffset { return &committedOffset{Offset: off, Meta: commitMeta(3)} }
+	ours := func(off int64) *committedOffset { return &committedOffset{Offset: off, Meta: cdctable.GroupMeta(3)} }
 	operator := func(off int64) *committedOffset { return &committedOffset{Offset: off} }
 	tests := []struct {
 		name       string
@@ -33,11 +34,4 @@ func TestStartOffset(t *testing.T) {
 			require.Equal(t, tc.wantReason, why)
 		})
 	}
-}
-
-func TestCommitMeta(t *testing.T) {
-	require.Equal(t, "cdc2delta:v=12", commitMeta(12))
-	require.True(t, ourCommit(commitMeta(0)))
-	require.False(t, ourCommit(""))
-	require.False(t, ourCommit("cdc2delta"))
 }

@@ -1,24 +1,17 @@
 package merge
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
-
-// PartitionsTag names, on a data file cdc2delta writes, the Kafka partitions
-// whose rows it holds ("topic/partition", joined by ","). Debezium keys each
-// partition by primary key, so writers sharing a table own disjoint keys;
-// folding only their own partitions' files keeps them from rewriting each
-// other's (ADR 0036).
-const PartitionsTag = "cdc2delta.partitions"
 
 // fileOwners says which files a batch may fold into its tail.
 type fileOwners struct {
-	owned map[string]bool // the writer's partitions, as in PartitionsTag
+	owned map[string]bool // the writer's partitions, as in cdctable.PartitionsTag
 	// sole: the writer owns every partition the table holds offsets of, so
 	// no other writer folds files and every file may be folded.
 	sole bool
@@ -28,25 +21,23 @@ type fileOwners struct {
 	rows  string
 }
 
-func partitionName(tp TopicPartition) string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
-
 // newFileOwners derives the owners from the writer's partitions (owned; nil:
 // the batch's), the partitions of the batch's records and those the table
 // holds offsets of.
-func newFileOwners(owned []TopicPartition, batch map[TopicPartition]int64, recs []Record, applied map[TopicPartition]int64) fileOwners {
+func newFileOwners(owned []cdctable.TopicPartition, batch map[cdctable.TopicPartition]int64, recs []Record, applied map[cdctable.TopicPartition]int64) fileOwners {
 	o := fileOwners{owned: map[string]bool{}, sole: true}
 	for _, tp := range owned {
-		o.owned[partitionName(tp)] = true
+		o.owned[tp.TagName()] = true
 	}
 	for tp := range batch {
-		o.owned[partitionName(tp)] = true
+		o.owned[tp.TagName()] = true
 	}
 	for tp := range applied {
-		o.sole = o.sole && o.owned[partitionName(tp)]
+		o.sole = o.sole && o.owned[tp.TagName()]
 	}
 	o.batch = map[string]bool{}
 	for i := range recs {
-		o.batch[partitionName(recs[i].TopicPartition)] = true
+		o.batch[recs[i].TopicPartition.TagName()] = true
 	}
 	o.rows = joinTag(o.batch)
 	return o
@@ -70,7 +61,7 @@ func (o fileOwners) mayFold(f *deltalog.Add) bool {
 // overlap reports whether every and whether some of the partitions f's tag
 // names are the writer's; both are false for an untagged file.
 func (o fileOwners) overlap(f *deltalog.Add) (all, some bool) {
-	tag := f.Tags[PartitionsTag]
+	tag := f.Tags[cdctable.PartitionsTag]
 	if tag == "" {
 		return false, false
 	}
@@ -87,7 +78,7 @@ func (o fileOwners) overlap(f *deltalog.Add) (all, some bool) {
 func (o fileOwners) foldedTag(folded []*deltalog.Add) string {
 	parts := maps.Clone(o.batch)
 	for _, f := range folded {
-		tag := f.Tags[PartitionsTag]
+		tag := f.Tags[cdctable.PartitionsTag]
 		if tag == "" {
 			return joinTag(o.owned)
 		}
@@ -107,7 +98,7 @@ func tag(add *deltalog.Add, partitions string) {
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	tags[PartitionsTag] = partitions
+	tags[cdctable.PartitionsTag] = partitions
 	add.Tags = tags
 }
 
@@ -116,18 +107,18 @@ func tag(add *deltalog.Add, partitions string) {
 // (tagged with its partitions only) and, when it owns the table's first
 // partition, the files of no one writer (untagged, or tagged with some of
 // its partitions and others). A sole writer compacts every file.
-func Compacts(owned []TopicPartition, snap *deltalog.Snapshot) func(*deltalog.Add) bool {
-	applied := txnPositions(snap)
+func Compacts(owned []cdctable.TopicPartition, snap *deltalog.Snapshot) func(*deltalog.Add) bool {
+	applied := cdctable.Offsets(snap)
 	o := newFileOwners(owned, nil, nil, applied)
 	first := ""
 	for tp := range applied {
-		if n := partitionName(tp); first == "" || n < first {
+		if n := tp.TagName(); first == "" || n < first {
 			first = n
 		}
 	}
 	leader := first == "" || o.owned[first]
 	return func(f *deltalog.Add) bool {
 		all, some := o.overlap(f)
-		return o.sole || all || leader && (some || f.Tags[PartitionsTag] == "")
+		return o.sole || all || leader && (some || f.Tags[cdctable.PartitionsTag] == "")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // ManualEdits are the rules a manual UPDATE or DELETE (cdc2delta update, delete;
@@ -44,9 +45,9 @@ func ManualEditsFor(meta deltalog.Metadata, store deltalog.Store, now func() tim
 func (m *ManualEdits) Protected() map[string]string {
 	out := map[string]string{}
 	for _, k := range m.st.keyNames {
-		out[k] = "it is a key column of the source table (" + PropKeyColumns + "); change the key at the source, or DELETE the row"
+		out[k] = "it is a key column of the source table (" + cdctable.PropKeyColumns + "); change the key at the source, or DELETE the row"
 	}
-	for _, c := range []string{ColPosition, ColOp, ColCommitTime, ColDeleted} {
+	for _, c := range []string{cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime, cdctable.ColDeleted} {
 		out[c] = "cdc2delta records the source change of the row there; a manual UPDATE keeps it so that newer source changes still apply"
 	}
 	return out
@@ -71,13 +72,13 @@ func (m *ManualEdits) RecordDeletes(ctx context.Context, version int64, rows [][
 			vals[k] = r[f]
 		}
 		var err error
-		if buf, err = appendKey(buf[:0], vals); err != nil {
+		if buf, err = cdctable.AppendKey(buf[:0], vals); err != nil {
 			return nil, err
 		}
 		hex, _ := r[m.st.posField].(string)
 		pos, err := codecs.PositionFromHex(hex)
 		if err != nil {
-			return nil, fmt.Errorf("a deleted row has a bad %s %q: %w", ColPosition, hex, err)
+			return nil, fmt.Errorf("a deleted row has a bad %s %q: %w", cdctable.ColPosition, hex, err)
 		}
 		ts := tombstone{pos: pos, at: at}
 		if old, ok := keys[string(buf)]; ok && old.pos.Compare(pos) >= 0 {

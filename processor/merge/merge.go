@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // ErrNoKey reports a change record without a primary key.
@@ -120,12 +121,12 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	start := time.Now()
 	res := Result{Version: -1}
 	st := s.state
-	applied := map[TopicPartition]int64{}
+	applied := map[cdctable.TopicPartition]int64{}
 	if st != nil {
-		applied = txnPositions(st.snap)
+		applied = cdctable.Offsets(st.snap)
 		res.Version = st.snap.Version()
 	}
-	last := make(map[TopicPartition]int64, len(b.LastOffsets))
+	last := make(map[cdctable.TopicPartition]int64, len(b.LastOffsets))
 	for tp, off := range b.LastOffsets {
 		last[tp] = off
 	}
@@ -215,7 +216,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 				vals[k] = nil
 			}
 		}
-		if buf, err = appendKey(buf[:0], vals); err != nil {
+		if buf, err = cdctable.AppendKey(buf[:0], vals); err != nil {
 			return res, err
 		}
 		keys[i] = string(buf)
@@ -265,12 +266,12 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	// another writer conflicts.
 	copts := []deltalog.CommitOption{deltalog.ReadWholeTable(), deltalog.ExactVersion()}
 	op.Extra = map[string]string{}
-	if prog := progressOf(recs); !prog.empty() {
+	if prog := progressOf(recs); !prog.Empty() {
 		js, err := json.Marshal(prog)
 		if err != nil {
 			return res, fmt.Errorf("recording progress: %w", err)
 		}
-		op.Extra[progressField] = string(js)
+		op.Extra[cdctable.ProgressField] = string(js)
 	}
 	if p.tombFile != "" {
 		// Only the commit of the version in the file's name may name it; a
@@ -863,7 +864,7 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		for k, f := range st.keyFields {
 			vals[k] = keep[i][f]
 		}
-		if buf, err = appendKey(buf[:0], vals); err != nil {
+		if buf, err = cdctable.AppendKey(buf[:0], vals); err != nil {
 			return "", codecs.Position{}, err
 		}
 		return string(buf), pos, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestSinkRebase: a writer whose table another writer committed to since
@@ -18,8 +19,8 @@ import (
 // it).
 func TestSinkRebase(t *testing.T) {
 	opD, opU, opC := codecs.OpDelete, codecs.OpUpdate, codecs.OpCreate
-	p0, p1 := TopicPartition{Topic: itemsTopic, Partition: 0}, TopicPartition{Topic: itemsTopic, Partition: 1}
-	owned := func(b Batch, tp TopicPartition) Batch { b.Owned = []TopicPartition{tp}; return b }
+	p0, p1 := cdctable.TopicPartition{Topic: itemsTopic, Partition: 0}, cdctable.TopicPartition{Topic: itemsTopic, Partition: 1}
+	owned := func(b Batch, tp cdctable.TopicPartition) Batch { b.Owned = []cdctable.TopicPartition{tp}; return b }
 	for _, tc := range []struct {
 		name    string
 		mode    Mode

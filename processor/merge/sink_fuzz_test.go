@@ -38,28 +38,6 @@ func FuzzTombstoneFile(f *testing.F) {
 	})
 }
 
-// FuzzParseAppID checks that ParseAppID inverts TopicPartition.AppID and
-// never panics.
-func FuzzParseAppID(f *testing.F) {
-	f.Add("cdc2delta/sales.dbo.orders/3")
-	f.Add("cdc2delta//1")
-	f.Add("cdc2delta/a/b/-7")
-	f.Add("other/x/1")
-	f.Fuzz(func(t *testing.T, id string) {
-		tp, ok := ParseAppID(id)
-		if !ok {
-			return
-		}
-		require.Equal(t, tp, mustParse(t, tp.AppID()))
-	})
-}
-
-func mustParse(t *testing.T, id string) TopicPartition {
-	tp, ok := ParseAppID(id)
-	require.True(t, ok, id)
-	return tp
-}
-
 func TestTombstoneRetention(t *testing.T) {
 	store := newMemStore()
 	now := time.UnixMilli(1_700_000_000_000)

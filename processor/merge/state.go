@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // tableState is what a Sink knows of its table between batches.
@@ -28,7 +27,7 @@ type tableState struct {
 }
 
 // ErrNotCDCTable means the table was not created by cdc2delta (no key columns property).
-var ErrNotCDCTable = errors.New("merge: table has no " + PropKeyColumns + " property")
+var ErrNotCDCTable = errors.New("merge: table has no " + cdctable.PropKeyColumns + " property")
 
 // newTableState derives field positions from metadata.
 func newTableState(meta deltalog.Metadata) (*tableState, error) {
@@ -37,12 +36,12 @@ func newTableState(meta deltalog.Metadata) (*tableState, error) {
 		return nil, err
 	}
 	st := &tableState{meta: meta, schema: schema, deletedField: -1, mappers: map[*codecs.Layout]*rowMapper{}}
-	raw, ok := meta.Configuration[PropKeyColumns]
+	raw, ok := meta.Configuration[cdctable.PropKeyColumns]
 	if !ok {
 		return nil, ErrNotCDCTable
 	}
 	if err := json.Unmarshal([]byte(raw), &st.keyNames); err != nil || len(st.keyNames) == 0 {
-		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, PropKeyColumns, raw)
+		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, cdctable.PropKeyColumns, raw)
 	}
 	find := func(name string) int {
 		for i, f := range schema.Fields {
@@ -59,7 +58,7 @@ func newTableState(meta deltalog.Metadata) (*tableState, error) {
 		}
 		st.keyFields = append(st.keyFields, i)
 	}
-	st.posField, st.opField, st.timeField, st.deletedField = find(ColPosition), find(ColOp), find(ColCommitTime), find(ColDeleted)
+	st.posField, st.opField, st.timeField, st.deletedField = find(cdctable.ColPosition), find(cdctable.ColOp), find(cdctable.ColCommitTime), find(cdctable.ColDeleted)
 	if st.posField < 0 || st.opField < 0 || st.timeField < 0 {
 		return nil, fmt.Errorf("%w: metadata columns missing", ErrNotCDCTable)
 	}
@@ -184,34 +183,4 @@ func (st *tableState) withMetadata(meta deltalog.Metadata, proto deltalog.Protoc
 	}
 	next.snap, next.proto, next.index, next.tombs = st.snap, proto, st.index, st.tombs
 	return next, nil
-}
-
-// txnPositions decodes the cdc2delta txn app ids of a snapshot.
-func txnPositions(snap *deltalog.Snapshot) map[TopicPartition]int64 {
-	out := map[TopicPartition]int64{}
-	for id, txn := range snap.Txns() {
-		tp, ok := ParseAppID(id)
-		if ok {
-			out[tp] = txn.Version
-		}
-	}
-	return out
-}
-
-// ParseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
-// '/', so the last one separates the partition.
-func ParseAppID(id string) (TopicPartition, bool) {
-	rest, ok := strings.CutPrefix(id, "cdc2delta/")
-	if !ok {
-		return TopicPartition{}, false
-	}
-	i := strings.LastIndexByte(rest, '/')
-	if i <= 0 {
-		return TopicPartition{}, false
-	}
-	p, err := strconv.ParseInt(rest[i+1:], 10, 32)
-	if err != nil {
-		return TopicPartition{}, false
-	}
-	return TopicPartition{Topic: rest[:i], Partition: int32(p)}, true
 }

@@ -13,26 +13,8 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
-
-// Metadata columns every table carries (ADR 0021).
-const (
-	ColPosition   = "_cdc_position"
-	ColOp         = "_cdc_op"
-	ColCommitTime = "_cdc_commit_time"
-	ColDeleted    = "_cdc_deleted"
-)
-
-// Table properties cdc2delta records.
-const (
-	PropKeyColumns = "cdc2delta.keyColumns"
-	PropDeleteMode = "cdc2delta.deleteMode"
-	PropSource     = "cdc2delta.source"
-)
-
-// fieldMetaType keeps the source kind in field metadata: a time of day is a
-// Delta long, and evolution must still see it as a time.
-const fieldMetaType = "cdc2delta.type"
 
 // ErrSchema means a table cannot take a new source schema; errors.As a
 // *SchemaError for the details.
@@ -77,7 +59,7 @@ func deltaType(t codecs.Type) deltalog.Type {
 
 // sourceType recovers the codecs type of a table field.
 func sourceType(f deltalog.StructField) (codecs.Type, bool) {
-	name, _ := f.Metadata[fieldMetaType].(string)
+	name, _ := f.Metadata[cdctable.FieldMetaType].(string)
 	if name == "" {
 		name = f.Type.String()
 	}
@@ -101,14 +83,14 @@ func sourceType(f deltalog.StructField) (codecs.Type, bool) {
 // sourceField is the table field of source column c, named name: c.Name, or
 // its portable name, which the field's metadata and comment then record.
 func sourceField(c codecs.Column, name string, nullable bool) deltalog.StructField {
-	meta := map[string]any{fieldMetaType: c.Type.String()}
+	meta := map[string]any{cdctable.FieldMetaType: c.Type.String()}
 	comment := c.Comment
 	if comment == "" && c.SourceType != "" {
 		comment = "SQL Server " + c.SourceType
 	}
 	switch {
 	case name != c.Name:
-		meta[fieldMetaSource] = c.Name
+		meta[cdctable.FieldMetaSource] = c.Name
 		if comment == "" {
 			comment = renamedComment(c.Name, "") + " (" + c.Type.String() + ")"
 		} else {
@@ -129,13 +111,13 @@ func metaField(name string, t deltalog.PrimitiveType, nullable bool, comment str
 // metaFields are appended after the source columns.
 func metaFields(soft bool) []deltalog.StructField {
 	fs := []deltalog.StructField{
-		metaField(ColPosition, deltalog.TypeString, false,
+		metaField(cdctable.ColPosition, deltalog.TypeString, false,
 			"cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) of the change that wrote this row, as hex that orders as text"),
-		metaField(ColOp, deltalog.TypeString, false, "cdc2delta: Debezium op of that change (c, u, r, d)"),
-		metaField(ColCommitTime, deltalog.TypeTimestamp, true, "cdc2delta: source commit time of that change (source.ts_ms)"),
+		metaField(cdctable.ColOp, deltalog.TypeString, false, "cdc2delta: Debezium op of that change (c, u, r, d)"),
+		metaField(cdctable.ColCommitTime, deltalog.TypeTimestamp, true, "cdc2delta: source commit time of that change (source.ts_ms)"),
 	}
 	if soft {
-		fs = append(fs, metaField(ColDeleted, deltalog.TypeBoolean, false, "cdc2delta: true when the source row was deleted (soft-delete mode)"))
+		fs = append(fs, metaField(cdctable.ColDeleted, deltalog.TypeBoolean, false, "cdc2delta: true when the source row was deleted (soft-delete mode)"))
 	}
 	return fs
 }
@@ -184,10 +166,10 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 	for k, v := range s.opts.Properties {
 		conf[k] = v
 	}
-	conf[PropKeyColumns] = string(keys)
-	conf[PropDeleteMode] = string(s.opts.DeleteMode)
-	conf[PropSource] = c.Table.String()
-	conf[PropColumnNames] = string(s.opts.ColumnNames)
+	conf[cdctable.PropKeyColumns] = string(keys)
+	conf[cdctable.PropDeleteMode] = string(s.opts.DeleteMode)
+	conf[cdctable.PropSource] = c.Table.String()
+	conf[cdctable.PropColumnNames] = string(s.opts.ColumnNames)
 	if s.opts.newTableDeletionVectors() {
 		conf[deltalog.PropEnableDeletionVectors] = "true"
 	}
@@ -249,7 +231,7 @@ func tableColumns(st *deltalog.StructType) []codecs.Column {
 
 func isMetaColumn(name string) bool {
 	switch name {
-	case ColPosition, ColOp, ColCommitTime, ColDeleted:
+	case cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime, cdctable.ColDeleted:
 		return true
 	}
 	return false
@@ -313,7 +295,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	conf := maps.Clone(meta.Configuration)
 	if renamed {
 		// The table's names are portable from now on, whatever the options say.
-		conf[PropColumnNames] = string(ColumnNamesPortable)
+		conf[cdctable.PropColumnNames] = string(ColumnNamesPortable)
 	}
 	if mapping {
 		var maxID int64

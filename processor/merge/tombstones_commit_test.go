@@ -12,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestTombstonesOfFailedCommit: a batch [insert k, delete k] whose commit
@@ -228,7 +229,7 @@ func TestTombstoneFileNames(t *testing.T) {
 // keyOf encodes the key of the items table with id.
 func keyOf(t *testing.T, id int32) string {
 	t.Helper()
-	k, err := appendKey(nil, []any{id})
+	k, err := cdctable.AppendKey(nil, []any{id})
 	require.NoError(t, err)
 	return string(k)
 }

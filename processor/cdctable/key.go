@@ -1,4 +1,4 @@
-package merge
+package cdctable
 
 import (
 	"encoding/binary"
@@ -9,11 +9,11 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
-// appendKey appends a compact, unambiguous binary encoding of key values: a
+// AppendKey appends a compact, unambiguous binary encoding of key values: a
 // tag byte per value, fixed-width numbers, length-prefixed strings. Decimals
 // of codecs and datafile encode alike, so keys read from the table match keys
 // decoded from events.
-func appendKey(dst []byte, vals []any) ([]byte, error) {
+func AppendKey(dst []byte, vals []any) ([]byte, error) {
 	for _, v := range vals {
 		switch x := v.(type) {
 		case nil:
@@ -45,16 +45,16 @@ func appendKey(dst []byte, vals []any) ([]byte, error) {
 		case decimal128.Num:
 			dst = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(append(dst, 6), uint64(x.Hi)), x.Lo)
 		default:
-			return dst, fmt.Errorf("merge: unsupported key value type %T", v)
+			return dst, fmt.Errorf("cdctable: unsupported key value type %T", v)
 		}
 	}
 	return dst, nil
 }
 
-// appendFlatKey appends row's value of c as appendKey appends the value
+// AppendFlatKey appends row's value of c as AppendKey appends the value
 // Read returns for it: integers of every width alike, strings and binary
 // length-prefixed, null as its tag.
-func appendFlatKey(dst []byte, c datafile.FlatColumn, row int) []byte {
+func AppendFlatKey(dst []byte, c datafile.FlatColumn, row int) []byte {
 	if c.Null != nil && c.Null[row] {
 		return append(dst, 0)
 	}
