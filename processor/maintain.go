@@ -366,7 +366,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 		UnionTag: cdctable.PartitionsTag}
 	if !u.log {
 		// Instances that share the table compact disjoint files (ADR 0036).
-		opts.Select = merge.Compacts(owned, snap)
+		opts.Select = cdctable.Compacts(owned, snap)
 	}
 	debt := tableops.Debt(snap, opts)
 	if debt < m.o.CompactAt {

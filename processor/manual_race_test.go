@@ -18,7 +18,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // manualEdit is one UPDATE or DELETE, in SQL for tableops and as Go for the
@@ -84,7 +83,7 @@ func TestManualEditsRaceTheProcessor(t *testing.T) {
 		require.NoError(t, err)
 		snap, err := tbl.Snapshot(ctx)
 		require.NoError(t, err)
-		rules, err := merge.ManualEditsFor(snap.Metadata(), dmlStore, nil)
+		rules, err := cdctable.ManualEditsFor(snap.Metadata(), dmlStore, nil)
 		require.NoError(t, err)
 		o := tableops.DMLOptions{Protected: rules.Protected(), OnDelete: rules.RecordDeletes}
 		var m tableops.DMLMetrics

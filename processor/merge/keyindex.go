@@ -221,7 +221,7 @@ func (x *keyIndex) move(moves []fileMove) (reread []string) {
 // physicalRows reads the named columns of every physical row of add (deleted
 // ones included, so row i is physical row i) and the file's deletion vector.
 func physicalRows(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {
-	rows, err := datafile.ReadColumns(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+	rows, err := datafile.ReadColumns(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 	})
 	if err != nil {
@@ -246,8 +246,8 @@ type keyEntry struct {
 
 // readKeyEntries reads the key and position of every live row of add.
 func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
-	cols := append(append([]string(nil), st.keyNames...), cdctable.ColPosition)
-	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+	cols := append(append([]string(nil), st.KeyNames...), cdctable.ColPosition)
+	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns,
 	})
 	if err != nil {
@@ -274,7 +274,7 @@ func readKeyEntriesRows(ctx context.Context, store deltalog.Store, dvs *deltalog
 	}
 	entries := make([]keyEntry, 0, len(rows))
 	var buf []byte
-	nk := len(st.keyNames)
+	nk := len(st.KeyNames)
 	for r, row := range rows {
 		if dv.Contains(uint64(r)) {
 			continue

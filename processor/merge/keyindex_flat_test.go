@@ -69,7 +69,7 @@ func TestReadKeyEntriesFlat(t *testing.T) {
 				require.NoError(t, err)
 				add.DeletionVector = &descs[0]
 			}
-			st := &tableState{schema: schema, keyNames: keys}
+			st := &tableState{Layout: cdctable.Layout{Schema: schema, KeyNames: keys}}
 			cols := append(append([]string(nil), keys...), cdctable.ColPosition)
 			_, _, flat, err := datafile.ReadFlat(ctx, store, &add, schema, cols, datafile.ReadOptions{})
 			require.NoError(t, err)

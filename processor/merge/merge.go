@@ -71,6 +71,7 @@ type mergePlan struct {
 	live     *liveCheck
 	rows     [][]any
 	rowKeys  []string
+	rowPos   []codecs.Position // of rows, as their cdctable.ColPosition holds it
 	fills    []fill
 	dels     map[string]*roaring64.Bitmap
 	ops      []indexOp
@@ -92,7 +93,7 @@ type mergePlan struct {
 	// follows after the commit.
 	moves []fileMove
 	// owners says which files the batch may fold into its tail.
-	owners fileOwners
+	owners cdctable.FileOwners
 	// lookedUp is what the plan found of the batch's keys, which a rebase
 	// checks again (rebase.go).
 	lookedUp lookups
@@ -195,8 +196,8 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 
 	keys := make([]string, len(recs))
 	var buf []byte
-	vals := make([]any, len(st.keyNames))
-	keySource := keySourceNames(st.schema, st.keyFields)
+	vals := make([]any, len(st.KeyNames))
+	keySource := keySourceNames(st.Schema, st.KeyFields)
 	emptyNull := emptyPartitionNull(st)
 	for i := range recs {
 		c := &recs[i].Change
@@ -225,7 +226,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	res.Duplicates, res.Superseded = d.duplicates, d.superseded
 
 	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, truncated: map[string]*roaring64.Bitmap{}, dvs: deltalog.NewDVReader(s.opts.Store),
-		owners: newFileOwners(b.Owned, b.LastOffsets, recs, applied)}
+		owners: cdctable.NewFileOwners(b.Owned, b.LastOffsets, partitionsOf(recs), applied)}
 	if st.snap != nil {
 		files := st.snap.Files()
 		for i := range files {
@@ -276,7 +277,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	if p.tombFile != "" {
 		// Only the commit of the version in the file's name may name it; a
 		// rebase writes the file again under its new version.
-		op.Extra[tombstonesField] = p.tombFile
+		op.Extra[cdctable.TombstonesField] = p.tombFile
 	}
 	cr, err := s.commit(ctx, p, actions, &op, copts, d.truncate != nil, &res)
 	if err != nil {
@@ -331,11 +332,11 @@ func (s *Sink) evolveAll(st *tableState, recs []Record) (*tableState, []deltalog
 		s.log.Info("evolving table schema", "layout", c.Layout.Name, "schemaID", c.Layout.SchemaID)
 	}
 	for l := range seen {
-		st.mappers[l] = newRowMapper(st.schema, l)
+		st.mappers[l] = newRowMapper(st.Schema, l)
 	}
 	for i := range recs {
 		if l := recs[i].Change.Layout; l != nil && st.mappers[l] == nil {
-			st.mappers[l] = newRowMapper(st.schema, l)
+			st.mappers[l] = newRowMapper(st.Schema, l)
 		}
 	}
 	return st, evo, nil
@@ -379,7 +380,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 			return err
 		}
 	}
-	p.rows, p.rowKeys = slices.Grow(p.rows, len(d.chains)), slices.Grow(p.rowKeys, len(d.chains))
+	p.rows, p.rowKeys, p.rowPos = slices.Grow(p.rows, len(d.chains)), slices.Grow(p.rowKeys, len(d.chains)), slices.Grow(p.rowPos, len(d.chains))
 	keys := make([]string, len(d.chains))
 	for i, ch := range d.chains {
 		keys[i] = ch.key
@@ -448,6 +449,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 		}
 		p.rows = append(p.rows, f.row)
 		p.rowKeys = append(p.rowKeys, ch.key)
+		p.rowPos = append(p.rowPos, f.last.Change.Pos) // the change imageRow wrote f.row from
 	}
 	// Keep stored values of columns the events did not carry; a deleted
 	// row is no earlier image.
@@ -459,7 +461,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 		if f.oldRow >= len(old) {
 			return fmt.Errorf("table %s: row %d beyond the %d rows of %s", s.opts.TableName, f.oldRow, len(old), f.path)
 		}
-		if st.deletedField >= 0 && old[f.oldRow][st.deletedField] == true {
+		if st.DeletedField >= 0 && old[f.oldRow][st.DeletedField] == true {
 			if len(f.origin) > 0 {
 				p.unresolved = append(p.unresolved, unresolvedColumns{rec: f.originRec, fields: f.origin})
 			}
@@ -526,7 +528,7 @@ func (p *mergePlan) fullRows(ctx context.Context, store deltalog.Store, path str
 		return rows, nil
 	}
 	t := time.Now()
-	rows, err := datafile.Read(ctx, store, p.files[path], p.st.schema, datafile.ReadOptions{
+	rows, err := datafile.Read(ctx, store, p.files[path], p.st.Schema, datafile.ReadOptions{
 		Properties: p.st.meta.Configuration, PartitionColumns: p.st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 	})
 	p.metrics.scan += time.Since(t)
@@ -601,11 +603,10 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, w.err)
 	}
 	for i := range w.adds {
-		tag(&w.adds[i], p.owners.rows)
+		cdctable.Tag(&w.adds[i], p.owners.Rows)
 	}
 	return p.addFiles(w.adds, w.order, func(i int) (string, codecs.Position, error) {
-		pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
-		return p.rowKeys[i], pos, err
+		return p.rowKeys[i], p.rowPos[i], nil
 	})
 }
 
@@ -815,7 +816,7 @@ func plainJSON(v any) string {
 // newWriter returns a data file writer for the table's schema.
 func (s *Sink) newWriter(st *tableState) (*datafile.Writer, error) {
 	w, err := datafile.NewWriter(datafile.Options{
-		Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
+		Schema: st.Schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
 		TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
 	})
 	if err != nil {
@@ -851,9 +852,9 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		return fmt.Errorf("rewriting %s: %w", path, err)
 	}
 	var buf []byte
-	vals := make([]any, len(st.keyFields))
+	vals := make([]any, len(st.KeyFields))
 	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
-		hex, _ := keep[i][st.posField].(string)
+		hex, _ := keep[i][st.PosField].(string)
 		pos, err := codecs.PositionFromHex(hex)
 		if err != nil {
 			return "", codecs.Position{}, err
@@ -861,7 +862,7 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		if i >= kept {
 			return p.rowKeys[i-kept], pos, nil
 		}
-		for k, f := range st.keyFields {
+		for k, f := range st.KeyFields {
 			vals[k] = keep[i][f]
 		}
 		if buf, err = cdctable.AppendKey(buf[:0], vals); err != nil {
@@ -873,8 +874,8 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 
 // operation describes the commit as Spark describes a MERGE.
 func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows int, elapsed time.Duration) deltalog.Operation {
-	conds := make([]string, len(st.keyNames))
-	for i, k := range st.keyNames {
+	conds := make([]string, len(st.KeyNames))
+	for i, k := range st.KeyNames {
 		conds[i] = fmt.Sprintf("(target.`%s` = source.`%s`)", k, k)
 	}
 	predicate := plainJSON([]string{strings.Join(conds, " AND ")})
@@ -935,7 +936,7 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 		st.tombs.merge(k, ts)
 	}
 	if p.tombFile != "" {
-		st.tombs.files[tombstoneDir+p.tombFile] = fileMerged
+		st.tombs.files[cdctable.TombstoneDir+p.tombFile] = fileMerged
 	}
 	s.state = st
 	if err := s.afterCommitRuns(ctx, st, reread); err != nil {

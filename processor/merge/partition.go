@@ -99,9 +99,9 @@ func emptyPartitionNull(st *tableState) []bool {
 	if len(st.meta.PartitionColumns) == 0 {
 		return nil
 	}
-	out := make([]bool, len(st.keyFields))
-	for k, f := range st.keyFields {
-		fd := st.schema.Fields[f]
+	out := make([]bool, len(st.KeyFields))
+	for k, f := range st.KeyFields {
+		fd := st.Schema.Fields[f]
 		out[k] = fd.Type == deltalog.TypeString && slices.Contains(st.meta.PartitionColumns, fd.Name)
 	}
 	return out
@@ -112,7 +112,7 @@ func emptyPartitionNull(st *tableState) []bool {
 func partitionGroups(st *tableState, rows [][]any) ([][]int, error) {
 	var fields []int
 	for _, name := range st.meta.PartitionColumns {
-		i := slices.IndexFunc(st.schema.Fields, func(f deltalog.StructField) bool { return strings.EqualFold(f.Name, name) })
+		i := slices.IndexFunc(st.Schema.Fields, func(f deltalog.StructField) bool { return strings.EqualFold(f.Name, name) })
 		if i < 0 {
 			return nil, fmt.Errorf("partition column %q not in the table schema: %w", name, ErrPartition)
 		}
@@ -131,9 +131,9 @@ func partitionGroups(st *tableState, rows [][]any) ([][]int, error) {
 	for i, r := range rows {
 		key = key[:0]
 		for _, f := range fields {
-			v, err := datafile.PartitionValue(st.schema.Fields[f].Type, r[f])
+			v, err := datafile.PartitionValue(st.Schema.Fields[f].Type, r[f])
 			if err != nil {
-				return nil, fmt.Errorf("row %d, partition column %s: %w", i, st.schema.Fields[f].Name, err)
+				return nil, fmt.Errorf("row %d, partition column %s: %w", i, st.Schema.Fields[f].Name, err)
 			}
 			if v == nil {
 				key = append(key, 0)

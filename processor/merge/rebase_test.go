@@ -127,10 +127,10 @@ func TestSinkRebaseTombstones(t *testing.T) {
 
 	files := tombstoneFiles(t, store)
 	require.Len(t, files, 1, "the file named after version 1 is gone")
-	require.True(t, strings.HasPrefix(files[0], tombstoneDir+"00000000000000000002."), files[0])
+	require.True(t, strings.HasPrefix(files[0], cdctable.TombstoneDir+"00000000000000000002."), files[0])
 	ci, err := a.table.CommitInfo(t.Context(), 2)
 	require.NoError(t, err)
-	require.Equal(t, strings.TrimPrefix(files[0], tombstoneDir), deltalog.OperationValues(ci.Extra).Text(tombstonesField))
+	require.Equal(t, strings.TrimPrefix(files[0], cdctable.TombstoneDir), deltalog.OperationValues(ci.Extra).Text(cdctable.TombstonesField))
 
 	// An older event of the deleted key stays out, in a writer that loads
 	// the table now.

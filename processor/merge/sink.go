@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -121,6 +122,17 @@ type Record struct {
 	cdctable.TopicPartition
 	Offset int64
 	Change codecs.Change
+}
+
+// partitionsOf yields the partition of each record.
+func partitionsOf(recs []Record) iter.Seq[cdctable.TopicPartition] {
+	return func(yield func(cdctable.TopicPartition) bool) {
+		for i := range recs {
+			if !yield(recs[i].TopicPartition) {
+				return
+			}
+		}
+	}
 }
 
 // Batch is one micro-batch for one table.

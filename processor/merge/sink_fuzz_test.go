@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // FuzzTombstoneFile feeds arbitrary bytes to the tombstone file reader: it
@@ -19,7 +20,7 @@ func FuzzTombstoneFile(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		store := newMemStore()
-		require.NoError(t, store.Put(t.Context(), tombstoneDir+"00000000000000000001-x.json", data))
+		require.NoError(t, store.Put(t.Context(), cdctable.TombstoneDir+"00000000000000000001-x.json", data))
 		now := time.UnixMilli(1_700_000_000_000)
 		ts, err := loadTombstones(t.Context(), store, everything(t, store), now, 100*365*24*time.Hour)
 		if err != nil {

@@ -2,7 +2,6 @@ package merge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -13,56 +12,23 @@ import (
 
 // tableState is what a Sink knows of its table between batches.
 type tableState struct {
-	snap     *deltalog.Snapshot // nil while the table is being created
-	meta     deltalog.Metadata
-	proto    deltalog.Protocol
-	schema   *deltalog.StructType
-	keyNames []string
-	// field indexes in schema
-	keyFields                                  []int
-	posField, opField, timeField, deletedField int
-	index                                      *keyIndex
-	tombs                                      *tombstones
-	mappers                                    map[*codecs.Layout]*rowMapper
+	cdctable.Layout
+	snap    *deltalog.Snapshot // nil while the table is being created
+	meta    deltalog.Metadata
+	proto   deltalog.Protocol
+	index   *keyIndex
+	tombs   *tombstones
+	mappers map[*codecs.Layout]*rowMapper
 }
 
-// ErrNotCDCTable means the table was not created by cdc2delta (no key columns property).
-var ErrNotCDCTable = errors.New("merge: table has no " + cdctable.PropKeyColumns + " property")
-
-// newTableState derives field positions from metadata.
+// newTableState derives field positions from metadata, or returns an error
+// matching cdctable.ErrNotCDCTable.
 func newTableState(meta deltalog.Metadata) (*tableState, error) {
-	schema, err := deltalog.ParseSchema(meta.SchemaString)
+	l, err := cdctable.LayoutOf(meta)
 	if err != nil {
 		return nil, err
 	}
-	st := &tableState{meta: meta, schema: schema, deletedField: -1, mappers: map[*codecs.Layout]*rowMapper{}}
-	raw, ok := meta.Configuration[cdctable.PropKeyColumns]
-	if !ok {
-		return nil, ErrNotCDCTable
-	}
-	if err := json.Unmarshal([]byte(raw), &st.keyNames); err != nil || len(st.keyNames) == 0 {
-		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, cdctable.PropKeyColumns, raw)
-	}
-	find := func(name string) int {
-		for i, f := range schema.Fields {
-			if f.Name == name {
-				return i
-			}
-		}
-		return -1
-	}
-	for _, k := range st.keyNames {
-		i := find(k)
-		if i < 0 {
-			return nil, fmt.Errorf("%w: key column %q missing from schema", ErrNotCDCTable, k)
-		}
-		st.keyFields = append(st.keyFields, i)
-	}
-	st.posField, st.opField, st.timeField, st.deletedField = find(cdctable.ColPosition), find(cdctable.ColOp), find(cdctable.ColCommitTime), find(cdctable.ColDeleted)
-	if st.posField < 0 || st.opField < 0 || st.timeField < 0 {
-		return nil, fmt.Errorf("%w: metadata columns missing", ErrNotCDCTable)
-	}
-	return st, nil
+	return &tableState{Layout: l, meta: meta, mappers: map[*codecs.Layout]*rowMapper{}}, nil
 }
 
 // reload brings the state to the latest snapshot: incrementally when the

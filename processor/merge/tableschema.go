@@ -240,7 +240,7 @@ func isMetaColumn(name string) bool {
 // evolve returns the metadata (and protocol, when it must grow) that lets the
 // table take changes of layout next; nil metadata means no change is needed.
 func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *deltalog.Protocol, error) {
-	ev, err := codecs.Evolve(tableColumns(st.schema), keySourceNames(st.schema, st.keyFields), c.Layout.Columns, c.KeyLayout.Names())
+	ev, err := codecs.Evolve(tableColumns(st.Schema), keySourceNames(st.Schema, st.KeyFields), c.Layout.Columns, c.KeyLayout.Names())
 	if err != nil {
 		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "the source schema changed in a way the table cannot follow",
 			Remedy: "recreate the table (or migrate it with Spark) and replay from the schema change; the offsets of this batch are not committed", Err: err}
@@ -257,7 +257,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 			Remedy: "type widening is not supported yet: recreate the table and replay, the offsets of this batch are not committed"}
 	}
 	meta := st.meta
-	next := &deltalog.StructType{Fields: slices.Clone(st.schema.Fields)}
+	next := &deltalog.StructType{Fields: slices.Clone(st.Schema.Fields)}
 	relax := func(source string) {
 		for i := range next.Fields {
 			if !isMetaColumn(next.Fields[i].Name) && sourceName(next.Fields[i]) == source {
