@@ -67,3 +67,12 @@ func TestLayoutOf(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotCDCTable, name)
 	}
 }
+
+func TestChangeLogMetaCount(t *testing.T) {
+	require.Len(t, ChangeLogMetaFields(), ChangeLogMetaCount)
+	for _, soft := range []bool{false, true} {
+		for _, f := range MetaFields(soft) {
+			require.True(t, IsMetaColumn(f.Name), f.Name)
+		}
+	}
+}

@@ -20,28 +20,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
-// logMetaColCount is how many metadata columns (cdctable.Log*) follow the
-// source columns of the change log.
-const logMetaColCount = 13
-
-func logMetaFields() []deltalog.StructField {
-	return []deltalog.StructField{
-		metaField(cdctable.LogOp, deltalog.TypeString, false, "cdc2delta: Debezium op of the change (c, u, d, r, t)"),
-		metaField(cdctable.LogPosition, deltalog.TypeString, false, "cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) as hex that orders as text; rows at or below a control table complete_through are a consistent cut"),
-		metaField(cdctable.LogCommitLSN, deltalog.TypeString, true, "source.commit_lsn: the transaction's commit LSN"),
-		metaField(cdctable.LogChangeLSN, deltalog.TypeString, true, "source.change_lsn (NULL for snapshot rows)"),
-		metaField(cdctable.LogSerial, deltalog.TypeLong, true, "source.event_serial_no (NULL for snapshot rows)"),
-		metaField(cdctable.LogCommitTime, deltalog.TypeTimestampNTZ, true, "UTC source commit time (source.ts_ms)"),
-		metaField(cdctable.LogCommitDate, deltalog.TypeDate, true, "UTC date of the source commit: the partition, for time-range reads"),
-		metaField(cdctable.LogTxID, deltalog.TypeString, true, "the transaction block's id (with provide.transaction.metadata=true)"),
-		metaField(cdctable.LogTxOrder, deltalog.TypeLong, true, "the transaction block's data_collection_order"),
-		metaField(cdctable.LogUnavailable, deltalog.TypeString, true, "comma-separated source columns the event did not carry (unchanged LOBs); they are NULL in this row"),
-		metaField(cdctable.LogKafkaTopic, deltalog.TypeString, false, "Kafka topic of the record"),
-		metaField(cdctable.LogKafkaPart, deltalog.TypeInteger, false, "Kafka partition of the record"),
-		metaField(cdctable.LogKafkaOffset, deltalog.TypeLong, false, "Kafka offset of the record"),
-	}
-}
-
 // ChangeLogOptions configure a ChangeLog.
 type ChangeLogOptions struct {
 	// Store is the change log table's root. Required.
@@ -301,7 +279,7 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.S
 			for j, col := range c.Layout.Columns {
 				cur.Fields = append(cur.Fields, sourceField(col, names[j], true))
 			}
-			cur.Fields = append(cur.Fields, logMetaFields()...)
+			cur.Fields = append(cur.Fields, cdctable.ChangeLogMetaFields()...)
 			changed = true
 			continue
 		}
@@ -317,7 +295,7 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.S
 			names := tableNames([]codecs.Column{col}, l.opts.ColumnNames == ColumnNamesPortable)
 			next := &deltalog.StructType{Fields: slices.Clone(cur.Fields)}
 			// Source columns stay before the metadata columns.
-			at := len(next.Fields) - logMetaColCount
+			at := len(next.Fields) - cdctable.ChangeLogMetaCount
 			next.Fields = slices.Insert(next.Fields, at, sourceField(col, names[0], true))
 			cur, changed = next, true
 		}
@@ -331,7 +309,7 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 	row := make([]any, len(schema.Fields))
 	var unavailable []string
 	if c.Layout != nil {
-		for i, f := range schema.Fields[:len(schema.Fields)-logMetaColCount] {
+		for i, f := range schema.Fields[:len(schema.Fields)-cdctable.ChangeLogMetaCount] {
 			j := c.Layout.Index(sourceName(f))
 			if j < 0 || c.Row == nil {
 				continue
@@ -343,7 +321,7 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 			row[i] = c.Row[j]
 		}
 	}
-	m := row[len(schema.Fields)-logMetaColCount:]
+	m := row[len(schema.Fields)-cdctable.ChangeLogMetaCount:]
 	m[0], m[1] = string(c.Op), c.Pos.Hex()
 	if !c.Pos.Commit.IsZero() {
 		m[2] = c.Pos.Commit.String()

@@ -79,7 +79,7 @@ func readRows(t *testing.T, store deltalog.Store) (*deltalog.Snapshot, []map[str
 		for _, r := range rows {
 			m := map[string]any{}
 			for i, f := range snap.Schema().Fields {
-				if !isMetaColumn(f.Name) {
+				if !cdctable.IsMetaColumn(f.Name) {
 					m[f.Name] = r[i]
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Partitioned tables: metaData.partitionColumns holds the source column
@@ -76,7 +77,7 @@ func partitionColumns(table string, want []string, cols []codecs.Column) ([]stri
 			i = slices.IndexFunc(cols, func(c codecs.Column) bool { return strings.EqualFold(PortableName(c.Name), w) })
 		}
 		switch {
-		case isMetaColumn(w) || i < 0:
+		case cdctable.IsMetaColumn(w) || i < 0:
 			return nil, &PartitionError{Table: table, Column: w, Reason: "is not a column of the source table", Accepted: accepted}
 		case !partitionable(cols[i].Type):
 			return nil, &PartitionError{Table: table, Column: w, Reason: "has type " + cols[i].Type.String() + ", which cannot partition a table", Accepted: accepted}

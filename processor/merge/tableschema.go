@@ -104,24 +104,6 @@ func sourceField(c codecs.Column, name string, nullable bool) deltalog.StructFie
 	return deltalog.StructField{Name: name, Type: deltaType(c.Type), Nullable: nullable, Metadata: meta}
 }
 
-func metaField(name string, t deltalog.PrimitiveType, nullable bool, comment string) deltalog.StructField {
-	return deltalog.StructField{Name: name, Type: t, Nullable: nullable, Metadata: map[string]any{"comment": comment}}
-}
-
-// metaFields are appended after the source columns.
-func metaFields(soft bool) []deltalog.StructField {
-	fs := []deltalog.StructField{
-		metaField(cdctable.ColPosition, deltalog.TypeString, false,
-			"cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) of the change that wrote this row, as hex that orders as text"),
-		metaField(cdctable.ColOp, deltalog.TypeString, false, "cdc2delta: Debezium op of that change (c, u, r, d)"),
-		metaField(cdctable.ColCommitTime, deltalog.TypeTimestamp, true, "cdc2delta: source commit time of that change (source.ts_ms)"),
-	}
-	if soft {
-		fs = append(fs, metaField(cdctable.ColDeleted, deltalog.TypeBoolean, false, "cdc2delta: true when the source row was deleted (soft-delete mode)"))
-	}
-	return fs
-}
-
 // newTableMetadata builds the schema, properties and protocol of a table
 // created from its first change.
 func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.Protocol, error) {
@@ -157,7 +139,7 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		st.Fields = append(st.Fields, sourceField(col, names[i], nullable))
 		mapping = mapping || deltalog.NeedsColumnMapping(names[i])
 	}
-	st.Fields = append(st.Fields, metaFields(s.opts.DeleteMode == DeleteSoft)...)
+	st.Fields = append(st.Fields, cdctable.MetaFields(s.opts.DeleteMode == DeleteSoft)...)
 	keys, err := json.Marshal(keyNames)
 	if err != nil {
 		return nil, deltalog.Protocol{}, err
@@ -220,21 +202,13 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 func tableColumns(st *deltalog.StructType) []codecs.Column {
 	var cols []codecs.Column
 	for _, f := range st.Fields {
-		if isMetaColumn(f.Name) {
+		if cdctable.IsMetaColumn(f.Name) {
 			continue
 		}
 		t, _ := sourceType(f)
 		cols = append(cols, codecs.Column{Name: sourceName(f), Type: t, Nullable: f.Nullable})
 	}
 	return cols
-}
-
-func isMetaColumn(name string) bool {
-	switch name {
-	case cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime, cdctable.ColDeleted:
-		return true
-	}
-	return false
 }
 
 // evolve returns the metadata (and protocol, when it must grow) that lets the
@@ -260,7 +234,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	next := &deltalog.StructType{Fields: slices.Clone(st.Schema.Fields)}
 	relax := func(source string) {
 		for i := range next.Fields {
-			if !isMetaColumn(next.Fields[i].Name) && sourceName(next.Fields[i]) == source {
+			if !cdctable.IsMetaColumn(next.Fields[i].Name) && sourceName(next.Fields[i]) == source {
 				next.Fields[i].Nullable = true
 			}
 		}
@@ -335,7 +309,7 @@ func newRowMapper(st *deltalog.StructType, l *codecs.Layout) *rowMapper {
 	m := &rowMapper{src: make([]int, len(st.Fields))}
 	for i, f := range st.Fields {
 		m.src[i] = -1
-		if !isMetaColumn(f.Name) {
+		if !cdctable.IsMetaColumn(f.Name) {
 			m.src[i] = l.Index(sourceName(f))
 		}
 	}
