@@ -65,9 +65,11 @@ func LayoutOf(meta deltalog.Metadata) (Layout, error) {
 // AppendRowKey appends the key (AppendKey's encoding) of row, a row aligned
 // with the table's schema.
 func (l Layout) AppendRowKey(dst []byte, row []any) ([]byte, error) {
-	vals := make([]any, len(l.KeyFields))
-	for k, f := range l.KeyFields {
-		vals[k] = row[f]
+	var err error
+	for _, f := range l.KeyFields {
+		if dst, err = appendKeyValue(dst, row[f]); err != nil {
+			return dst, err
+		}
 	}
-	return AppendKey(dst, vals)
+	return dst, nil
 }

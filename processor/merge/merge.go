@@ -852,7 +852,6 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		return fmt.Errorf("rewriting %s: %w", path, err)
 	}
 	var buf []byte
-	vals := make([]any, len(st.KeyFields))
 	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
 		hex, _ := keep[i][st.PosField].(string)
 		pos, err := codecs.PositionFromHex(hex)
@@ -862,10 +861,7 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		if i >= kept {
 			return p.rowKeys[i-kept], pos, nil
 		}
-		for k, f := range st.KeyFields {
-			vals[k] = keep[i][f]
-		}
-		if buf, err = cdctable.AppendKey(buf[:0], vals); err != nil {
+		if buf, err = st.AppendRowKey(buf[:0], keep[i]); err != nil {
 			return "", codecs.Position{}, err
 		}
 		return string(buf), pos, nil
