@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestCommitCutByShutdownIsQuiet: a group commit that shutdown interrupts stays queued

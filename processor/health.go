@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Bounds of the loop's liveness: it turns at least every maxPollWait, so a

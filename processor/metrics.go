@@ -3,9 +3,10 @@ package processor
 import (
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // metrics are the processor's Prometheus collectors, registered on the

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // startReason says why a partition starts where it does; it is logged.

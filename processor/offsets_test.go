@@ -3,8 +3,9 @@ package processor
 import (
 	"testing"
 
-	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func TestStartOffset(t *testing.T) {
