@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // clientOptions builds the franz-go consumer: a group with manual commits,
@@ -58,7 +58,7 @@ func (p *Processor) clientOptions() []kgo.Opt {
 // onOffsetsFetched keeps the group's committed offsets with their metadata,
 // which startOffset needs to tell an operator's reset from our own commit.
 func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
-	got := make(map[merge.TopicPartition]committedOffset)
+	got := make(map[cdctable.TopicPartition]committedOffset)
 	add := func(topic string, part int32, off int64, meta *string) {
 		if off < 0 {
 			return
@@ -67,7 +67,7 @@ func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kms
 		if meta != nil {
 			c.Meta = *meta
 		}
-		got[merge.TopicPartition{Topic: topic, Partition: part}] = c
+		got[cdctable.TopicPartition{Topic: topic, Partition: part}] = c
 	}
 	for _, t := range resp.Topics {
 		for _, pt := range t.Partitions {
@@ -110,13 +110,13 @@ func (p *Processor) onAssigned(ctx context.Context, offsets map[string]map[int32
 		if err != nil {
 			p.log.Error("cannot route topic to a table; its partitions stay paused", "topic", topic, "err", err)
 			for part := range parts {
-				p.mu.routeErr[merge.TopicPartition{Topic: topic, Partition: part}] = err
+				p.mu.routeErr[cdctable.TopicPartition{Topic: topic, Partition: part}] = err
 			}
 			continue
 		}
 		t := p.tableLocked(src)
 		for part := range parts {
-			tp := merge.TopicPartition{Topic: topic, Partition: part}
+			tp := cdctable.TopicPartition{Topic: topic, Partition: part}
 			pt := &partition{tp: tp, table: t, start: -1, applied: -1, version: -1, txn: -1}
 			if c, ok := p.mu.fetched[tp]; ok {
 				pt.committed = &c
@@ -142,7 +142,7 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		return t
 	}
 	t := &table{path: src.Path, src: src, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		parts: make(map[merge.TopicPartition]*partition)}
+		parts: make(map[cdctable.TopicPartition]*partition)}
 	var err error
 	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
 	t.sinkOpts.TailFileSize = -1
@@ -176,10 +176,10 @@ func (p *Processor) onRevoked(revoked map[string][]int32, wait bool) {
 		return
 	}
 	<-p.built // see Processor.built: p.commit may not be set yet
-	gone := make(map[merge.TopicPartition]bool)
+	gone := make(map[cdctable.TopicPartition]bool)
 	for topic, parts := range revoked {
 		for _, part := range parts {
-			gone[merge.TopicPartition{Topic: topic, Partition: part}] = true
+			gone[cdctable.TopicPartition{Topic: topic, Partition: part}] = true
 		}
 	}
 	var flights []*flight
@@ -198,7 +198,7 @@ func (p *Processor) onRevoked(revoked map[string][]int32, wait bool) {
 		p.m.forgetPartition(tp)
 	}
 	for t := range touched {
-		p.mu.buffered -= t.pend.drop(func(tp merge.TopicPartition) bool { return gone[tp] })
+		p.mu.buffered -= t.pend.drop(func(tp cdctable.TopicPartition) bool { return gone[tp] })
 		if len(t.parts) == 0 {
 			t.idleSince = now
 		}
@@ -270,7 +270,7 @@ func (p *Processor) setStarts() {
 // pauses (a resumed partition waits for the broker's next fetch, and what
 // was fetched for it meanwhile is fetched again).
 func (p *Processor) reconcilePauses() {
-	want := make(map[merge.TopicPartition]bool)
+	want := make(map[cdctable.TopicPartition]bool)
 	p.mu.Lock()
 	over := p.mu.buffered > p.opts.MaxBufferedBytes
 	for _, t := range p.mu.tables {
@@ -281,7 +281,7 @@ func (p *Processor) reconcilePauses() {
 			t.backpressured = false
 		}
 	}
-	ours := make(map[merge.TopicPartition]bool, len(p.mu.parts))
+	ours := make(map[cdctable.TopicPartition]bool, len(p.mu.parts))
 	for tp, pt := range p.mu.parts {
 		ours[tp] = true
 		t := pt.table
@@ -293,10 +293,10 @@ func (p *Processor) reconcilePauses() {
 		ours[tp], want[tp] = true, true
 	}
 	p.mu.Unlock()
-	cur := make(map[merge.TopicPartition]bool)
+	cur := make(map[cdctable.TopicPartition]bool)
 	for topic, parts := range p.client.PauseFetchPartitions(nil) {
 		for _, part := range parts {
-			cur[merge.TopicPartition{Topic: topic, Partition: part}] = true
+			cur[cdctable.TopicPartition{Topic: topic, Partition: part}] = true
 		}
 	}
 	pause, resume := make(map[string][]int32), make(map[string][]int32)

@@ -12,7 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestCommitBudgetSlots: the budget hands out a slot every 1/rate, banks up
@@ -90,7 +90,7 @@ func TestPendingBudget(t *testing.T) {
 
 // producedAt produces the workload's next event and returns when, by
 // partition and offset.
-func (pl *pipeline) producedAt(at map[merge.TopicPartition]map[int64]time.Time) {
+func (pl *pipeline) producedAt(at map[cdctable.TopicPartition]map[int64]time.Time) {
 	pl.t.Helper()
 	ctx := pl.t.Context()
 	ev := pl.w.Next()
@@ -99,7 +99,7 @@ func (pl *pipeline) producedAt(at map[merge.TopicPartition]map[int64]time.Time) 
 	r := &kgo.Record{Topic: ev.Table.Topic(), Key: key, Value: value}
 	now := time.Now()
 	require.NoError(pl.t, pl.producer.ProduceSync(ctx, r).FirstErr())
-	tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+	tp := cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 	if at[tp] == nil {
 		at[tp] = map[int64]time.Time{}
 	}
@@ -109,7 +109,7 @@ func (pl *pipeline) producedAt(at map[merge.TopicPartition]map[int64]time.Time) 
 // commitStats reads every version of every table: the commits after the
 // first (the snapshot's) and, per record, how long it waited from its
 // produce to the commit that applied it (the commitInfo timestamp).
-func (pl *pipeline) commitStats(at map[merge.TopicPartition]map[int64]time.Time) (commits int, worst time.Duration) {
+func (pl *pipeline) commitStats(at map[cdctable.TopicPartition]map[int64]time.Time) (commits int, worst time.Duration) {
 	pl.t.Helper()
 	for _, waits := range pl.commitWaits(at) {
 		commits += len(waits)
@@ -123,7 +123,7 @@ func (pl *pipeline) commitStats(at map[merge.TopicPartition]map[int64]time.Time)
 // commitWaits is, per table and version, the longest wait of a record the
 // version applied, from its produce to the commitInfo timestamp (zero for
 // a version that applied none of at's records).
-func (pl *pipeline) commitWaits(at map[merge.TopicPartition]map[int64]time.Time) map[string][]time.Duration {
+func (pl *pipeline) commitWaits(at map[cdctable.TopicPartition]map[int64]time.Time) map[string][]time.Duration {
 	pl.t.Helper()
 	out := map[string][]time.Duration{}
 	for _, tb := range pl.tables {
@@ -170,7 +170,7 @@ func TestCommitBudgetTrickle(t *testing.T) {
 		opts.Maintenance.Disabled = true // every version counted is a batch's
 		opts.Batch = BatchLimits{Records: 1000, Age: 20 * time.Millisecond, MinRecords: minRecords, MaxDelay: maxDelay}
 		pl.start(opts)
-		at := map[merge.TopicPartition]map[int64]time.Time{}
+		at := map[cdctable.TopicPartition]map[int64]time.Time{}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for range events {
@@ -212,7 +212,7 @@ func TestCommitBudgetShared(t *testing.T) {
 		opts.Batch = BatchLimits{Records: 1000, Age: 10 * time.Millisecond, MaxDelay: 2 * time.Second, CommitsPerSecond: rate}
 		start := time.Now()
 		pl.start(opts)
-		at := map[merge.TopicPartition]map[int64]time.Time{}
+		at := map[cdctable.TopicPartition]map[int64]time.Time{}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for range events {
@@ -250,7 +250,7 @@ func TestDrainedCommitsBeforeAge(t *testing.T) {
 		opts.Maintenance.Disabled = true
 		opts.Batch = BatchLimits{Records: 1000, Age: age, MinRecords: 1, Drained: drained}
 		pl.start(opts)
-		at := map[merge.TopicPartition]map[int64]time.Time{}
+		at := map[cdctable.TopicPartition]map[int64]time.Time{}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for range events {
@@ -324,7 +324,7 @@ func TestMaxDelayCountsCommitTime(t *testing.T) {
 	opts.Maintenance.Disabled = true
 	opts.Batch = BatchLimits{Records: 1000, Age: 20 * time.Millisecond, MinRecords: 1000, MaxDelay: maxDelay}
 	pl.start(opts)
-	at := map[merge.TopicPartition]map[int64]time.Time{}
+	at := map[cdctable.TopicPartition]map[int64]time.Time{}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for range 100 { // 10s: about 4 forced batches per table

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestBatchCapsBoundEveryCommit: with a backlog far larger than one poll and
@@ -68,7 +68,7 @@ func testBatchCaps(t *testing.T, budget BatchLimits) {
 		require.Equal(t, limit, biggest, "%s: some commit is full", tablePath(tb))
 		t.Logf("%s: %d commits, the largest holding %d records", tablePath(tb), commits, biggest)
 		for tp, end := range pl.endOffsets(tb.Topic()) {
-			require.Equal(t, end-1, last[merge.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}.AppID()])
+			require.Equal(t, end-1, last[cdctable.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}.AppID()])
 		}
 	}
 }

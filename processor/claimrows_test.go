@@ -8,7 +8,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // rowsOracle checks a completeness claim against the rows of the table
@@ -44,7 +44,7 @@ func (o *rowsOracle) check(tb *dbzgen.Table, v int64, through codecs.Position, w
 		// Gone: a delete of the key above p must be applied in the version.
 		gone := false
 		for _, r := range o.recs[topic] {
-			off, ok := ver.Txns[merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}.AppID()]
+			off, ok := ver.Txns[cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}.AppID()]
 			gone = gone || r.Change.Op == codecs.OpDelete && recordKey(r, keys) == k && r.Change.Pos.Compare(p) > 0 && ok && r.Offset <= off
 		}
 		require.True(o.t, gone, "%s: %s version %d lacks key %s, at %s at or below the claim %s", what, topic, v, k, p, through)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // committer commits the tables' applied positions to the consumer group,
@@ -15,18 +15,18 @@ type committer struct {
 	p    *Processor
 	wake chan struct{}
 	// dirty holds the positions not committed yet; guarded by p.mu.
-	dirty map[merge.TopicPartition]groupCommit
+	dirty map[cdctable.TopicPartition]groupCommit
 }
 
 func newCommitter(p *Processor) *committer {
-	return &committer{p: p, wake: make(chan struct{}, 1), dirty: map[merge.TopicPartition]groupCommit{}}
+	return &committer{p: p, wake: make(chan struct{}, 1), dirty: map[cdctable.TopicPartition]groupCommit{}}
 }
 
 // markLocked queues a position to commit; p.mu must be held.
-func (c *committer) markLocked(tp merge.TopicPartition, gc groupCommit) { c.dirty[tp] = gc }
+func (c *committer) markLocked(tp cdctable.TopicPartition, gc groupCommit) { c.dirty[tp] = gc }
 
 // forgetLocked drops a revoked partition's queued position; p.mu must be held.
-func (c *committer) forgetLocked(tp merge.TopicPartition) { delete(c.dirty, tp) }
+func (c *committer) forgetLocked(tp cdctable.TopicPartition) { delete(c.dirty, tp) }
 
 func (c *committer) kick() {
 	select {
@@ -63,7 +63,7 @@ func (c *committer) commit(ctx context.Context, all bool) {
 	p := c.p
 	p.mu.Lock()
 	offs := c.dirty
-	c.dirty = map[merge.TopicPartition]groupCommit{}
+	c.dirty = map[cdctable.TopicPartition]groupCommit{}
 	if all {
 		for tp, pt := range p.mu.parts {
 			if _, ok := offs[tp]; !ok && pt.started && pt.applied >= 0 {

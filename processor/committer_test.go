@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestCommitCutByShutdownIsQuiet: a group commit that shutdown interrupts stays queued
@@ -22,8 +22,8 @@ func TestCommitCutByShutdownIsQuiet(t *testing.T) {
 	require.NoError(t, err)
 	var logs bytes.Buffer
 	p := &Processor{log: slog.New(slog.NewTextHandler(&logs, nil)), m: m}
-	tp := merge.TopicPartition{Topic: "t", Partition: 0}
-	p.mu.parts = map[merge.TopicPartition]*partition{tp: {tp: tp}}
+	tp := cdctable.TopicPartition{Topic: "t", Partition: 0}
+	p.mu.parts = map[cdctable.TopicPartition]*partition{tp: {tp: tp}}
 	p.client, err = kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"))
 	require.NoError(t, err)
 	defer p.client.Close()

@@ -17,9 +17,9 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
 	"github.com/cdc2delta/cdc2delta/processor/cut"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // ControllerOptions configure a Controller.
@@ -55,7 +55,7 @@ type ControllerOptions struct {
 }
 
 // Controller keeps the control table (ADR 0029). It reads what each table's
-// commits recorded (merge.Progress), the transaction topic when there is
+// commits recorded (cdctable.Progress), the transaction topic when there is
 // one, and the topics' end offsets, and writes how far each table and group
 // is complete. It shares nothing with the processor but the tables and the
 // control table: any number of controllers, in any processes, may run.
@@ -393,7 +393,7 @@ func (c *Controller) readTable(ctx context.Context, ct *controlledTable) error {
 		if err != nil {
 			return fmt.Errorf("reading %s version %d: %w", ct.src.Path, v, err)
 		}
-		prog, ok, err := merge.ReadProgress(ci)
+		prog, ok, err := cdctable.ReadProgress(ci)
 		if err != nil {
 			return fmt.Errorf("%s version %d: %w", ct.src.Path, v, err)
 		}
@@ -419,9 +419,9 @@ func (c *Controller) readTable(ctx context.Context, ct *controlledTable) error {
 }
 
 // feed gives the tracker one version's progress.
-func (c *Controller) feed(ct *controlledTable, v int64, prog merge.Progress) error {
-	apply := func(appID string, pp merge.PartitionProgress) error {
-		tp, ok := merge.ParseAppID(appID)
+func (c *Controller) feed(ct *controlledTable, v int64, prog cdctable.Progress) error {
+	apply := func(appID string, pp cdctable.PartitionProgress) error {
+		tp, ok := cdctable.ParseAppID(appID)
 		if !ok {
 			return fmt.Errorf("progress names partition %q", appID)
 		}
@@ -478,7 +478,7 @@ func (c *Controller) caughtUp(ctx context.Context) error {
 	}
 	ends.Each(func(o kadm.ListedOffset) {
 		ct := c.tables[o.Topic]
-		txn, ok := ct.snap.TxnVersion(merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
+		txn, ok := ct.snap.TxnVersion(cdctable.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
 		c.tracker.CaughtUp(ct.id, o.Partition, o.Offset == 0 || ok && txn >= o.Offset-1)
 	})
 	return nil

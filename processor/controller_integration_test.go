@@ -14,8 +14,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // TestControlTableRealBroker is TestControlTable against the real Kafka
@@ -84,7 +84,7 @@ func checkCutByDeltaRS(t *testing.T) func(pl *pipeline, st *control.State, recs 
 			}
 			logReq[tb.Topic()] = len(reqs)
 			reqs = append(reqs, fulltier.Request{Engine: fulltier.DeltaRS, Path: pl.root + "/" + tablePath(tb) + "_changes",
-				ReadOptions: fulltier.ReadOptions{Filter: fmt.Sprintf("%s <= '%s'", merge.LogPosition, cut.Hex())}})
+				ReadOptions: fulltier.ReadOptions{Filter: fmt.Sprintf("%s <= '%s'", cdctable.LogPosition, cut.Hex())}})
 			for _, e := range []fulltier.Engine{fulltier.DuckDB, fulltier.Spark} {
 				wholeReq[tb.Topic()] = append(wholeReq[tb.Topic()], len(reqs))
 				reqs = append(reqs, fulltier.Request{Engine: e, Path: pl.root + "/" + tablePath(tb) + "_changes", ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
@@ -102,7 +102,7 @@ func checkCutByDeltaRS(t *testing.T) func(pl *pipeline, st *control.State, recs 
 				require.Empty(t, res[i].Err, "%s reading the change log of %s", res[i].Engine, topic)
 				got := map[string]bool{}
 				for _, row := range res[i].Rows {
-					got[fmt.Sprintf("%v/%v", row[merge.LogKafkaPart], row[merge.LogKafkaOffset])] = true
+					got[fmt.Sprintf("%v/%v", row[cdctable.LogKafkaPart], row[cdctable.LogKafkaOffset])] = true
 				}
 				require.Len(t, res[i].Rows, len(want), "%s: %s reads each event of the change log once", topic, res[i].Engine)
 				require.Equal(t, want, got, "%s: %s reads the change log's events", topic, res[i].Engine)
@@ -113,7 +113,7 @@ func checkCutByDeltaRS(t *testing.T) func(pl *pipeline, st *control.State, recs 
 			_, want := through(topic, cut)
 			got := map[string]bool{}
 			for _, row := range res[i].Rows {
-				got[fmt.Sprintf("%v/%v", row[merge.LogKafkaPart], row[merge.LogKafkaOffset])] = true
+				got[fmt.Sprintf("%v/%v", row[cdctable.LogKafkaPart], row[cdctable.LogKafkaOffset])] = true
 			}
 			require.Equal(t, want, got, "%s: the change log's rows at or below the group's cut are exactly its events", topic)
 		}
@@ -124,11 +124,11 @@ func checkCutByDeltaRS(t *testing.T) func(pl *pipeline, st *control.State, recs 
 			model, _ := through(c.topic, c.row.CompleteThrough)
 			want := map[string]string{}
 			for _, row := range model.Rows() {
-				want[fmt.Sprint(row[c.key])] = row[merge.ColPosition].(string)
+				want[fmt.Sprint(row[c.key])] = row[cdctable.ColPosition].(string)
 			}
 			got := map[string]string{}
 			for _, row := range res[c.req].Rows {
-				got[strings.Trim(fmt.Sprint(row[c.key]), `"`)] = fmt.Sprint(row[merge.ColPosition])
+				got[strings.Trim(fmt.Sprint(row[c.key]), `"`)] = fmt.Sprint(row[cdctable.ColPosition])
 			}
 			if c.row.LastApplied != (codecs.Position{}) && c.row.LastApplied.Compare(c.row.CompleteThrough) <= 0 {
 				// The control table says nothing after the cut is applied:

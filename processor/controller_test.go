@@ -21,9 +21,9 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
 	"github.com/cdc2delta/cdc2delta/processor/cut"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // TestControlTable runs the processor and a controller, both stopped
@@ -196,7 +196,7 @@ func checkChangeLog(t *testing.T, pl *pipeline, tb *dbzgen.Table, recs []cdcmode
 		rows, err := datafile.Read(t.Context(), store, &f, schema, datafile.ReadOptions{Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns})
 		require.NoError(t, err)
 		for _, r := range rows {
-			got[fmt.Sprintf("%v/%v/%v %v %v", r[col(merge.LogKafkaTopic)], r[col(merge.LogKafkaPart)], r[col(merge.LogKafkaOffset)], r[col(merge.LogOp)], r[col(merge.LogPosition)])]++
+			got[fmt.Sprintf("%v/%v/%v %v %v", r[col(cdctable.LogKafkaTopic)], r[col(cdctable.LogKafkaPart)], r[col(cdctable.LogKafkaOffset)], r[col(cdctable.LogOp)], r[col(cdctable.LogPosition)])]++
 		}
 	}
 	want := map[string]int{}
@@ -240,10 +240,10 @@ func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, re
 		d := tb.Def()
 		byName[d.Database+"."+d.Schema+"."+d.Name] = tb
 	}
-	txnsAt := map[string]map[int64]map[merge.TopicPartition]int64{}
-	txns := func(name string, v int64) map[merge.TopicPartition]int64 {
+	txnsAt := map[string]map[int64]map[cdctable.TopicPartition]int64{}
+	txns := func(name string, v int64) map[cdctable.TopicPartition]int64 {
 		if txnsAt[name] == nil {
-			txnsAt[name] = map[int64]map[merge.TopicPartition]int64{}
+			txnsAt[name] = map[int64]map[cdctable.TopicPartition]int64{}
 		}
 		if m, ok := txnsAt[name][v]; ok {
 			return m
@@ -252,9 +252,9 @@ func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, re
 		require.NoError(t, err)
 		snap, err := tt.SnapshotAt(t.Context(), v)
 		require.NoError(t, err)
-		m := map[merge.TopicPartition]int64{}
+		m := map[cdctable.TopicPartition]int64{}
 		for id, txn := range snap.Txns() {
-			tp, ok := merge.ParseAppID(id)
+			tp, ok := cdctable.ParseAppID(id)
 			require.True(t, ok)
 			m[tp] = txn.Version
 		}
@@ -274,7 +274,7 @@ func checkControlHistory(t *testing.T, pl *pipeline, ctlStore deltalog.Store, re
 				continue
 			}
 			id := fmt.Sprint(r.Change.Key, r.Change.Pos)
-			off, ok := applied[merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}]
+			off, ok := applied[cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}]
 			done[id] = done[id] || ok && r.Offset <= off
 			if _, seen := first[id]; !seen {
 				first[id] = r
@@ -377,7 +377,7 @@ func debugStuck(t *testing.T, pl *pipeline, txTopic string, st *control.State) {
 		got := map[string]map[int64][]int64{}
 		for v := int64(0); v <= snap.Version(); v++ {
 			ci, _ := tt.CommitInfo(t.Context(), v)
-			p, ok, _ := merge.ReadProgress(ci)
+			p, ok, _ := cdctable.ReadProgress(ci)
 			if !ok {
 				continue
 			}

@@ -18,7 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // badRecords produces bad copies of a valid orders record to partition 0 and
@@ -114,7 +114,7 @@ func TestBadInputFail(t *testing.T) {
 	pl.produce(200)
 	r := pl.start(pl.options("fail"))
 	orders, customers := pl.tables[1], pl.tables[0]
-	p0 := merge.TopicPartition{Topic: orders.Topic(), Partition: 0}
+	p0 := cdctable.TopicPartition{Topic: orders.Topic(), Partition: 0}
 	require.Eventually(t, func() bool { return len(r.p.Status().Failed) == 1 }, 20*time.Second, 20*time.Millisecond)
 	st := r.p.Status()
 	require.False(t, st.Ready())

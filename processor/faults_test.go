@@ -18,7 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // crashState is the durable world a crashed process leaves: the tables'
@@ -250,7 +250,7 @@ func TestCrashPhases(t *testing.T) {
 			failing.Store(false)
 
 			// What the crash left.
-			crashTxn := map[merge.TopicPartition]int64{}
+			crashTxn := map[cdctable.TopicPartition]int64{}
 			crashVersion := map[string]int64{}
 			stale := 0
 			for _, tb := range pl.tables {
@@ -263,7 +263,7 @@ func TestCrashPhases(t *testing.T) {
 				snap, err := tbl.Snapshot(t.Context())
 				require.NoError(t, err)
 				for p := range int32(testPartitions) {
-					tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
+					tp := cdctable.TopicPartition{Topic: tb.Topic(), Partition: p}
 					v, ok := snap.TxnVersion(tp.AppID())
 					require.True(t, ok, "%s has a txn before the crash", tp.AppID())
 					crashTxn[tp] = v

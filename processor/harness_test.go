@@ -29,7 +29,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // pipeline is an in-process Kafka (kfake), schema registry and Debezium
@@ -220,13 +220,13 @@ func testLogger() *slog.Logger {
 }
 
 // endOffsets returns each partition's end offset (next offset to be written).
-func (pl *pipeline) endOffsets(topics ...string) map[merge.TopicPartition]int64 {
+func (pl *pipeline) endOffsets(topics ...string) map[cdctable.TopicPartition]int64 {
 	pl.t.Helper()
 	ends, err := pl.adm.ListEndOffsets(pl.t.Context(), topics...)
 	require.NoError(pl.t, err)
-	out := map[merge.TopicPartition]int64{}
+	out := map[cdctable.TopicPartition]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
-		out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+		out[cdctable.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	})
 	return out
 }
@@ -257,16 +257,16 @@ func (pl *pipeline) store(tb *dbzgen.Table) deltalog.Store {
 }
 
 // txns returns the table's txn versions per partition.
-func (pl *pipeline) txns(tb *dbzgen.Table) map[merge.TopicPartition]int64 {
+func (pl *pipeline) txns(tb *dbzgen.Table) map[cdctable.TopicPartition]int64 {
 	tbl, err := deltalog.Open(pl.t.Context(), pl.store(tb))
 	require.NoError(pl.t, err)
 	snap, err := tbl.Snapshot(pl.t.Context())
 	if err != nil {
 		return nil
 	}
-	out := map[merge.TopicPartition]int64{}
+	out := map[cdctable.TopicPartition]int64{}
 	for p := range int32(testPartitions) {
-		tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
+		tp := cdctable.TopicPartition{Topic: tb.Topic(), Partition: p}
 		if v, ok := snap.TxnVersion(tp.AppID()); ok {
 			out[tp] = v
 		}
@@ -331,7 +331,7 @@ func (pl *pipeline) tableRowsSplit(tb *dbzgen.Table) (live, deleted []string) {
 		idx[i] = column(c)
 		require.GreaterOrEqual(pl.t, idx[i], 0, "column %s", c)
 	}
-	del := column(merge.ColDeleted)
+	del := column(cdctable.ColDeleted)
 	for _, add := range snap.Files() {
 		rows, err := datafile.Read(ctx, store, &add, snap.Schema(), datafile.ReadOptions{Properties: snap.Metadata().Configuration})
 		require.NoError(pl.t, err)
@@ -400,7 +400,7 @@ func (pl *pipeline) requireGroupOffsets(group string) {
 		for _, tb := range pl.tables {
 			for tp, v := range pl.txns(tb) {
 				o, ok := resp.Lookup(tp.Topic, tp.Partition)
-				if !ok || o.At != v+1 || !ourCommit(o.Metadata) {
+				if !ok || o.At != v+1 || !cdctable.IsGroupMeta(o.Metadata) {
 					return false
 				}
 			}

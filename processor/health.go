@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Bounds of the loop's liveness: it turns at least every maxPollWait, so a
@@ -54,7 +54,7 @@ type Status struct {
 	// Failed are the stopped tables' errors, sorted by table path.
 	Failed []*TableError
 	// Unroutable are partitions whose topic has no table.
-	Unroutable []merge.TopicPartition
+	Unroutable []cdctable.TopicPartition
 	// Partitions is the number of partitions assigned.
 	Partitions int
 	now        time.Time

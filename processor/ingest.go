@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // heldRecords are a partition's records whose decoding waits for the
@@ -47,13 +47,13 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 	}
 	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if fp.Topic != "" && fp.HighWatermark >= 0 { // "": a poll-level error, no partition
-			p.m.highWatermark.WithLabelValues(partLabels(merge.TopicPartition{Topic: fp.Topic, Partition: fp.Partition})...).Set(float64(fp.HighWatermark))
+			p.m.highWatermark.WithLabelValues(partLabels(cdctable.TopicPartition{Topic: fp.Topic, Partition: fp.Partition})...).Set(float64(fp.HighWatermark))
 		}
 	})
 	now := p.now()
-	var order []merge.TopicPartition
-	byPart := make(map[merge.TopicPartition][]*kgo.Record)
-	prev := make(map[merge.TopicPartition]*heldRecords)
+	var order []cdctable.TopicPartition
+	byPart := make(map[cdctable.TopicPartition][]*kgo.Record)
+	prev := make(map[cdctable.TopicPartition]*heldRecords)
 	p.mu.Lock()
 	for tp, h := range p.mu.held {
 		if !now.Before(h.retryAt) {
@@ -67,7 +67,7 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 		markDrained(fs, p.mu.parts)
 	}
 	fs.EachRecord(func(r *kgo.Record) {
-		tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		tp := cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		if h := p.mu.held[tp]; h != nil {
 			h.recs = append(h.recs, r) // polled before its pause took effect
 			return
@@ -99,12 +99,12 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 // markDrained records, for each partition the poll brought records of,
 // whether they stop short of its high watermark: whether the broker has
 // more for its table. mu must be held.
-func markDrained(fs kgo.Fetches, parts map[merge.TopicPartition]*partition) {
+func markDrained(fs kgo.Fetches, parts map[cdctable.TopicPartition]*partition) {
 	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 		if len(fp.Records) == 0 {
 			return
 		}
-		if pt := parts[merge.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}]; pt != nil {
+		if pt := parts[cdctable.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}]; pt != nil {
 			pt.behind = fp.Records[len(fp.Records)-1].Offset+1 < fp.HighWatermark
 		}
 	})
@@ -120,7 +120,7 @@ func (p *Processor) fetchErrors(fs kgo.Fetches) error {
 		case errors.Is(err, kgo.ErrClientClosed):
 			fatal = ErrClosed
 		case errors.Is(err, kerr.TopicAuthorizationFailed):
-			tp := merge.TopicPartition{Topic: topic, Partition: part}
+			tp := cdctable.TopicPartition{Topic: topic, Partition: part}
 			p.mu.Lock()
 			pt := p.mu.parts[tp]
 			p.mu.Unlock()
@@ -142,9 +142,9 @@ func (p *Processor) fetchErrors(fs kgo.Fetches) error {
 // registry to recover, the rest of that partition is held (holdAt[tp] is
 // the index of the first held record, len(recs) when none is; holdErr[tp]
 // its error).
-func (p *Processor) decodeAll(ctx context.Context, byPart map[merge.TopicPartition][]*kgo.Record, prev map[merge.TopicPartition]*heldRecords) (out map[merge.TopicPartition][]decoded, holdAt map[merge.TopicPartition]int, holdErr map[merge.TopicPartition]error) {
+func (p *Processor) decodeAll(ctx context.Context, byPart map[cdctable.TopicPartition][]*kgo.Record, prev map[cdctable.TopicPartition]*heldRecords) (out map[cdctable.TopicPartition][]decoded, holdAt map[cdctable.TopicPartition]int, holdErr map[cdctable.TopicPartition]error) {
 	type result struct {
-		tp     merge.TopicPartition
+		tp     cdctable.TopicPartition
 		out    []decoded
 		holdAt int
 		err    error
@@ -172,9 +172,9 @@ func (p *Processor) decodeAll(ctx context.Context, byPart map[merge.TopicPartiti
 		})
 	}
 	_ = g.Wait() // the decoders report errors per record
-	out = make(map[merge.TopicPartition][]decoded, len(results))
-	holdAt = make(map[merge.TopicPartition]int, len(results))
-	holdErr = make(map[merge.TopicPartition]error)
+	out = make(map[cdctable.TopicPartition][]decoded, len(results))
+	holdAt = make(map[cdctable.TopicPartition]int, len(results))
+	holdErr = make(map[cdctable.TopicPartition]error)
 	for _, r := range results {
 		out[r.tp], holdAt[r.tp] = r.out, r.holdAt
 		if r.err != nil {
@@ -187,7 +187,7 @@ func (p *Processor) decodeAll(ctx context.Context, byPart map[merge.TopicPartiti
 // hold keeps the records decodeAll could not decode for a later loop turn,
 // with the registry's backoff, and updates each table's registry state:
 // failing while any of its partitions holds records.
-func (p *Processor) hold(now time.Time, byPart map[merge.TopicPartition][]*kgo.Record, prev map[merge.TopicPartition]*heldRecords, holdAt map[merge.TopicPartition]int, holdErr map[merge.TopicPartition]error) {
+func (p *Processor) hold(now time.Time, byPart map[cdctable.TopicPartition][]*kgo.Record, prev map[cdctable.TopicPartition]*heldRecords, holdAt map[cdctable.TopicPartition]int, holdErr map[cdctable.TopicPartition]error) {
 	type note struct {
 		err      error
 		attempts int
@@ -271,7 +271,7 @@ func tableLevel(err error) bool {
 
 // route adds one decoded record to its table's pending work.
 func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
-	tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+	tp := cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 	p.mu.Lock()
 	pt := p.mu.parts[tp]
 	if pt == nil || !pt.started || pt.table.failed != nil || r.Offset <= pt.applied {

@@ -13,15 +13,15 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // describeGroup runs kafka-consumer-groups --describe and returns, per
 // partition, the committed offset and the lag it prints.
-func describeGroup(t *testing.T, broker, group string) map[merge.TopicPartition][2]int64 {
+func describeGroup(t *testing.T, broker, group string) map[cdctable.TopicPartition][2]int64 {
 	t.Helper()
 	out := fulltier.KafkaTool(t, "kafka-consumer-groups", "--bootstrap-server", broker, "--describe", "--group", group)
-	got := map[merge.TopicPartition][2]int64{}
+	got := map[cdctable.TopicPartition][2]int64{}
 	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		// GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
@@ -34,7 +34,7 @@ func describeGroup(t *testing.T, broker, group string) map[merge.TopicPartition]
 		if err1 != nil || err2 != nil || err3 != nil {
 			continue // "-" for partitions without a commit
 		}
-		got[merge.TopicPartition{Topic: f[1], Partition: int32(part)}] = [2]int64{cur, lag}
+		got[cdctable.TopicPartition{Topic: f[1], Partition: int32(part)}] = [2]int64{cur, lag}
 	}
 	return got
 }

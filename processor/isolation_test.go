@@ -33,6 +33,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -48,7 +49,7 @@ type isoEnv struct {
 	fpath, hpath     string
 	// faultAt is, per partition of the faulted table, the first offset
 	// that cannot be applied while the fault lasts (absent: no bound).
-	faultAt map[merge.TopicPartition]int64
+	faultAt map[cdctable.TopicPartition]int64
 	// bad, when set, is the record the table must stop at.
 	bad *kgo.Record
 
@@ -132,7 +133,7 @@ func (e *isoEnv) mem() *memstore.Store {
 }
 
 // tableAt reports whether tb's txn is at end-1 of every non-empty partition.
-func (pl *pipeline) tableAt(tb *dbzgen.Table, ends map[merge.TopicPartition]int64) bool {
+func (pl *pipeline) tableAt(tb *dbzgen.Table, ends map[cdctable.TopicPartition]int64) bool {
 	txns := pl.txns(tb)
 	for tp, end := range ends {
 		if tp.Topic != tb.Topic() || end == 0 {
@@ -264,7 +265,7 @@ func (e *isoEnv) skipRecord(t *testing.T, r *kgo.Record) {
 	require.NoError(t, err)
 	snap, err := tbl.Snapshot(ctx)
 	require.NoError(t, err)
-	tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+	tp := cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 	v, ok := snap.TxnVersion(tp.AppID())
 	require.True(t, ok)
 	require.Equal(t, r.Offset-1, v, "the skipped record is the next to apply")
@@ -479,7 +480,7 @@ func TestIsolation(t *testing.T) {
 			name: "unsafe schema: column type change", faulted: 1,
 			arm: func(t *testing.T, e *isoEnv) func() {
 				e.bad = e.produceUnsafe(t)
-				e.faultAt = map[merge.TopicPartition]int64{{Topic: e.bad.Topic, Partition: e.bad.Partition}: e.bad.Offset}
+				e.faultAt = map[cdctable.TopicPartition]int64{{Topic: e.bad.Topic, Partition: e.bad.Partition}: e.bad.Offset}
 				return func() { e.skipRecord(t, e.bad) }
 			},
 			wantErr: merge.ErrSchema, wantPhase: "applying", wantHint: "cannot be applied to the table safely",
@@ -488,7 +489,7 @@ func TestIsolation(t *testing.T) {
 			name: "unsafe schema: key column dropped", faulted: 1,
 			arm: func(t *testing.T, e *isoEnv) func() {
 				e.bad = e.produceKeyless(t)
-				e.faultAt = map[merge.TopicPartition]int64{{Topic: e.bad.Topic, Partition: e.bad.Partition}: e.bad.Offset}
+				e.faultAt = map[cdctable.TopicPartition]int64{{Topic: e.bad.Topic, Partition: e.bad.Partition}: e.bad.Offset}
 				return func() { e.skipRecord(t, e.bad) }
 			},
 			wantErr: codecs.ErrUnsupportedSchema, wantPhase: "decoding", wantHint: "a key column must stay in the value",
@@ -548,7 +549,7 @@ func runIsolationCase(t *testing.T, tc isolationCase) {
 		require.Contains(t, te.Hint, tc.wantHint)
 		require.Contains(t, te.Hint, "restart", "the hint says how to resume")
 		if e.bad != nil {
-			require.Equal(t, merge.TopicPartition{Topic: e.bad.Topic, Partition: e.bad.Partition}, te.TopicPartition,
+			require.Equal(t, cdctable.TopicPartition{Topic: e.bad.Topic, Partition: e.bad.Partition}, te.TopicPartition,
 				"the error names the record that stopped the table")
 			require.Equal(t, e.bad.Offset, te.Offset, "the error names the record that stopped the table")
 		}
@@ -631,7 +632,7 @@ func runIsolationCase(t *testing.T, tc isolationCase) {
 
 // requireNotPast checks that no partition's txn reached the offset its
 // fault bounds it by.
-func requireNotPast(t *testing.T, txns, faultAt map[merge.TopicPartition]int64) {
+func requireNotPast(t *testing.T, txns, faultAt map[cdctable.TopicPartition]int64) {
 	t.Helper()
 	for tp, at := range faultAt {
 		if v, ok := txns[tp]; ok {
@@ -722,15 +723,15 @@ func refuseLargeProduce(c *kfake.Cluster, limit int) {
 
 // txnsIn returns tb's txn versions in store (a clone of a faulted store
 // reads without its faults).
-func txnsIn(t *testing.T, store deltalog.Store, tb *dbzgen.Table) map[merge.TopicPartition]int64 {
+func txnsIn(t *testing.T, store deltalog.Store, tb *dbzgen.Table) map[cdctable.TopicPartition]int64 {
 	t.Helper()
 	tbl, err := deltalog.Open(t.Context(), store)
 	require.NoError(t, err)
 	snap, err := tbl.Snapshot(t.Context())
 	require.NoError(t, err)
-	out := map[merge.TopicPartition]int64{}
+	out := map[cdctable.TopicPartition]int64{}
 	for p := range int32(testPartitions) {
-		tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
+		tp := cdctable.TopicPartition{Topic: tb.Topic(), Partition: p}
 		if v, ok := snap.TxnVersion(tp.AppID()); ok {
 			out[tp] = v
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // PartitionLag is one partition's position. Lag counts the records not yet
@@ -80,7 +80,7 @@ func Lag(ctx context.Context, adm *kadm.Client, group string, topics []string, r
 				r.GroupOffset, next = &at, at
 			}
 			if snap != nil {
-				if v, ok := snap.TxnVersion(merge.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
+				if v, ok := snap.TxnVersion(cdctable.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
 					r.DeltaTxn, next = &v, v+1
 				}
 			}

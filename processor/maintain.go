@@ -11,6 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -357,15 +358,15 @@ const compactRaces = 3
 
 // compact compacts the table when its debt reached CompactAt. It returns
 // the snapshot to checkpoint: the latest after the compaction, or snap.
-func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w maintained, tbl *deltalog.Table, snap *deltalog.Snapshot, owned []merge.TopicPartition) (*deltalog.Snapshot, error) {
+func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w maintained, tbl *deltalog.Table, snap *deltalog.Snapshot, owned []cdctable.TopicPartition) (*deltalog.Snapshot, error) {
 	if target <= 0 {
 		target = datafile.DefaultTargetFileSize
 	}
 	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes,
-		UnionTag: merge.PartitionsTag}
+		UnionTag: cdctable.PartitionsTag}
 	if !u.log {
 		// Instances that share the table compact disjoint files (ADR 0036).
-		opts.Select = merge.Compacts(owned, snap)
+		opts.Select = cdctable.Compacts(owned, snap)
 	}
 	debt := tableops.Debt(snap, opts)
 	if debt < m.o.CompactAt {

@@ -20,6 +20,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -121,10 +122,10 @@ func checkpointVersions(t *testing.T, store deltalog.Store) []int64 {
 }
 
 // everyPartition is the partitions snap holds offsets of: a sole writer's.
-func everyPartition(snap *deltalog.Snapshot) []merge.TopicPartition {
-	var out []merge.TopicPartition
+func everyPartition(snap *deltalog.Snapshot) []cdctable.TopicPartition {
+	var out []cdctable.TopicPartition
 	for id := range snap.Txns() {
-		if tp, ok := merge.ParseAppID(id); ok {
+		if tp, ok := cdctable.ParseAppID(id); ok {
 			out = append(out, tp)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // manualEdit is one UPDATE or DELETE, in SQL for tableops and as Go for the
@@ -83,7 +83,7 @@ func TestManualEditsRaceTheProcessor(t *testing.T) {
 		require.NoError(t, err)
 		snap, err := tbl.Snapshot(ctx)
 		require.NoError(t, err)
-		rules, err := merge.ManualEditsFor(snap.Metadata(), dmlStore, nil)
+		rules, err := cdctable.ManualEditsFor(snap.Metadata(), dmlStore, nil)
 		require.NoError(t, err)
 		o := tableops.DMLOptions{Protected: rules.Protected(), OnDelete: rules.RecordDeletes}
 		var m tableops.DMLMetrics
@@ -228,7 +228,7 @@ func compareWithEdits(t *testing.T, store deltalog.Store, recs []cdcmodel.Record
 		default:
 			upTo := map[cdcmodel.TopicPartition]int64{}
 			for app, off := range got.Txns {
-				tp, ok := merge.ParseAppID(app)
+				tp, ok := cdctable.ParseAppID(app)
 				require.True(t, ok, app)
 				upTo[cdcmodel.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = off
 			}

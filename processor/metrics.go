@@ -3,8 +3,10 @@ package processor
 import (
 	"strconv"
 
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // metrics are the processor's Prometheus collectors, registered on the
@@ -138,7 +140,7 @@ func (m *metrics) observeApply(table string, records int, r merge.Result, why st
 	m.commitSeconds.WithLabelValues(table).Observe(r.Duration.Seconds())
 }
 
-func partLabels(tp merge.TopicPartition) []string {
+func partLabels(tp cdctable.TopicPartition) []string {
 	return []string{tp.Topic, strconv.FormatInt(int64(tp.Partition), 10)}
 }
 
@@ -176,7 +178,7 @@ func (m *metrics) forgetTable(table string) {
 }
 
 // forgetPartition drops the gauges of a revoked partition.
-func (m *metrics) forgetPartition(tp merge.TopicPartition) {
+func (m *metrics) forgetPartition(tp cdctable.TopicPartition) {
 	m.deltaOffset.DeleteLabelValues(partLabels(tp)...)
 	m.groupOffset.DeleteLabelValues(partLabels(tp)...)
 	m.highWatermark.DeleteLabelValues(partLabels(tp)...)

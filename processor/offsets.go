@@ -4,28 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
-
-// commitMetaPrefix starts the metadata of every group offset this process
-// commits. Kafka's own tools commit empty metadata, which is how an operator's
-// offset reset is told apart from a stale commit of ours (ADR 0020).
-const commitMetaPrefix = "cdc2delta:v="
-
-// commitMeta is the group-offset metadata for a position applied in Delta
-// table version v.
-func commitMeta(v int64) string { return commitMetaPrefix + strconv.FormatInt(v, 10) }
-
-// ourCommit reports whether group-offset metadata was written by cdc2delta.
-func ourCommit(meta string) bool { return strings.HasPrefix(meta, commitMetaPrefix) }
 
 // startReason says why a partition starts where it does; it is logged.
 type startReason string
@@ -50,7 +37,7 @@ type committedOffset struct {
 // reset policy.
 func startOffset(txn int64, hasTxn bool, committed *committedOffset) (int64, startReason) {
 	switch {
-	case hasTxn && committed != nil && committed.Offset < txn+1 && !ourCommit(committed.Meta):
+	case hasTxn && committed != nil && committed.Offset < txn+1 && !cdctable.IsGroupMeta(committed.Meta):
 		// Kafka's tools reset the group below the table: replay from
 		// there; the txn and per-row position guards keep it idempotent.
 		return committed.Offset, startReplay
@@ -75,7 +62,7 @@ type groupCommit struct {
 
 // commitOffsets commits offsets to the consumer group, each with metadata
 // naming its Delta version.
-func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[merge.TopicPartition]groupCommit) error {
+func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[cdctable.TopicPartition]groupCommit) error {
 	if len(offs) == 0 {
 		return nil
 	}
@@ -91,8 +78,8 @@ func commitOffsets(ctx context.Context, cl *kgo.Client, offs map[merge.TopicPart
 			rt := &req.Topics[i]
 			for j := range rt.Partitions {
 				rp := &rt.Partitions[j]
-				if o, ok := offs[merge.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]; ok {
-					meta := commitMeta(o.Version)
+				if o, ok := offs[cdctable.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]; ok {
+					meta := cdctable.GroupMeta(o.Version)
 					rp.Metadata = &meta
 				}
 			}

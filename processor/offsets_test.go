@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func TestStartOffset(t *testing.T) {
-	ours := func(off int64) *committedOffset { return &committedOffset{Offset: off, Meta: commitMeta(3)} }
+	ours := func(off int64) *committedOffset { return &committedOffset{Offset: off, Meta: cdctable.GroupMeta(3)} }
 	operator := func(off int64) *committedOffset { return &committedOffset{Offset: off} }
 	tests := []struct {
 		name       string
@@ -33,11 +35,4 @@ func TestStartOffset(t *testing.T) {
 			require.Equal(t, tc.wantReason, why)
 		})
 	}
-}
-
-func TestCommitMeta(t *testing.T) {
-	require.Equal(t, "cdc2delta:v=12", commitMeta(12))
-	require.True(t, ourCommit(commitMeta(0)))
-	require.False(t, ourCommit(""))
-	require.False(t, ourCommit("cdc2delta"))
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestProcessorOracle runs the whole pipeline (Kafka, decoding, per-table
@@ -144,7 +144,7 @@ func compareVersions(t *testing.T, store deltalog.Store, recs []cdcmodel.Record)
 		require.NoError(t, err, "version %d", v)
 		upTo := map[cdcmodel.TopicPartition]int64{}
 		for app, off := range got.Txns {
-			tp, ok := merge.ParseAppID(app)
+			tp, ok := cdctable.ParseAppID(app)
 			require.True(t, ok, app)
 			upTo[cdcmodel.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}] = off
 		}

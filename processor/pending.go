@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -93,7 +94,7 @@ const (
 // hands it to pending.
 type entry struct {
 	kind   entryKind
-	tp     merge.TopicPartition
+	tp     cdctable.TopicPartition
 	offset int64
 	size   int64
 	// produced is when the record was produced: its Kafka timestamp, or
@@ -255,7 +256,7 @@ type work struct {
 // the last offset the work covers, so the txn moves past tombstones and
 // dead-lettered records too.
 func (w *work) batch() merge.Batch {
-	b := merge.Batch{Records: w.recs, LastOffsets: make(map[merge.TopicPartition]int64)}
+	b := merge.Batch{Records: w.recs, LastOffsets: make(map[cdctable.TopicPartition]int64)}
 	for i := range w.recs {
 		b.LastOffsets[w.recs[i].TopicPartition] = w.recs[i].Offset
 	}
@@ -269,14 +270,14 @@ func (w *work) batch() merge.Batch {
 
 // first is where the work starts: its oldest entry's partition and offset
 // (ok false when it is empty).
-func (w *work) first() (tp merge.TopicPartition, offset int64, ok bool) {
+func (w *work) first() (tp cdctable.TopicPartition, offset int64, ok bool) {
 	switch {
 	case len(w.marks) > 0 && (w.marks[0].at == 0 || len(w.recs) == 0):
 		return w.marks[0].tp, w.marks[0].offset, true
 	case len(w.recs) > 0:
 		return w.recs[0].TopicPartition, w.recs[0].Offset, true
 	}
-	return merge.TopicPartition{}, 0, false
+	return cdctable.TopicPartition{}, 0, false
 }
 
 // oldestCommit is the smallest source commit time (ms) of the work's
@@ -344,9 +345,9 @@ func (p *pending) take(l BatchLimits) work {
 // requeue puts back work that was not committed (its apply gave way to a
 // rebalance), before everything consumed since, without the entries of the
 // partitions in gone.
-func (p *pending) requeue(w work, gone func(merge.TopicPartition) bool) {
+func (p *pending) requeue(w work, gone func(cdctable.TopicPartition) bool) {
 	var back pending
-	keep := func(tp merge.TopicPartition) bool { return !gone(tp) }
+	keep := func(tp cdctable.TopicPartition) bool { return !gone(tp) }
 	back.filterFrom(w.recs, w.sizes, w.marks, keep)
 	if back.empty() {
 		return
@@ -364,10 +365,10 @@ func (p *pending) requeue(w work, gone func(merge.TopicPartition) bool) {
 // drop forgets the entries of the partitions in gone (revoked or lost):
 // their new owner re-reads them from the table's txn. It returns the bytes
 // freed.
-func (p *pending) drop(gone func(merge.TopicPartition) bool) int64 {
+func (p *pending) drop(gone func(cdctable.TopicPartition) bool) int64 {
 	before, started, produced := p.bytes, p.started, p.produced
 	kept := pending{hint: p.hint}
-	kept.filterFrom(p.recs, p.sizes, p.marks, func(tp merge.TopicPartition) bool { return !gone(tp) })
+	kept.filterFrom(p.recs, p.sizes, p.marks, func(tp cdctable.TopicPartition) bool { return !gone(tp) })
 	*p = kept
 	if !p.empty() {
 		p.started, p.produced = started, produced
@@ -377,7 +378,7 @@ func (p *pending) drop(gone func(merge.TopicPartition) bool) int64 {
 
 // filterFrom sets p to the entries of recs and marks whose partition keep
 // accepts, in order, recounting the marks' positions.
-func (p *pending) filterFrom(recs []merge.Record, sizes []int32, marks []mark, keep func(merge.TopicPartition) bool) {
+func (p *pending) filterFrom(recs []merge.Record, sizes []int32, marks []mark, keep func(cdctable.TopicPartition) bool) {
 	kept := make([]int, len(recs)+1) // kept[i]: changes kept among recs[:i]
 	for i := range recs {
 		kept[i+1] = kept[i]

@@ -7,25 +7,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func TestPendingTakeHonoursCaps(t *testing.T) {
-	a := merge.TopicPartition{Topic: "t", Partition: 0}
-	b := merge.TopicPartition{Topic: "t", Partition: 1}
+	a := cdctable.TopicPartition{Topic: "t", Partition: 0}
+	b := cdctable.TopicPartition{Topic: "t", Partition: 1}
 	now := time.Unix(100, 0)
-	change := func(tp merge.TopicPartition, off int64, size int64) entry {
+	change := func(tp cdctable.TopicPartition, off int64, size int64) entry {
 		return entry{kind: entryChange, tp: tp, offset: off, size: size, change: codecs.Change{Op: codecs.OpUpdate}}
 	}
-	skip := func(tp merge.TopicPartition, off int64) entry {
+	skip := func(tp cdctable.TopicPartition, off int64) entry {
 		return entry{kind: entrySkip, tp: tp, offset: off, size: 1}
 	}
-	poison := func(tp merge.TopicPartition, off int64) entry {
+	poison := func(tp cdctable.TopicPartition, off int64) entry {
 		return entry{kind: entryPoison, tp: tp, offset: off, size: 1}
 	}
 	type commit struct {
 		records int
-		last    map[merge.TopicPartition]int64
+		last    map[cdctable.TopicPartition]int64
 		poison  int64 // -1: none
 	}
 	tests := []struct {
@@ -40,10 +40,10 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 			entries: []entry{change(a, 0, 10), change(b, 0, 10), change(a, 1, 10), skip(a, 2), change(b, 1, 10),
 				change(a, 3, 10)},
 			want: []commit{
-				{2, map[merge.TopicPartition]int64{a: 0, b: 0}, -1},
+				{2, map[cdctable.TopicPartition]int64{a: 0, b: 0}, -1},
 				// The tombstone of a/2 precedes the third change: it goes with it.
-				{2, map[merge.TopicPartition]int64{a: 2, b: 1}, -1},
-				{1, map[merge.TopicPartition]int64{a: 3}, -1},
+				{2, map[cdctable.TopicPartition]int64{a: 2, b: 1}, -1},
+				{1, map[cdctable.TopicPartition]int64{a: 3}, -1},
 			},
 		},
 		{
@@ -51,10 +51,10 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 			limits:  BatchLimits{Records: 100, Bytes: 25},
 			entries: []entry{change(a, 0, 10), change(a, 1, 10), change(a, 2, 10), change(b, 0, 30)},
 			want: []commit{
-				{2, map[merge.TopicPartition]int64{a: 1}, -1},
-				{1, map[merge.TopicPartition]int64{a: 2}, -1},
+				{2, map[cdctable.TopicPartition]int64{a: 1}, -1},
+				{1, map[cdctable.TopicPartition]int64{a: 2}, -1},
 				// Larger than the cap alone: it goes alone.
-				{1, map[merge.TopicPartition]int64{b: 0}, -1},
+				{1, map[cdctable.TopicPartition]int64{b: 0}, -1},
 			},
 		},
 		{
@@ -62,8 +62,8 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 			limits:  BatchLimits{Records: 100, Bytes: 1 << 20},
 			entries: []entry{change(a, 0, 1), change(b, 0, 1), poison(a, 1), change(b, 1, 1)},
 			want: []commit{
-				{2, map[merge.TopicPartition]int64{a: 0, b: 0}, -1},
-				{0, map[merge.TopicPartition]int64{}, 1},
+				{2, map[cdctable.TopicPartition]int64{a: 0, b: 0}, -1},
+				{0, map[cdctable.TopicPartition]int64{}, 1},
 			},
 		},
 	}
@@ -92,8 +92,8 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 }
 
 func TestPendingDropAndRequeue(t *testing.T) {
-	a := merge.TopicPartition{Topic: "t", Partition: 0}
-	b := merge.TopicPartition{Topic: "t", Partition: 1}
+	a := cdctable.TopicPartition{Topic: "t", Partition: 0}
+	b := cdctable.TopicPartition{Topic: "t", Partition: 1}
 	t0 := time.Unix(100, 0)
 	var p pending
 	for i := range int64(4) {
@@ -104,7 +104,7 @@ func TestPendingDropAndRequeue(t *testing.T) {
 	require.Len(t, w.recs, 4)
 	p.add(t0.Add(time.Second), BatchLimits{}, entry{kind: entryChange, tp: a, offset: 4, size: 1})
 
-	isB := func(tp merge.TopicPartition) bool { return tp == b }
+	isB := func(tp cdctable.TopicPartition) bool { return tp == b }
 	require.EqualValues(t, 2, p.drop(isB), "b's two pending entries are freed")
 	p.requeue(w, isB)
 	var offs []int64
@@ -121,30 +121,30 @@ func TestPendingDropAndRequeue(t *testing.T) {
 // changes in arrival order; dropping a partition and requeueing work keep
 // each one after the changes that arrived before it.
 func TestPendingMarksKeepTheirPlace(t *testing.T) {
-	a := merge.TopicPartition{Topic: "t", Partition: 0}
-	b := merge.TopicPartition{Topic: "t", Partition: 1}
+	a := cdctable.TopicPartition{Topic: "t", Partition: 0}
+	b := cdctable.TopicPartition{Topic: "t", Partition: 1}
 	t0 := time.Unix(100, 0)
-	change := func(tp merge.TopicPartition, off int64) entry {
+	change := func(tp cdctable.TopicPartition, off int64) entry {
 		return entry{kind: entryChange, tp: tp, offset: off, size: 1}
 	}
-	skip := func(tp merge.TopicPartition, off int64) entry {
+	skip := func(tp cdctable.TopicPartition, off int64) entry {
 		return entry{kind: entrySkip, tp: tp, offset: off, size: 1}
 	}
 	var p pending
 	for _, e := range []entry{change(b, 0), change(a, 0), skip(b, 1), skip(a, 1), change(b, 2), change(a, 2), skip(a, 3)} {
 		p.add(t0, BatchLimits{}, e)
 	}
-	require.EqualValues(t, 3, p.drop(func(tp merge.TopicPartition) bool { return tp == b }))
+	require.EqualValues(t, 3, p.drop(func(tp cdctable.TopicPartition) bool { return tp == b }))
 	limits := BatchLimits{Records: 1, Bytes: 100}
 	w := p.take(limits)
-	require.Equal(t, map[merge.TopicPartition]int64{a: 1}, w.batch().LastOffsets, "a/0 and the tombstone a/1 that followed it")
-	p.requeue(w, func(merge.TopicPartition) bool { return false })
-	var got []map[merge.TopicPartition]int64
+	require.Equal(t, map[cdctable.TopicPartition]int64{a: 1}, w.batch().LastOffsets, "a/0 and the tombstone a/1 that followed it")
+	p.requeue(w, func(cdctable.TopicPartition) bool { return false })
+	var got []map[cdctable.TopicPartition]int64
 	for !p.empty() {
 		w := p.take(limits)
 		got = append(got, w.batch().LastOffsets)
 	}
-	require.Equal(t, []map[merge.TopicPartition]int64{{a: 1}, {a: 3}}, got)
+	require.Equal(t, []map[cdctable.TopicPartition]int64{{a: 1}, {a: 3}}, got)
 }
 
 // TestPendingCountsFromProduction: MaxDelay counts from a record's
@@ -187,7 +187,7 @@ func TestPendingCountsFromProduction(t *testing.T) {
 // A batch after the first is made as big as the last one at its first
 // record, and clear and drop keep that size.
 func TestPendingSizesFromTheLastTake(t *testing.T) {
-	tp := merge.TopicPartition{Topic: "t", Partition: 0}
+	tp := cdctable.TopicPartition{Topic: "t", Partition: 0}
 	t0 := time.Unix(100, 0)
 	l := BatchLimits{Records: 1000, Bytes: 1 << 30}
 	var p pending
@@ -205,7 +205,7 @@ func TestPendingSizesFromTheLastTake(t *testing.T) {
 	p.clear()
 	add(701)
 	require.GreaterOrEqual(t, cap(p.recs), 700, "clear keeps the size")
-	p.drop(func(merge.TopicPartition) bool { return true })
+	p.drop(func(cdctable.TopicPartition) bool { return true })
 	require.True(t, p.empty())
 	add(702)
 	require.GreaterOrEqual(t, cap(p.recs), 700, "drop keeps the size")

@@ -16,6 +16,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -194,16 +195,16 @@ type Processor struct {
 	mu struct {
 		sync.Mutex
 		tables   map[string]*table
-		parts    map[merge.TopicPartition]*partition
-		fetched  map[merge.TopicPartition]committedOffset // from the last OffsetFetch
+		parts    map[cdctable.TopicPartition]*partition
+		fetched  map[cdctable.TopicPartition]committedOffset // from the last OffsetFetch
 		buffered int64
-		routeErr map[merge.TopicPartition]error
+		routeErr map[cdctable.TopicPartition]error
 		// starts are partitions whose start offsets their tables found,
 		// for the loop to set.
 		starts []*partition
 		// held are records whose decoding waits for the registry, per
 		// partition (paused meanwhile).
-		held map[merge.TopicPartition]*heldRecords
+		held map[cdctable.TopicPartition]*heldRecords
 		// budget is the commit budget shared by the tables.
 		budget commitBudget
 	}
@@ -255,9 +256,9 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	p.mu.tables = make(map[string]*table)
 	p.mu.budget = newCommitBudget(opts.Batch)
 	p.costEvery = costEvery
-	p.mu.parts = make(map[merge.TopicPartition]*partition)
-	p.mu.routeErr = make(map[merge.TopicPartition]error)
-	p.mu.held = make(map[merge.TopicPartition]*heldRecords)
+	p.mu.parts = make(map[cdctable.TopicPartition]*partition)
+	p.mu.routeErr = make(map[cdctable.TopicPartition]error)
+	p.mu.held = make(map[cdctable.TopicPartition]*heldRecords)
 	p.tablesCtx, p.stopTables = context.WithCancel(context.Background())
 	p.applyCtx, p.abortApplies = context.WithCancel(context.Background())
 	p.kafka = newKafkaHealth(p)

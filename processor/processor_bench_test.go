@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // BenchmarkEndToEnd measures consuming a backlog from the in-process broker
@@ -80,7 +80,7 @@ func histSummary(tb testing.TB, r *running, name string) string {
 
 // applied reports whether the processor applied every partition up to its
 // end offset (cheaper than reading the tables' logs while measuring).
-func (r *running) applied(ends map[merge.TopicPartition]int64) bool {
+func (r *running) applied(ends map[cdctable.TopicPartition]int64) bool {
 	r.p.mu.Lock()
 	defer r.p.mu.Unlock()
 	for tp, end := range ends {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -81,7 +82,7 @@ func TestRestartResumesFromTxn(t *testing.T) {
 		replay bool
 	}{
 		{"clean", func(*pipeline) {}, false},
-		{"stale commit of ours", func(pl *pipeline) { pl.resetGroup("g", 0, commitMeta(1)) }, false},
+		{"stale commit of ours", func(pl *pipeline) { pl.resetGroup("g", 0, cdctable.GroupMeta(1)) }, false},
 		{"operator reset to earliest", func(pl *pipeline) { pl.resetGroup("g", 0, "") }, true},
 	}
 	for _, tc := range tests {
@@ -177,7 +178,7 @@ func TestUnsafeSchemaChangeStopsTable(t *testing.T) {
 	require.Equal(t, tablePath(pl.tables[1]), f.Table)
 	require.Equal(t, badAt.Offset, f.Offset)
 	require.Equal(t, badAt.Partition, f.Partition)
-	v := pl.txns(pl.tables[1])[merge.TopicPartition{Topic: badAt.Topic, Partition: badAt.Partition}]
+	v := pl.txns(pl.tables[1])[cdctable.TopicPartition{Topic: badAt.Topic, Partition: badAt.Partition}]
 	require.Less(t, v, badAt.Offset, "the change must stay unapplied")
 	pl.requireModel() // nothing else changed; the customers table is unaffected
 }
@@ -316,7 +317,7 @@ func TestPerTableSettings(t *testing.T) {
 
 	live, deleted := pl.tableRowsSplit(customers)
 	require.Equal(t, pl.modelRows(customers), live, "soft delete: the live rows are the source's")
-	require.NotEmpty(t, deleted, "soft delete: deleted rows stay, flagged %s", merge.ColDeleted)
+	require.NotEmpty(t, deleted, "soft delete: deleted rows stay, flagged %s", cdctable.ColDeleted)
 	require.Positive(t, pl.w.Counts().Deletes)
 	live, deleted = pl.tableRowsSplit(orders)
 	require.Equal(t, pl.modelRows(orders), live)

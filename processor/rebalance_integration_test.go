@@ -21,7 +21,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // rebalancePartitions is the partition count of the rebalance tests' topics:
@@ -118,11 +118,11 @@ func (m *member) close(t *testing.T) {
 }
 
 // assigned returns the partitions the member's processor owns, sorted.
-func (m *member) assigned() []merge.TopicPartition {
+func (m *member) assigned() []cdctable.TopicPartition {
 	m.p.mu.Lock()
 	defer m.p.mu.Unlock()
 	out := slices.Collect(maps.Keys(m.p.mu.parts))
-	slices.SortFunc(out, func(a, b merge.TopicPartition) int {
+	slices.SortFunc(out, func(a, b cdctable.TopicPartition) int {
 		return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
 	})
 	return out
@@ -180,9 +180,9 @@ func (pr *producer) stop(t *testing.T) {
 
 // allTxns returns every table's txn version per partition, over all
 // rebalancePartitions partitions.
-func (pl *pipeline) allTxns(t *testing.T) map[merge.TopicPartition]int64 {
+func (pl *pipeline) allTxns(t *testing.T) map[cdctable.TopicPartition]int64 {
 	t.Helper()
-	out := map[merge.TopicPartition]int64{}
+	out := map[cdctable.TopicPartition]int64{}
 	for _, tb := range pl.tables {
 		tbl, err := deltalog.Open(t.Context(), pl.store(tb))
 		require.NoError(t, err)
@@ -191,7 +191,7 @@ func (pl *pipeline) allTxns(t *testing.T) map[merge.TopicPartition]int64 {
 			continue // not created yet
 		}
 		for p := range int32(rebalancePartitions) {
-			tp := merge.TopicPartition{Topic: tb.Topic(), Partition: p}
+			tp := cdctable.TopicPartition{Topic: tb.Topic(), Partition: p}
 			if v, ok := snap.TxnVersion(tp.AppID()); ok {
 				out[tp] = v
 			}
@@ -258,7 +258,7 @@ func (pl *pipeline) requireNoKeyTwice(t *testing.T) {
 func waitMembersOwnAll(t *testing.T, total int, ms ...*member) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		seen := map[merge.TopicPartition]bool{}
+		seen := map[cdctable.TopicPartition]bool{}
 		for _, m := range ms {
 			a := m.assigned()
 			if len(a) == 0 {
@@ -378,7 +378,7 @@ func TestIntegrationStaticMembershipRestart(t *testing.T) {
 
 	restarted, others := ms[0], ms[1:]
 	before := restarted.assigned()
-	othersBefore := make([][]merge.TopicPartition, len(others))
+	othersBefore := make([][]cdctable.TopicPartition, len(others))
 	revokedBefore := make([]int64, len(others))
 	genBefore := make([]int32, len(others))
 	for i, m := range others {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // SkipOperation is the commitInfo.operation of a commit that moves a table
@@ -60,7 +60,7 @@ var (
 // NotNextOffsetError reports an offset SkipRecord refuses because the
 // partition's next unapplied offset is Next.
 type NotNextOffsetError struct {
-	merge.TopicPartition
+	cdctable.TopicPartition
 	Offset int64
 	Next   int64
 	// From says where Next comes from: the table's txn, the group's
@@ -87,7 +87,7 @@ func (e *NotNextOffsetError) Unwrap() error { return ErrNotNextOffset }
 // table exists, the group's offset decides where the partition starts.
 type NoTableError struct {
 	Table string
-	merge.TopicPartition
+	cdctable.TopicPartition
 	// Offset is the record's offset, the partition's next unapplied one.
 	Offset int64
 	// From says where the next unapplied offset comes from.
@@ -108,7 +108,7 @@ func (e *NoTableError) Unwrap() error { return ErrNoTable }
 
 // RecordMissingError reports an offset the partition holds no record at.
 type RecordMissingError struct {
-	merge.TopicPartition
+	cdctable.TopicPartition
 	Offset int64
 	// Start and End are the partition's log start and end offsets.
 	Start, End int64
@@ -150,7 +150,7 @@ type SkipOptions struct {
 	// Decoder decodes the record as the processor would.
 	Decoder *codecs.Decoder
 	// The record to skip.
-	merge.TopicPartition
+	cdctable.TopicPartition
 	Offset int64
 	// Reason is the operator's note, recorded in the commit.
 	Reason string
@@ -167,7 +167,7 @@ type SkipOptions struct {
 // SkipResult is what SkipRecord committed.
 type SkipResult struct {
 	Table string
-	merge.TopicPartition
+	cdctable.TopicPartition
 	Offset int64
 	// DecodeError is the record's decode error as recorded; empty when a
 	// record that decodes was forced past.

@@ -16,13 +16,13 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // skipOptions are SkipOptions for a record of tb, decoded like opts does.
 func (pl *pipeline) skipOptions(opts Options, tb *dbzgen.Table, part int32, off int64) SkipOptions {
 	return SkipOptions{Store: pl.store(tb), Table: tablePath(tb), Brokers: pl.brokers, Group: opts.Group,
-		Decoder: opts.Decoder, TopicPartition: merge.TopicPartition{Topic: tb.Topic(), Partition: part}, Offset: off,
+		Decoder: opts.Decoder, TopicPartition: cdctable.TopicPartition{Topic: tb.Topic(), Partition: part}, Offset: off,
 		FetchTimeout: 10 * time.Second}
 }
 
@@ -64,9 +64,9 @@ func TestSkipRecord(t *testing.T) {
 	customers, orders := pl.tables[0], pl.tables[1]
 	pl.produce(200)
 	pl.produceRaw(orders.Topic(), 0, nil, []byte("not avro"))
-	poison := pl.endOffsets(orders.Topic())[merge.TopicPartition{Topic: orders.Topic(), Partition: 0}] - 1
+	poison := pl.endOffsets(orders.Topic())[cdctable.TopicPartition{Topic: orders.Topic(), Partition: 0}] - 1
 	pl.produce(200)
-	p0 := merge.TopicPartition{Topic: orders.Topic(), Partition: 0}
+	p0 := cdctable.TopicPartition{Topic: orders.Topic(), Partition: 0}
 
 	opts := pl.options("skip")
 	r := pl.start(opts)
@@ -92,7 +92,7 @@ func TestSkipRecord(t *testing.T) {
 	}
 	// After more records, a customers partition's next record decodes.
 	pl.produce(60)
-	var pending merge.TopicPartition
+	var pending cdctable.TopicPartition
 	pendingNext := int64(-1)
 	for tp, end := range pl.endOffsets(customers.Topic()) {
 		if txn, ok := pl.txns(customers)[tp]; ok && end-1 > txn {
@@ -183,7 +183,7 @@ func TestSkipRecordRace(t *testing.T) {
 	orders := pl.tables[1]
 	pl.produce(40)
 	pl.produceRaw(orders.Topic(), 1, nil, []byte("not avro"))
-	p1 := merge.TopicPartition{Topic: orders.Topic(), Partition: 1}
+	p1 := cdctable.TopicPartition{Topic: orders.Topic(), Partition: 1}
 	poison := pl.endOffsets(orders.Topic())[p1] - 1
 	opts := pl.options("race")
 	r := pl.start(opts)
@@ -192,7 +192,7 @@ func TestSkipRecordRace(t *testing.T) {
 	r.close(t)
 
 	// concurrent commits one txn as another writer would.
-	concurrent := func(tp merge.TopicPartition, v int64) {
+	concurrent := func(tp cdctable.TopicPartition, v int64) {
 		tbl, err := deltalog.Open(ctx, pl.store(orders))
 		require.NoError(t, err)
 		snap, err := tbl.Snapshot(ctx)
@@ -202,7 +202,7 @@ func TestSkipRecordRace(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	other := merge.TopicPartition{Topic: "elsewhere", Partition: 7}
+	other := cdctable.TopicPartition{Topic: "elsewhere", Partition: 7}
 	so := pl.skipOptions(opts, orders, 1, poison)
 	so.beforeCommit = func(attempt int) {
 		if attempt == 0 {
@@ -238,7 +238,7 @@ func TestSkipRecordForce(t *testing.T) {
 	pl.waitCaughtUp()
 	r.close(t)
 	pl.produce(40)
-	var tp merge.TopicPartition
+	var tp cdctable.TopicPartition
 	next := int64(-1)
 	for p, end := range pl.endOffsets(orders.Topic()) {
 		if txn := pl.txns(orders)[p]; end-1 > txn {
@@ -266,7 +266,7 @@ func TestSkipOptionsValidate(t *testing.T) {
 	require.NoError(t, err)
 	st, err := localstore.New(localstore.Options{Dir: t.TempDir()})
 	require.NoError(t, err)
-	good := SkipOptions{Store: st, Brokers: []string{"b:9092"}, Decoder: dec, TopicPartition: merge.TopicPartition{Topic: "t"}}
+	good := SkipOptions{Store: st, Brokers: []string{"b:9092"}, Decoder: dec, TopicPartition: cdctable.TopicPartition{Topic: "t"}}
 	tests := []struct {
 		name   string
 		change func(o *SkipOptions)
@@ -381,7 +381,7 @@ func TestSkipNextOffset(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tp := merge.TopicPartition{Topic: topic, Partition: tc.part}
+			tp := cdctable.TopicPartition{Topic: topic, Partition: tc.part}
 			st, err := localstore.New(localstore.Options{Dir: t.TempDir()})
 			require.NoError(t, err)
 			if tc.log {
@@ -391,7 +391,7 @@ func TestSkipNextOffset(t *testing.T) {
 			if tc.group != none {
 				meta := ""
 				if tc.ours {
-					meta = commitMeta(1)
+					meta = cdctable.GroupMeta(1)
 				}
 				var offs kadm.Offsets
 				offs.Add(kadm.Offset{Topic: topic, Partition: tc.part, At: tc.group, LeaderEpoch: -1, Metadata: meta})
@@ -427,7 +427,7 @@ func TestSkipNextOffset(t *testing.T) {
 }
 
 // createSkipTable creates a table in st, with tp's txn at txn unless none (-1).
-func createSkipTable(t *testing.T, st deltalog.Store, tp merge.TopicPartition, txn int64) {
+func createSkipTable(t *testing.T, st deltalog.Store, tp cdctable.TopicPartition, txn int64) {
 	t.Helper()
 	tbl, err := deltalog.Open(t.Context(), st)
 	require.NoError(t, err)
@@ -446,7 +446,7 @@ func createSkipTable(t *testing.T, st deltalog.Store, tp merge.TopicPartition, t
 }
 
 // skipTxn is tp's txn in st's table (-1: none).
-func skipTxn(t *testing.T, st deltalog.Store, tp merge.TopicPartition) int64 {
+func skipTxn(t *testing.T, st deltalog.Store, tp cdctable.TopicPartition) int64 {
 	t.Helper()
 	tbl, err := deltalog.Open(t.Context(), st)
 	require.NoError(t, err)

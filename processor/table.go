@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -50,7 +51,7 @@ type table struct {
 	retry    retryState
 	registry retryState // decoding held by registry failures
 	pend     pending
-	parts    map[merge.TopicPartition]*partition
+	parts    map[cdctable.TopicPartition]*partition
 	flight   *flight // the apply in progress, if any
 	// idleSince is when the table lost its last partition (zero: has some).
 	idleSince time.Time
@@ -74,14 +75,14 @@ type table struct {
 // flight is a batch being applied. A revoke of one of its partitions waits
 // for it, within Options.RevokeTimeout, then cancels it.
 type flight struct {
-	parts  map[merge.TopicPartition]bool
+	parts  map[cdctable.TopicPartition]bool
 	cancel context.CancelCauseFunc
 	done   chan struct{}
 }
 
 // partition is the state of one assigned partition.
 type partition struct {
-	tp    merge.TopicPartition
+	tp    cdctable.TopicPartition
 	table *table
 	// committed is the group's offset when it was assigned (nil: none).
 	committed *committedOffset
@@ -116,8 +117,8 @@ func (t *table) drained() bool {
 
 // owned are the table's partitions assigned to this instance; mu must be
 // held.
-func (t *table) owned() []merge.TopicPartition {
-	out := make([]merge.TopicPartition, 0, len(t.parts))
+func (t *table) owned() []cdctable.TopicPartition {
+	out := make([]cdctable.TopicPartition, 0, len(t.parts))
 	for tp := range t.parts {
 		out = append(out, tp)
 	}

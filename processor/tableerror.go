@@ -11,6 +11,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -23,7 +24,7 @@ var ErrTableFailed = errors.New("processor: table stopped")
 // on (Offset is -1 when the failure is not about one record).
 type TableError struct {
 	Table string
-	merge.TopicPartition
+	cdctable.TopicPartition
 	Offset int64
 	// Phase is what the table was doing: "opening", "decoding",
 	// "dead-lettering", "applying".

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -206,7 +207,7 @@ func (t *table) takeStarts() []*partition {
 // committed since this one last looked) and hands the offsets to the loop.
 // A table that dead-letters checks its dead-letter topics first.
 func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*partition) {
-	var pos, logged map[merge.TopicPartition]int64
+	var pos, logged map[cdctable.TopicPartition]int64
 	err := p.withRetry(ctx, t, "reading start offsets", func(ctx context.Context) (err error) {
 		if pos, err = t.sink.Positions(ctx); err != nil || t.log == nil {
 			return err
@@ -281,7 +282,7 @@ func (p *Processor) commitNext(t *table, why string) {
 	w := t.pend.take(p.opts.Batch)
 	p.mu.buffered -= before - t.pend.bytes
 	p.m.bufferedBytes.Set(float64(p.mu.buffered))
-	fl := &flight{parts: map[merge.TopicPartition]bool{}, done: make(chan struct{})}
+	fl := &flight{parts: map[cdctable.TopicPartition]bool{}, done: make(chan struct{})}
 	for i := range w.recs {
 		fl.parts[w.recs[i].TopicPartition] = true
 	}
@@ -310,7 +311,7 @@ func (p *Processor) commitNext(t *table, why string) {
 	case errors.Is(context.Cause(ctx), errRevoked):
 		p.mu.Lock()
 		before := t.pend.bytes
-		t.pend.requeue(w, func(tp merge.TopicPartition) bool { return t.parts[tp] == nil })
+		t.pend.requeue(w, func(tp cdctable.TopicPartition) bool { return t.parts[tp] == nil })
 		p.mu.buffered += t.pend.bytes - before
 		p.mu.Unlock()
 		p.log.Info("apply gave way to a rebalance; the rest of its batch is applied again", "table", t.path)

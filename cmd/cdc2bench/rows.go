@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // The benchmark table: the source layout cdc2delta's Sink creates it from.
 var (
 	benchTable = codecs.TableID{Database: "bench", Schema: "dbo", Table: "orders"}
-	benchTP    = merge.TopicPartition{Topic: "bench.bench.dbo.orders", Partition: 0}
+	benchTP    = cdctable.TopicPartition{Topic: "bench.bench.dbo.orders", Partition: 0}
 	benchValue = &codecs.Layout{SchemaID: 1, Name: "bench.bench.dbo.orders.Value", Columns: []codecs.Column{
 		{Name: "id", Type: codecs.Type{Kind: codecs.KindLong}, SourceType: "BIGINT"},
 		{Name: "customer_id", Type: codecs.Type{Kind: codecs.KindLong}, Nullable: true, SourceType: "BIGINT"},
@@ -66,7 +67,7 @@ func (c change) record() merge.Record {
 
 // processorBatch wraps changes as one Sink batch.
 func processorBatch(cs []change) merge.Batch {
-	b := merge.Batch{Records: make([]merge.Record, len(cs)), LastOffsets: map[merge.TopicPartition]int64{}}
+	b := merge.Batch{Records: make([]merge.Record, len(cs)), LastOffsets: map[cdctable.TopicPartition]int64{}}
 	for i, c := range cs {
 		b.Records[i] = c.record()
 		b.LastOffsets[benchTP] = max(b.LastOffsets[benchTP], c.Seq)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // availabilityBatchAge is the batch age of the availability test's members.
@@ -65,7 +65,7 @@ func testRebalanceAvailability(t *testing.T, protocol string, regex bool) {
 
 	// A stable group: every member owns partitions, all are assigned, for 3 s.
 	adm := src.adm
-	var owners map[merge.TopicPartition]string
+	var owners map[cdctable.TopicPartition]string
 	stableSince := time.Time{}
 	require.Eventually(t, func() bool {
 		o := groupOwners(t, adm, group, protocol)
@@ -77,7 +77,7 @@ func testRebalanceAvailability(t *testing.T, protocol string, regex bool) {
 	}, 90*time.Second, 250*time.Millisecond, "the group never settled: %v", owners)
 
 	victim := "b"
-	var survivorParts, victimParts []merge.TopicPartition
+	var survivorParts, victimParts []cdctable.TopicPartition
 	for tp, m := range owners {
 		if m == victim {
 			victimParts = append(victimParts, tp)
@@ -113,7 +113,7 @@ func testRebalanceAvailability(t *testing.T, protocol string, regex bool) {
 	// dead member's partitions waited.
 	timeline := commitTimes(t, root, src)
 	var worst time.Duration
-	var worstTP merge.TopicPartition
+	var worstTP cdctable.TopicPartition
 	for _, tp := range survivorParts {
 		g := maxGap(timeline[tp], killed, end)
 		if g > worst {
@@ -185,13 +185,13 @@ log: {level: info}
 
 // groupOwners maps each assigned partition to its member's client id (nil
 // while the group cannot be described).
-func groupOwners(t *testing.T, adm *kadm.Client, group, protocol string) map[merge.TopicPartition]string {
+func groupOwners(t *testing.T, adm *kadm.Client, group, protocol string) map[cdctable.TopicPartition]string {
 	t.Helper()
-	out := map[merge.TopicPartition]string{}
+	out := map[cdctable.TopicPartition]string{}
 	add := func(client string, assigned map[string][]int32) {
 		for topic, parts := range assigned {
 			for _, p := range parts {
-				out[merge.TopicPartition{Topic: topic, Partition: p}] = client
+				out[cdctable.TopicPartition{Topic: topic, Partition: p}] = client
 			}
 		}
 	}
@@ -227,7 +227,7 @@ func groupOwners(t *testing.T, adm *kadm.Client, group, protocol string) map[mer
 	return out
 }
 
-func distinctList(m map[merge.TopicPartition]string) []string {
+func distinctList(m map[cdctable.TopicPartition]string) []string {
 	var out []string
 	for _, v := range m {
 		if !slices.Contains(out, v) {
@@ -237,7 +237,7 @@ func distinctList(m map[merge.TopicPartition]string) []string {
 	return out
 }
 
-func distinct(m map[merge.TopicPartition]string) map[string]bool {
+func distinct(m map[cdctable.TopicPartition]string) map[string]bool {
 	out := map[string]bool{}
 	for _, v := range m {
 		out[v] = true
@@ -245,7 +245,7 @@ func distinct(m map[merge.TopicPartition]string) map[string]bool {
 	return out
 }
 
-func sameOwners(a, b map[merge.TopicPartition]string) bool {
+func sameOwners(a, b map[cdctable.TopicPartition]string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -259,9 +259,9 @@ func sameOwners(a, b map[merge.TopicPartition]string) bool {
 
 // commitTimes lists, per source partition, the commit times of the table
 // versions carrying its txn, in order.
-func commitTimes(t *testing.T, root string, src *crashSource) map[merge.TopicPartition][]time.Time {
+func commitTimes(t *testing.T, root string, src *crashSource) map[cdctable.TopicPartition][]time.Time {
 	t.Helper()
-	out := map[merge.TopicPartition][]time.Time{}
+	out := map[cdctable.TopicPartition][]time.Time{}
 	for _, tb := range src.tables {
 		d := tb.Def()
 		ct := crashTable{t: t, dir: filepath.Join(root, "tables", d.Database, d.Schema, d.Name)}
@@ -276,8 +276,8 @@ func commitTimes(t *testing.T, root string, src *crashSource) map[merge.TopicPar
 }
 
 // lastCommits is each partition's latest commit time.
-func lastCommits(t *testing.T, root string, src *crashSource) map[merge.TopicPartition]time.Time {
-	out := map[merge.TopicPartition]time.Time{}
+func lastCommits(t *testing.T, root string, src *crashSource) map[cdctable.TopicPartition]time.Time {
+	out := map[cdctable.TopicPartition]time.Time{}
 	for tp, ts := range commitTimes(t, root, src) {
 		out[tp] = ts[len(ts)-1]
 	}

@@ -15,14 +15,14 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // sourceRecord is one record of a table's topic, as the control and change
 // log checks need it.
 type sourceRecord struct {
-	tp     merge.TopicPartition
+	tp     cdctable.TopicPartition
 	offset int64
 	pos    codecs.Position
 	key    string
@@ -53,7 +53,7 @@ func readSource(t *testing.T, brokers []string, src *crashSource) map[string][]s
 				n++
 				ch, err := dec.DecodeRecord(t.Context(), r.Topic, r.Partition, r.Offset, r.Key, r.Value)
 				require.NoError(t, err)
-				out[tb.Topic()] = append(out[tb.Topic()], sourceRecord{tp: merge.TopicPartition{Topic: r.Topic, Partition: r.Partition},
+				out[tb.Topic()] = append(out[tb.Topic()], sourceRecord{tp: cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition},
 					offset: r.Offset, pos: ch.Pos, key: fmt.Sprint(ch.Key), op: ch.Op})
 			})
 		}
@@ -80,8 +80,8 @@ func checkCrashControl(t *testing.T, brokers []string, root string, src *crashSo
 	require.NoError(t, err)
 	latest, err := ctl.Read(t.Context())
 	require.NoError(t, err)
-	txnsAt := map[string]map[merge.TopicPartition]int64{}
-	applied := func(name string, v int64) map[merge.TopicPartition]int64 {
+	txnsAt := map[string]map[cdctable.TopicPartition]int64{}
+	applied := func(name string, v int64) map[cdctable.TopicPartition]int64 {
 		k := fmt.Sprint(name, v)
 		if m, ok := txnsAt[k]; ok {
 			return m
@@ -92,9 +92,9 @@ func checkCrashControl(t *testing.T, brokers []string, root string, src *crashSo
 		require.NoError(t, err)
 		snap, err := tbl.SnapshotAt(t.Context(), v)
 		require.NoError(t, err)
-		m := map[merge.TopicPartition]int64{}
+		m := map[cdctable.TopicPartition]int64{}
 		for id, txn := range snap.Txns() {
-			if tp, ok := merge.ParseAppID(id); ok {
+			if tp, ok := cdctable.ParseAppID(id); ok {
 				m[tp] = txn.Version
 			}
 		}
@@ -154,7 +154,7 @@ func checkCrashControl(t *testing.T, brokers []string, root string, src *crashSo
 			rows, err := datafile.Read(t.Context(), st, &f, schema, datafile.ReadOptions{Properties: meta.Configuration, PartitionColumns: meta.PartitionColumns})
 			require.NoError(t, err)
 			for _, r := range rows {
-				got[fmt.Sprintf("%v/%v", r[col(merge.LogKafkaPart)], r[col(merge.LogKafkaOffset)])]++
+				got[fmt.Sprintf("%v/%v", r[col(cdctable.LogKafkaPart)], r[col(cdctable.LogKafkaOffset)])]++
 			}
 		}
 		want := map[string]int{}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Environment knobs of TestCrashRecovery, to reproduce a failure
@@ -205,7 +205,7 @@ log: {level: info}
 
 // waitCaughtUp waits until every table's txn is at its partitions' last
 // offsets, failing early if the run exits.
-func waitCaughtUp(t *testing.T, tables []crashTable, ends map[merge.TopicPartition]int64, runs ...*binaryRun) {
+func waitCaughtUp(t *testing.T, tables []crashTable, ends map[cdctable.TopicPartition]int64, runs ...*binaryRun) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	state := "no table yet"
@@ -231,7 +231,7 @@ func waitCaughtUp(t *testing.T, tables []crashTable, ends map[merge.TopicPartiti
 
 // lagging describes the first partition whose table txn is behind its
 // last offset, or returns "".
-func lagging(t *testing.T, tables []crashTable, ends map[merge.TopicPartition]int64) string {
+func lagging(t *testing.T, tables []crashTable, ends map[cdctable.TopicPartition]int64) string {
 	txns := map[string]int64{}
 	for _, tb := range tables {
 		snap := tb.snapshot()
@@ -274,13 +274,13 @@ func groupBehind(t *testing.T, src *crashSource, tables []crashTable, group stri
 }
 
 // appPartition parses a txn app id back into its partition.
-func appPartition(t *testing.T, app string) merge.TopicPartition {
+func appPartition(t *testing.T, app string) cdctable.TopicPartition {
 	t.Helper()
 	m := regexp.MustCompile(`^cdc2delta/(.+)/(\d+)$`).FindStringSubmatch(app)
 	require.NotNil(t, m, "app id %q", app)
 	p, err := strconv.ParseInt(m[2], 10, 32)
 	require.NoError(t, err)
-	return merge.TopicPartition{Topic: m[1], Partition: int32(p)}
+	return cdctable.TopicPartition{Topic: m[1], Partition: int32(p)}
 }
 
 // envUint reads an unsigned integer knob, def when unset.
@@ -396,7 +396,7 @@ func (r *binaryRun) logTail() string {
 // each table equals the source, no key appears twice, the txn is at each
 // partition's last offset and no commit carries a txn at or below an
 // earlier one (a re-applied batch).
-func requireTablesMatchSource(t *testing.T, src *crashSource, tables []crashTable, ends map[merge.TopicPartition]int64) {
+func requireTablesMatchSource(t *testing.T, src *crashSource, tables []crashTable, ends map[cdctable.TopicPartition]int64) {
 	t.Helper()
 	for i, tb := range tables {
 		def := src.tables[i].Def()
@@ -410,7 +410,7 @@ func requireTablesMatchSource(t *testing.T, src *crashSource, tables []crashTabl
 		}
 		snap := tb.snapshot()
 		for p := range int32(crashPartitions) {
-			tp := merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
+			tp := cdctable.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}
 			v, ok := snap.TxnVersion(tp.AppID())
 			require.True(t, ok, "%s has no txn", tp.AppID())
 			require.Equal(t, ends[tp]-1, v, "%s: txn is the last offset", tp.AppID())
@@ -426,7 +426,7 @@ func requireTablesMatchSource(t *testing.T, src *crashSource, tables []crashTabl
 // requireReadersMatchSource reads every table with each engine, in one
 // reader process: each must see the source's rows, and delta-rs (which
 // reports them) the txns at the last offsets.
-func requireReadersMatchSource(t *testing.T, src *crashSource, tables []crashTable, ends map[merge.TopicPartition]int64, engines ...fulltier.Engine) {
+func requireReadersMatchSource(t *testing.T, src *crashSource, tables []crashTable, ends map[cdctable.TopicPartition]int64, engines ...fulltier.Engine) {
 	t.Helper()
 	var reqs []fulltier.Request
 	for _, e := range engines {
@@ -434,7 +434,7 @@ func requireReadersMatchSource(t *testing.T, src *crashSource, tables []crashTab
 			opts := fulltier.ReadOptions{RowsOnly: e != fulltier.DeltaRS}
 			if e == fulltier.DeltaRS {
 				for p := range int32(crashPartitions) {
-					opts.AppIDs = append(opts.AppIDs, merge.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
+					opts.AppIDs = append(opts.AppIDs, cdctable.TopicPartition{Topic: src.tables[i].Topic(), Partition: p}.AppID())
 				}
 				// The filter sends delta-rs through its DataFusion reader,
 				// which applies deletion vectors.

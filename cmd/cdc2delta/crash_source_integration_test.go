@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // crashPartitions is the partition count of every source topic.
@@ -138,7 +138,7 @@ func (s *crashSource) produceInBackground(ctx context.Context, n int, interval t
 }
 
 // endOffsets returns every source partition's end offset.
-func (s *crashSource) endOffsets() map[merge.TopicPartition]int64 {
+func (s *crashSource) endOffsets() map[cdctable.TopicPartition]int64 {
 	s.t.Helper()
 	var topics []string
 	for _, tb := range s.tables {
@@ -147,9 +147,9 @@ func (s *crashSource) endOffsets() map[merge.TopicPartition]int64 {
 	ends, err := s.adm.ListEndOffsets(s.t.Context(), topics...)
 	require.NoError(s.t, err)
 	require.NoError(s.t, ends.Error())
-	out := map[merge.TopicPartition]int64{}
+	out := map[cdctable.TopicPartition]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
-		out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+		out[cdctable.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	})
 	return out
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/sqlexpr"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // listFlag collects a repeated flag's values.
@@ -83,11 +83,11 @@ func dmlFlags(fs *flag.FlagSet, e *env, op string, set *listFlag) func(context.C
 			opts.SampleRows = *sample
 		}
 		cdc := false
-		switch rules, err := merge.ManualEditsFor(snap.Metadata(), t.Store(), nil); {
+		switch rules, err := cdctable.ManualEditsFor(snap.Metadata(), t.Store(), nil); {
 		case err == nil:
 			cdc = true
 			opts.Protected, opts.OnDelete = rules.Protected(), rules.RecordDeletes
-		case !errors.Is(err, merge.ErrNotCDCTable):
+		case !errors.Is(err, cdctable.ErrNotCDCTable):
 			return fmt.Errorf("reading %s: %w", loc, err)
 		}
 		var m tableops.DMLMetrics

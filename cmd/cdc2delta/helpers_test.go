@@ -18,7 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // binary is the cdc2delta executable built by TestMain, for exit-code tests.
@@ -97,7 +97,7 @@ func testTable(t *testing.T, dir string) *deltalog.Table {
 	tbl, err := deltalog.Open(ctx, st, deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	schema := testSchema()
-	conf := map[string]string{deltalog.PropEnableDeletionVectors: "true", merge.PropKeyColumns: `["id"]`}
+	conf := map[string]string{deltalog.PropEnableDeletionVectors: "true", cdctable.PropKeyColumns: `["id"]`}
 	ss, err := schema.SchemaString()
 	require.NoError(t, err)
 	proto := deltalog.MinimalProtocol(schema, conf)

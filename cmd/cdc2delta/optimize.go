@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func optimizeCommand() command {
@@ -21,7 +21,7 @@ func optimizeCommand() command {
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
 			target := fs.String("target-size", "128MiB", "target size of the compacted files; smaller files are compacted")
-			orderByKey := fs.Bool("order-by-key", false, "sort rows by the table's key columns (property "+merge.PropKeyColumns+")")
+			orderByKey := fs.Bool("order-by-key", false, "sort rows by the table's key columns (property "+cdctable.PropKeyColumns+")")
 			return func(ctx context.Context, args []string) error {
 				loc, err := oneTable(args)
 				if err != nil {
@@ -37,9 +37,9 @@ func optimizeCommand() command {
 				}
 				opts := tableops.OptimizeOptions{TargetSize: size}
 				if *orderByKey {
-					raw, ok := snap.Metadata().Configuration[merge.PropKeyColumns]
+					raw, ok := snap.Metadata().Configuration[cdctable.PropKeyColumns]
 					if !ok || json.Unmarshal([]byte(raw), &opts.OrderBy) != nil || len(opts.OrderBy) == 0 {
-						return usagef("--order-by-key: the table has no valid %s property", merge.PropKeyColumns)
+						return usagef("--order-by-key: the table has no valid %s property", cdctable.PropKeyColumns)
 					}
 				}
 				m, err := tableops.Optimize(ctx, t, snap, opts)

@@ -23,7 +23,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // quickstartPartitions is the partition count of the sample topics.
@@ -380,7 +380,7 @@ func appliedOffsets(ctx context.Context, paths map[string]string, ends kadm.List
 			continue // not created yet
 		}
 		for _, o := range ends[topic] {
-			if v, ok := snap.TxnVersion(merge.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
+			if v, ok := snap.TxnVersion(cdctable.TopicPartition{Topic: topic, Partition: o.Partition}.AppID()); ok {
 				n += min(v+1, o.Offset)
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/internal/readers"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -145,7 +146,7 @@ func buildReaderTable(ctx context.Context, dir string, rt readerTable) ([]map[in
 			ch := codecs.Change{Op: c.op, Table: codecs.TableID{Database: "sales", Schema: "dbo", Table: "orders"},
 				Pos: codecs.Position{Commit: lsn, Change: lsn, Serial: 1}, CommitMillis: 1_700_000_000_000 + int64(pos),
 				Layout: layout, KeyLayout: key, KeyIndex: []int{0}, Key: []any{c.id}, Row: values}
-			b.Records = append(b.Records, merge.Record{TopicPartition: merge.TopicPartition{Topic: "shop.sales.dbo.orders"}, Offset: int64(pos), Change: ch})
+			b.Records = append(b.Records, merge.Record{TopicPartition: cdctable.TopicPartition{Topic: "shop.sales.dbo.orders"}, Offset: int64(pos), Change: ch})
 			if c.op == codecs.OpDelete {
 				delete(cur, c.id)
 				continue

@@ -22,6 +22,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -137,7 +138,7 @@ log: {level: warn}
 				return false
 			}
 			for _, o := range ends[tb.Topic()] {
-				v, ok := snap.TxnVersion(merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
+				v, ok := snap.TxnVersion(cdctable.TopicPartition{Topic: o.Topic, Partition: o.Partition}.AppID())
 				if o.Offset > 0 && (!ok || v < o.Offset-1) {
 					lastState = fmt.Sprintf("%s-%d: txn %d (%v), end %d, version %d", o.Topic, o.Partition, v, ok, o.Offset, snap.Version())
 					return false
@@ -218,7 +219,7 @@ log: {level: warn}
 		require.NotZero(t, want)
 		live, deleted := 0, 0
 		for _, row := range jsonLines(t, r.stdout) {
-			if row[merge.ColDeleted] == true {
+			if row[cdctable.ColDeleted] == true {
 				deleted++
 			} else {
 				live++
@@ -460,7 +461,7 @@ log: {level: warn}
 		if err != nil {
 			return false
 		}
-		v, ok := snap.TxnVersion(merge.TopicPartition{Topic: keyed.Topic()}.AppID())
+		v, ok := snap.TxnVersion(cdctable.TopicPartition{Topic: keyed.Topic()}.AppID())
 		return ok && v == 2
 	}
 	if !assert.Eventually(t, func() bool { return applied() && strings.Contains(log.String(), "table stopped") }, 60*time.Second, 100*time.Millisecond) {

@@ -23,7 +23,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // runFixture is a Kafka cluster (kfake unless fixtureOptions.brokers names a real
@@ -180,7 +180,7 @@ func (f *runFixture) caughtUp(ends map[int32]int64) bool {
 		return false
 	}
 	for p, last := range ends {
-		v, ok := snap.TxnVersion(merge.TopicPartition{Topic: f.orders.Topic(), Partition: p}.AppID())
+		v, ok := snap.TxnVersion(cdctable.TopicPartition{Topic: f.orders.Topic(), Partition: p}.AppID())
 		if last >= 0 && (!ok || v < last) {
 			return false
 		}

@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func skipCommand() command {
@@ -56,7 +56,7 @@ func skipCommand() command {
 				if err != nil {
 					return err
 				}
-				tp := merge.TopicPartition{Topic: *topic, Partition: int32(*partition)}
+				tp := cdctable.TopicPartition{Topic: *topic, Partition: int32(*partition)}
 				res, err := processor.SkipRecord(ctx, processor.SkipOptions{
 					Store: store, Table: table, Brokers: c.Kafka.Brokers, ClientOptions: clientOpts,
 					Group: c.Kafka.GroupID, ResetOffset: c.Kafka.Reset, Decoder: dec,
@@ -96,7 +96,7 @@ func configuredTopic(topics []string, regex, topic string) bool {
 // skipRefusal turns SkipRecord's refusals into usage errors that say what to do;
 // other errors (Kafka, storage, the registry) stay runtime failures. A replay
 // command is printed only where following it drops no record but this one.
-func skipRefusal(err error, cfgPath string, tp merge.TopicPartition, offset int64) error {
+func skipRefusal(err error, cfgPath string, tp cdctable.TopicPartition, offset int64) error {
 	replay := fmt.Sprintf("cdc2delta replay --config %s --topic %s --partition %d --to-offset %d", cfgPath, tp.Topic, tp.Partition, offset+1)
 	if ne, ok := errors.AsType[*processor.NotNextOffsetError](err); ok {
 		return usagef("refused: %v.\nOnly the record a table stopped at can be skipped, and that is always its partition's "+

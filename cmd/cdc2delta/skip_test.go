@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestSkipCommand stops `cdc2delta run` at a poison record, moves past it with
@@ -77,7 +77,7 @@ func TestSkipCommand(t *testing.T) {
 	require.Contains(t, r.stdout, fmt.Sprintf("resumes %s[0] at offset %d from its txn", f.orders.Topic(), poison+1))
 	snap, err := f.table().Snapshot(t.Context())
 	require.NoError(t, err)
-	v, _ := snap.TxnVersion(merge.TopicPartition{Topic: f.orders.Topic()}.AppID())
+	v, _ := snap.TxnVersion(cdctable.TopicPartition{Topic: f.orders.Topic()}.AppID())
 	require.Equal(t, poison, v)
 
 	h := cli(t, "history", "--limit", "1", f.dir)

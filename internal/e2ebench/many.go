@@ -29,7 +29,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Scenarios of RunMany.
@@ -251,9 +251,9 @@ func RunMany(ctx context.Context, cfg ManyConfig) (res ManyResult, err error) {
 	res.ShutdownSeconds = time.Since(stopAt).Seconds()
 
 	tl := timelines{}
-	parts := make([]merge.TopicPartition, 0, len(src.tables))
+	parts := make([]cdctable.TopicPartition, 0, len(src.tables))
 	for _, tb := range src.tables {
-		parts = append(parts, merge.TopicPartition{Topic: tb.Topic()})
+		parts = append(parts, cdctable.TopicPartition{Topic: tb.Topic()})
 	}
 	for i, dir := range res.TableDirs {
 		store, err := localstore.New(localstore.Options{Dir: dir, NoSync: true})
@@ -437,7 +437,7 @@ func (s *manySource) produceScenario(ctx context.Context, cfg ManyConfig, start 
 				return nil, fmt.Errorf("producing: %w", err)
 			}
 			for _, r := range rs {
-				out = append(out, sent{merge.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, at[r.Record]})
+				out = append(out, sent{cdctable.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, at[r.Record]})
 			}
 		}
 		if elapsed >= cfg.Duration {
@@ -451,7 +451,7 @@ func (s *manySource) produceScenario(ctx context.Context, cfg ManyConfig, start 
 	}
 }
 
-func (s *manySource) endOffsets(ctx context.Context) (map[merge.TopicPartition]int64, error) {
+func (s *manySource) endOffsets(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
 	var topics []string
 	for _, tb := range s.tables {
 		topics = append(topics, tb.Topic())
@@ -460,16 +460,16 @@ func (s *manySource) endOffsets(ctx context.Context) (map[merge.TopicPartition]i
 	if err != nil {
 		return nil, fmt.Errorf("listing end offsets: %w", err)
 	}
-	out := map[merge.TopicPartition]int64{}
+	out := map[cdctable.TopicPartition]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
-		out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+		out[cdctable.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	})
 	return out, nil
 }
 
 // waitApplied waits until the group's offsets (the txn + 1 of each table)
 // reach ends.
-func (s *manySource) waitApplied(ctx context.Context, run *manyRun, ends map[merge.TopicPartition]int64, timeout time.Duration) error {
+func (s *manySource) waitApplied(ctx context.Context, run *manyRun, ends map[cdctable.TopicPartition]int64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {

@@ -18,7 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // ErrCatchUp is returned when the processor does not catch up in time.
@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 
 // measureCatchUp runs until the group's offsets reach ends, sampling memory
 // and, with cfg.Profile, profiling the CPU.
-func measureCatchUp(ctx context.Context, cfg Config, src *source, r *run, ends map[merge.TopicPartition]int64, res *Result) error {
+func measureCatchUp(ctx context.Context, cfg Config, src *source, r *run, ends map[cdctable.TopicPartition]int64, res *Result) error {
 	// Producing left garbage behind; the peaks must be the processor's.
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -251,7 +251,7 @@ func (r *run) start(ctx context.Context) {
 // It marks when the processor first owns every partition: the clock starts
 // there, as a group join is a fixed cost that says nothing about
 // throughput.
-func (r *run) waitCommitted(ctx context.Context, src *source, ends map[merge.TopicPartition]int64, timeout time.Duration) error {
+func (r *run) waitCommitted(ctx context.Context, src *source, ends map[cdctable.TopicPartition]int64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -280,7 +280,7 @@ func (r *run) waitCommitted(ctx context.Context, src *source, ends map[merge.Top
 	}
 }
 
-func committedAll(offs kadm.OffsetResponses, ends map[merge.TopicPartition]int64) bool {
+func committedAll(offs kadm.OffsetResponses, ends map[cdctable.TopicPartition]int64) bool {
 	for tp, end := range ends {
 		if end == 0 {
 			continue
@@ -294,8 +294,8 @@ func committedAll(offs kadm.OffsetResponses, ends map[merge.TopicPartition]int64
 }
 
 // readAll reads every table's commits for the partitions in ends.
-func (tl timelines) readAll(ctx context.Context, r *run, ends map[merge.TopicPartition]int64) (int, error) {
-	parts := make(map[string][]merge.TopicPartition)
+func (tl timelines) readAll(ctx context.Context, r *run, ends map[cdctable.TopicPartition]int64) (int, error) {
+	parts := make(map[string][]cdctable.TopicPartition)
 	for tp := range ends {
 		parts[tp.Topic] = append(parts[tp.Topic], tp)
 	}
@@ -311,7 +311,7 @@ func (tl timelines) readAll(ctx context.Context, r *run, ends map[merge.TopicPar
 }
 
 // reached returns when the last partition's end became visible.
-func (tl timelines) reached(ends map[merge.TopicPartition]int64) (time.Time, error) {
+func (tl timelines) reached(ends map[cdctable.TopicPartition]int64) (time.Time, error) {
 	var last time.Time
 	for tp, end := range ends {
 		if end == 0 {

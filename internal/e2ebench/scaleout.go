@@ -21,7 +21,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // ScaleOutConfig shapes RunScaleOut: one table's backlog on a real broker,
@@ -185,7 +185,7 @@ var ErrTablesDiffer = errors.New("e2ebench: tables differ")
 
 // runScaleOut runs n instances until the group's offsets reach ends, and
 // returns the table's rows, rendered and sorted.
-func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group string, ends map[merge.TopicPartition]int64, n int) (ScaleOutRun, []string, error) {
+func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group string, ends map[cdctable.TopicPartition]int64, n int) (ScaleOutRun, []string, error) {
 	out := ScaleOutRun{Instances: n, CPUQuota: cfg.CPUQuota}
 	harness0 := cpuTime()
 	var broker0 time.Duration
@@ -266,7 +266,7 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 		return out, nil, err
 	}
 	tl := timelines{}
-	parts := make([]merge.TopicPartition, 0, len(ends))
+	parts := make([]cdctable.TopicPartition, 0, len(ends))
 	for tp := range ends {
 		parts = append(parts, tp)
 	}

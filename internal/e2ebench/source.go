@@ -15,7 +15,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // source is the in-process schema registry, the Debezium event generator
@@ -122,19 +122,19 @@ func (s *source) deleteTopics(ctx context.Context) error {
 }
 
 // endOffsets returns every partition's end offset.
-func (s *source) endOffsets(ctx context.Context) (map[merge.TopicPartition]int64, error) {
+func (s *source) endOffsets(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
 	ends, err := s.adm.ListEndOffsets(ctx, s.topics()...)
 	if err != nil {
 		return nil, fmt.Errorf("listing end offsets: %w", err)
 	}
-	out := make(map[merge.TopicPartition]int64)
+	out := make(map[cdctable.TopicPartition]int64)
 	var errs error
 	ends.Each(func(o kadm.ListedOffset) {
 		if o.Err != nil {
 			errs = o.Err
 			return
 		}
-		out[merge.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
+		out[cdctable.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = o.Offset
 	})
 	if errs != nil {
 		return nil, fmt.Errorf("listing end offsets: %w", errs)
@@ -144,7 +144,7 @@ func (s *source) endOffsets(ctx context.Context) (map[merge.TopicPartition]int64
 
 // sent is one produced event: where it went and its source commit time.
 type sent struct {
-	tp     merge.TopicPartition
+	tp     cdctable.TopicPartition
 	offset int64
 	at     time.Time
 }
@@ -223,7 +223,7 @@ func (s *source) produceStamped(ctx context.Context, n int) ([]sent, error) {
 	}
 	out := make([]sent, 0, n)
 	for _, r := range res {
-		out = append(out, sent{merge.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, at[r.Record]})
+		out = append(out, sent{cdctable.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, at[r.Record]})
 	}
 	return out, nil
 }

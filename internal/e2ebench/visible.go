@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // commitPoint is one Delta commit as seen by one partition: the txn version
@@ -22,14 +22,14 @@ type commitPoint struct {
 
 // timelines maps each partition to the commits that advanced its txn, in
 // version order (so offsets ascend).
-type timelines map[merge.TopicPartition][]commitPoint
+type timelines map[cdctable.TopicPartition][]commitPoint
 
 // readTimelines reads every JSON commit of a table and adds the commits
 // carrying txn actions of the given partitions. The commit time is the
 // commitInfo timestamp: when the writer committed, which a reader polling
 // the log sees at the earliest. It returns the number of commits read.
-func (tl timelines) read(ctx context.Context, store deltalog.Store, parts []merge.TopicPartition) (int, error) {
-	byApp := make(map[string]merge.TopicPartition, len(parts))
+func (tl timelines) read(ctx context.Context, store deltalog.Store, parts []cdctable.TopicPartition) (int, error) {
+	byApp := make(map[string]cdctable.TopicPartition, len(parts))
 	for _, tp := range parts {
 		byApp[tp.AppID()] = tp
 	}
@@ -91,7 +91,7 @@ func readCommit(ctx context.Context, store deltalog.Store, p string) ([]deltalog
 
 // visibleAt returns when offset of tp first became visible: the time of
 // the first commit whose txn reached it.
-func (tl timelines) visibleAt(tp merge.TopicPartition, offset int64) (time.Time, bool) {
+func (tl timelines) visibleAt(tp cdctable.TopicPartition, offset int64) (time.Time, bool) {
 	pts := tl[tp]
 	i, _ := slices.BinarySearchFunc(pts, offset, func(c commitPoint, off int64) int {
 		switch {
@@ -109,7 +109,7 @@ func (tl timelines) visibleAt(tp merge.TopicPartition, offset int64) (time.Time,
 }
 
 // offsetAt returns the last offset of tp visible at t, -1 for none.
-func (tl timelines) offsetAt(tp merge.TopicPartition, t time.Time) int64 {
+func (tl timelines) offsetAt(tp cdctable.TopicPartition, t time.Time) int64 {
 	off := int64(-1)
 	for _, c := range tl[tp] {
 		if c.at.After(t) {

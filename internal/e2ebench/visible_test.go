@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func TestTimelinesRead(t *testing.T) {
 	ctx := t.Context()
 	store := memstore.New(memstore.Options{})
-	a := merge.TopicPartition{Topic: "shop.sales.dbo.orders", Partition: 0}
-	b := merge.TopicPartition{Topic: "shop.sales.dbo.orders", Partition: 1}
-	other := merge.TopicPartition{Topic: "shop.sales.dbo.orders", Partition: 2}
+	a := cdctable.TopicPartition{Topic: "shop.sales.dbo.orders", Partition: 0}
+	b := cdctable.TopicPartition{Topic: "shop.sales.dbo.orders", Partition: 1}
+	other := cdctable.TopicPartition{Topic: "shop.sales.dbo.orders", Partition: 2}
 	base := time.UnixMilli(1_700_000_000_000)
 	commit := func(v int, ms int64, txns ...string) {
 		body := fmt.Sprintf(`{"commitInfo":{"timestamp":%d,"operation":"MERGE"}}`+"\n", base.UnixMilli()+ms)
@@ -26,7 +26,7 @@ func TestTimelinesRead(t *testing.T) {
 		body += `{"add":{"path":"x.parquet","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"stats":"{\"numRecords\":1}"}}` + "\n"
 		require.NoError(t, store.Put(ctx, fmt.Sprintf("_delta_log/%020d.json", v), []byte(body)))
 	}
-	txn := func(tp merge.TopicPartition, v int64) string {
+	txn := func(tp cdctable.TopicPartition, v int64) string {
 		return fmt.Sprintf(`{"txn":{"appId":%q,"version":%d}}`, tp.AppID(), v)
 	}
 	commit(0, 100, txn(a, 9))
@@ -36,13 +36,13 @@ func TestTimelinesRead(t *testing.T) {
 	require.NoError(t, store.Put(ctx, "_delta_log/_last_checkpoint", []byte("{}")))
 
 	tl := timelines{}
-	n, err := tl.read(ctx, store, []merge.TopicPartition{a, b})
+	n, err := tl.read(ctx, store, []cdctable.TopicPartition{a, b})
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
 	require.Len(t, tl, 2, "partitions not asked for are left out")
 
 	for _, tc := range []struct {
-		tp     merge.TopicPartition
+		tp     cdctable.TopicPartition
 		offset int64
 		ms     int64
 		ok     bool
@@ -57,10 +57,10 @@ func TestTimelinesRead(t *testing.T) {
 		}
 	}
 
-	end, err := tl.reached(map[merge.TopicPartition]int64{a: 20, b: 15})
+	end, err := tl.reached(map[cdctable.TopicPartition]int64{a: 20, b: 15})
 	require.NoError(t, err)
 	require.Equal(t, base.Add(400*time.Millisecond), end)
-	_, err = tl.reached(map[merge.TopicPartition]int64{a: 21})
+	_, err = tl.reached(map[cdctable.TopicPartition]int64{a: 21})
 	require.ErrorIs(t, err, ErrCatchUp)
 
 	lat, err := tl.latency([]sent{
@@ -79,7 +79,7 @@ func TestReadCommitRejectsCommitWithoutTime(t *testing.T) {
 	ctx := t.Context()
 	store := memstore.New(memstore.Options{})
 	require.NoError(t, store.Put(ctx, "_delta_log/00000000000000000000.json", []byte(`{"txn":{"appId":"x","version":1}}`+"\n")))
-	_, err := timelines{}.read(ctx, store, []merge.TopicPartition{{Topic: "x"}})
+	_, err := timelines{}.read(ctx, store, []cdctable.TopicPartition{{Topic: "x"}})
 	require.ErrorContains(t, err, "no commitInfo timestamp")
 }
 

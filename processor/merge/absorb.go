@@ -10,9 +10,9 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
-	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // DefaultTailFileSize is Options.TailFileSize's default (ADR 0032).
@@ -44,7 +44,7 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	}
 	var tail *deltalog.Add
 	for _, f := range p.files {
-		if f.Size < limit && p.owners.mayFold(f) && (tail == nil || f.Size < tail.Size || f.Size == tail.Size && f.Path < tail.Path) {
+		if f.Size < limit && p.owners.MayFold(f) && (tail == nil || f.Size < tail.Size || f.Size == tail.Size && f.Path < tail.Path) {
 			tail = f
 		}
 	}
@@ -55,7 +55,7 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 	size := tail.Size
 	var touched []*deltalog.Add
 	for path := range p.dels {
-		if f := p.files[path]; f != nil && f != tail && f.Size < limit && p.owners.mayFold(f) {
+		if f := p.files[path]; f != nil && f != tail && f.Size < limit && p.owners.MayFold(f) {
 			touched = append(touched, f)
 		}
 	}
@@ -105,16 +105,12 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 		p.moves = append(p.moves, fileMove{from: f.Path, to: c.Add.Path, gone: srcs[i].Drop, rows: c.Sources[i].SourceRows, offset: offset})
 		offset += c.Sources[i].Rows
 	}
-	tag(c.Add, p.owners.foldedTag(fold))
+	cdctable.Tag(c.Add, p.owners.FoldedTag(fold))
 	p.metrics.copied += c.Rows
 	p.metrics.bytesAdded += c.Add.Size
 	p.adds = append(p.adds, deltalog.Action{Add: c.Add})
-	for i, r := range p.rows {
-		pos, err := codecs.PositionFromHex(r[st.posField].(string))
-		if err != nil {
-			return false, err
-		}
-		p.ops = append(p.ops, indexOp{key: p.rowKeys[i], path: c.Add.Path, row: int(c.Rows) + i, pos: pos})
+	for i := range p.rows {
+		p.ops = append(p.ops, indexOp{key: p.rowKeys[i], path: c.Add.Path, row: int(c.Rows) + i, pos: p.rowPos[i]})
 	}
 	return true, nil
 }

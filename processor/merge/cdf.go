@@ -63,11 +63,11 @@ func storedChange(kind, path string, oldRow int) change {
 
 // changeDataSchema is the table schema plus the change type column.
 func changeDataSchema(st *tableState, table string) (*deltalog.StructType, error) {
-	if err := checkChangeDataColumns(st.schema, table); err != nil {
+	if err := checkChangeDataColumns(st.Schema, table); err != nil {
 		return nil, err
 	}
-	fields := make([]deltalog.StructField, 0, len(st.schema.Fields)+1)
-	fields = append(fields, st.schema.Fields...)
+	fields := make([]deltalog.StructField, 0, len(st.Schema.Fields)+1)
+	fields = append(fields, st.Schema.Fields...)
 	// No column mapping metadata: the column keeps its name in the files, as
 	// readers expect of this column.
 	fields = append(fields, deltalog.StructField{Name: ColChangeType, Type: deltalog.TypeString, Nullable: true, Metadata: map[string]any{}})
@@ -119,7 +119,7 @@ func (s *Sink) writeChangeData(ctx context.Context, p *mergePlan) error {
 		rows, ok := p.readRows[path]
 		if !ok {
 			var err error
-			rows, err = datafile.Read(ctx, s.opts.Store, p.files[path], p.st.schema, datafile.ReadOptions{
+			rows, err = datafile.Read(ctx, s.opts.Store, p.files[path], p.st.Schema, datafile.ReadOptions{
 				Properties: p.st.meta.Configuration, PartitionColumns: p.st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 			})
 			if err != nil {

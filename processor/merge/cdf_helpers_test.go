@@ -11,6 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // plainLayout is itemsLayout without the column whose name needs column
@@ -128,14 +129,14 @@ func toChangeRow(t *testing.T, schema *deltalog.StructType, r []any, kind string
 	if kind == "" {
 		c.kind = get(ColChangeType).(string)
 	}
-	c.pos, _ = get(ColPosition).(string)
-	c.op, _ = get(ColOp).(string)
+	c.pos, _ = get(cdctable.ColPosition).(string)
+	c.op, _ = get(cdctable.ColOp).(string)
 	c.name, _ = get("name").(string)
 	c.notes, _ = get("notes").(string)
 	if d, ok := get("Unit Price").(decimal128.Num); ok {
 		c.price = d.Big().Int64()
 	}
-	c.deleted, _ = get(ColDeleted).(bool)
+	c.deleted, _ = get(cdctable.ColDeleted).(bool)
 	return c
 }
 

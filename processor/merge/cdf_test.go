@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func newCDFSink(t *testing.T, store deltalog.Store, mode Mode, del DeleteMode) *Sink {
@@ -281,14 +282,14 @@ func TestChangeDataFeedReservedColumn(t *testing.T) {
 	layout := &codecs.Layout{SchemaID: 4, Name: "sales.dbo.items.Value", Columns: []codecs.Column{
 		{Name: "id", Type: kInt}, {Name: "_change_type", Type: kStr, Nullable: true},
 	}}
-	rec := Record{TopicPartition: TopicPartition{Topic: "sales.dbo.items"}, Change: codecs.Change{
+	rec := Record{TopicPartition: cdctable.TopicPartition{Topic: "sales.dbo.items"}, Change: codecs.Change{
 		Op: opC, Table: itemsID, Pos: pos(1), Layout: layout, KeyLayout: itemsKey, KeyIndex: []int{0},
 		Key: []any{int32(1)}, Row: []any{int32(1), "x"},
 	}}
 	for _, cdf := range []bool{true, false} {
 		s, err := Open(t.Context(), Options{Store: newMemStore(), TableName: "items", EnableChangeDataFeed: cdf})
 		require.NoError(t, err)
-		_, err = s.Apply(t.Context(), Batch{Records: []Record{rec}, LastOffsets: map[TopicPartition]int64{rec.TopicPartition: 0}})
+		_, err = s.Apply(t.Context(), Batch{Records: []Record{rec}, LastOffsets: map[cdctable.TopicPartition]int64{rec.TopicPartition: 0}})
 		if !cdf {
 			require.NoError(t, err, "the name is free without a change data feed")
 			continue

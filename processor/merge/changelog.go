@@ -17,43 +17,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
-
-// The change log's metadata columns (ADR 0031), after the source columns.
-const (
-	LogOp           = "_cdc_op"
-	LogPosition     = "_cdc_position"
-	LogCommitLSN    = "_cdc_commit_lsn"
-	LogChangeLSN    = "_cdc_change_lsn"
-	LogSerial       = "_cdc_event_serial_no"
-	LogCommitTime   = "_cdc_commit_time"
-	LogCommitDate   = "_cdc_commit_date"
-	LogTxID         = "_cdc_tx_id"
-	LogTxOrder      = "_cdc_tx_order"
-	LogUnavailable  = "_cdc_unavailable"
-	LogKafkaTopic   = "_kafka_topic"
-	LogKafkaPart    = "_kafka_partition"
-	LogKafkaOffset  = "_kafka_offset"
-	logMetaColCount = 13
-)
-
-func logMetaFields() []deltalog.StructField {
-	return []deltalog.StructField{
-		metaField(LogOp, deltalog.TypeString, false, "cdc2delta: Debezium op of the change (c, u, d, r, t)"),
-		metaField(LogPosition, deltalog.TypeString, false, "cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) as hex that orders as text; rows at or below a control table complete_through are a consistent cut"),
-		metaField(LogCommitLSN, deltalog.TypeString, true, "source.commit_lsn: the transaction's commit LSN"),
-		metaField(LogChangeLSN, deltalog.TypeString, true, "source.change_lsn (NULL for snapshot rows)"),
-		metaField(LogSerial, deltalog.TypeLong, true, "source.event_serial_no (NULL for snapshot rows)"),
-		metaField(LogCommitTime, deltalog.TypeTimestampNTZ, true, "UTC source commit time (source.ts_ms)"),
-		metaField(LogCommitDate, deltalog.TypeDate, true, "UTC date of the source commit: the partition, for time-range reads"),
-		metaField(LogTxID, deltalog.TypeString, true, "the transaction block's id (with provide.transaction.metadata=true)"),
-		metaField(LogTxOrder, deltalog.TypeLong, true, "the transaction block's data_collection_order"),
-		metaField(LogUnavailable, deltalog.TypeString, true, "comma-separated source columns the event did not carry (unchanged LOBs); they are NULL in this row"),
-		metaField(LogKafkaTopic, deltalog.TypeString, false, "Kafka topic of the record"),
-		metaField(LogKafkaPart, deltalog.TypeInteger, false, "Kafka partition of the record"),
-		metaField(LogKafkaOffset, deltalog.TypeLong, false, "Kafka offset of the record"),
-	}
-}
 
 // ChangeLogOptions configure a ChangeLog.
 type ChangeLogOptions struct {
@@ -123,15 +88,15 @@ func (l *ChangeLog) Snapshot() *deltalog.Snapshot { return l.latest.Load() }
 func (l *ChangeLog) Behind() {}
 
 // Positions returns the change log's txn version per partition.
-func (l *ChangeLog) Positions(ctx context.Context) (map[TopicPartition]int64, error) {
+func (l *ChangeLog) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
 	snap, err := l.table.Snapshot(ctx)
 	if errors.Is(err, deltalog.ErrNotExist) {
-		return map[TopicPartition]int64{}, nil
+		return map[cdctable.TopicPartition]int64{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading positions of change log %s: %w", l.opts.TableName, err)
 	}
-	return txnPositions(snap), nil
+	return cdctable.Offsets(snap), nil
 }
 
 // Append writes the batch's events above the log's txn versions, and moves
@@ -171,12 +136,12 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 			return -1, err
 		}
 	}
-	applied := map[TopicPartition]int64{}
+	applied := map[cdctable.TopicPartition]int64{}
 	if l.snap != nil {
-		applied = txnPositions(l.snap)
+		applied = cdctable.Offsets(l.snap)
 	}
 	var recs []Record
-	last := map[TopicPartition]int64{}
+	last := map[cdctable.TopicPartition]int64{}
 	for tp, off := range b.LastOffsets {
 		if v, ok := applied[tp]; !ok || off > v {
 			last[tp] = off
@@ -221,7 +186,7 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 			meta = deltalog.Metadata{ID: uuid.NewString(), CreatedTime: &created, Name: l.opts.TableName,
 				Description:      "Every change event cdc2delta applied to " + l.opts.TableName + ", append-only, in Kafka order per partition (ADR 0031)",
 				Format:           deltalog.Format{Provider: "parquet", Options: map[string]string{}},
-				PartitionColumns: []string{LogCommitDate}, Configuration: map[string]string{}}
+				PartitionColumns: []string{cdctable.LogCommitDate}, Configuration: map[string]string{}}
 		}
 		meta.SchemaString = ss
 		if slices.ContainsFunc(next.Fields, func(f deltalog.StructField) bool { return deltalog.NeedsColumnMapping(f.Name) }) &&
@@ -289,7 +254,7 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 	return res.Version, l.reload(ctx)
 }
 
-func appIDs(m map[TopicPartition]int64) []string {
+func appIDs(m map[cdctable.TopicPartition]int64) []string {
 	out := make([]string, 0, len(m))
 	for tp := range m {
 		out = append(out, tp.AppID())
@@ -314,7 +279,7 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.S
 			for j, col := range c.Layout.Columns {
 				cur.Fields = append(cur.Fields, sourceField(col, names[j], true))
 			}
-			cur.Fields = append(cur.Fields, logMetaFields()...)
+			cur.Fields = append(cur.Fields, cdctable.ChangeLogMetaFields()...)
 			changed = true
 			continue
 		}
@@ -330,7 +295,7 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.S
 			names := tableNames([]codecs.Column{col}, l.opts.ColumnNames == ColumnNamesPortable)
 			next := &deltalog.StructType{Fields: slices.Clone(cur.Fields)}
 			// Source columns stay before the metadata columns.
-			at := len(next.Fields) - logMetaColCount
+			at := len(next.Fields) - cdctable.ChangeLogMetaCount
 			next.Fields = slices.Insert(next.Fields, at, sourceField(col, names[0], true))
 			cur, changed = next, true
 		}
@@ -344,7 +309,7 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 	row := make([]any, len(schema.Fields))
 	var unavailable []string
 	if c.Layout != nil {
-		for i, f := range schema.Fields[:len(schema.Fields)-logMetaColCount] {
+		for i, f := range schema.Fields[:len(schema.Fields)-cdctable.ChangeLogMetaCount] {
 			j := c.Layout.Index(sourceName(f))
 			if j < 0 || c.Row == nil {
 				continue
@@ -356,7 +321,7 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 			row[i] = c.Row[j]
 		}
 	}
-	m := row[len(schema.Fields)-logMetaColCount:]
+	m := row[len(schema.Fields)-cdctable.ChangeLogMetaCount:]
 	m[0], m[1] = string(c.Op), c.Pos.Hex()
 	if !c.Pos.Commit.IsZero() {
 		m[2] = c.Pos.Commit.String()

@@ -15,6 +15,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // readLog reads the change log's rows as "topic/partition/offset op id name
@@ -39,7 +40,7 @@ func readLog(t *testing.T, store deltalog.Store) []string {
 				extra = fmt.Sprintf(" extra=%v", r[i])
 			}
 			out = append(out, fmt.Sprintf("%v/%v/%v %v id=%v name=%v notes=%v unavailable=%v%s",
-				r[idx(LogKafkaTopic)], r[idx(LogKafkaPart)], r[idx(LogKafkaOffset)], r[idx(LogOp)], r[idx("id")], r[idx("name")], r[idx("notes")], r[idx(LogUnavailable)], extra))
+				r[idx(cdctable.LogKafkaTopic)], r[idx(cdctable.LogKafkaPart)], r[idx(cdctable.LogKafkaOffset)], r[idx(cdctable.LogOp)], r[idx("id")], r[idx("name")], r[idx("notes")], r[idx(cdctable.LogUnavailable)], extra))
 		}
 	}
 	slices.Sort(out)
@@ -67,12 +68,12 @@ func TestChangeLog(t *testing.T) {
 	r := ev{op: opU, id: 1, pos: 4, name: "c", notes: "n2", offset: 3}.record()
 	r.Change.Layout = wide
 	r.Change.Row = append(r.Change.Row, "x")
-	_, err = l.Append(t.Context(), Batch{Records: append(slices.Clone(b.Records), r), LastOffsets: map[TopicPartition]int64{r.TopicPartition: 3}})
+	_, err = l.Append(t.Context(), Batch{Records: append(slices.Clone(b.Records), r), LastOffsets: map[cdctable.TopicPartition]int64{r.TopicPartition: 3}})
 	require.NoError(t, err)
 
 	pos, err := l.Positions(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, map[TopicPartition]int64{{Topic: "sales.dbo.items", Partition: 0}: 3, {Topic: "sales.dbo.items", Partition: 1}: 5}, pos)
+	require.Equal(t, map[cdctable.TopicPartition]int64{{Topic: "sales.dbo.items", Partition: 0}: 3, {Topic: "sales.dbo.items", Partition: 1}: 5}, pos)
 	require.Equal(t, []string{
 		"sales.dbo.items/0/1 c id=1 name=a notes=n1 unavailable=<nil> extra=<nil>",
 		"sales.dbo.items/0/2 u id=1 name=b notes=<nil> unavailable=notes extra=<nil>",
@@ -85,7 +86,7 @@ func TestChangeLog(t *testing.T) {
 	narrow.Columns[4].Type = kInt
 	r = ev{op: opU, id: 1, pos: 5, offset: 4}.record()
 	r.Change.Layout, r.Change.Row = narrow, append(r.Change.Row, int32(1))
-	_, err = l.Append(t.Context(), Batch{Records: []Record{r}, LastOffsets: map[TopicPartition]int64{r.TopicPartition: 4}})
+	_, err = l.Append(t.Context(), Batch{Records: []Record{r}, LastOffsets: map[cdctable.TopicPartition]int64{r.TopicPartition: 4}})
 	var se *SchemaError
 	require.ErrorAs(t, err, &se)
 }

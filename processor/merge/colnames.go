@@ -7,6 +7,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // ColumnNames says how a new table names the source columns Delta refuses without
@@ -27,13 +28,6 @@ const (
 	ColumnNamesPortable ColumnNames = "portable"
 )
 
-// PropColumnNames records a table's column naming choice. Schema evolution
-// follows it, whatever the sink's options say; a table without it is mapped.
-const PropColumnNames = "cdc2delta.columnNames"
-
-// fieldMetaSource keeps the source column name of a renamed (portable) column.
-const fieldMetaSource = "cdc2delta.sourceName"
-
 // PortableName is the name a column gets in a portable table: every character
 // Delta refuses without column mapping becomes "_", as Debezium's
 // field.name.adjustment.mode=avro writes them ("Qty (kg)" becomes "Qty__kg_").
@@ -52,7 +46,7 @@ func PortableName(name string) string {
 
 // sourceName is the source column a table field holds.
 func sourceName(f deltalog.StructField) string {
-	if s, ok := f.Metadata[fieldMetaSource].(string); ok && s != "" {
+	if s, ok := f.Metadata[cdctable.FieldMetaSource].(string); ok && s != "" {
 		return s
 	}
 	return f.Name
@@ -63,7 +57,7 @@ func sourceName(f deltalog.StructField) string {
 // portable (a name needing column mapping would fail otherwise). A table with
 // column mapping keeps source names.
 func portableTable(meta *deltalog.Metadata, opts ColumnNames) bool {
-	if ColumnNames(meta.Configuration[PropColumnNames]) == ColumnNamesPortable {
+	if ColumnNames(meta.Configuration[cdctable.PropColumnNames]) == ColumnNamesPortable {
 		return true
 	}
 	return opts == ColumnNamesPortable && deltalog.ColumnMappingMode(meta) == "none"
@@ -77,7 +71,7 @@ type namer struct {
 
 func newNamer(existing []deltalog.StructField) *namer {
 	n := &namer{taken: map[string]bool{}}
-	for _, m := range []string{ColPosition, ColOp, ColCommitTime, ColDeleted} {
+	for _, m := range []string{cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime, cdctable.ColDeleted} {
 		n.taken[strings.ToLower(m)] = true
 	}
 	for _, f := range existing {

@@ -12,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func TestPortableName(t *testing.T) {
@@ -60,7 +61,7 @@ func shopRecord(l *codecs.Layout, op codecs.Op, id int32, p int, region string, 
 	for len(c.Row) < len(l.Columns) {
 		c.Row = append(c.Row, nil)
 	}
-	return Record{TopicPartition: TopicPartition{Topic: "sales.dbo.shop"}, Offset: int64(p), Change: c}
+	return Record{TopicPartition: cdctable.TopicPartition{Topic: "sales.dbo.shop"}, Offset: int64(p), Change: c}
 }
 
 // readRows reads the live rows of the table keyed by column name.
@@ -78,7 +79,7 @@ func readRows(t *testing.T, store deltalog.Store) (*deltalog.Snapshot, []map[str
 		for _, r := range rows {
 			m := map[string]any{}
 			for i, f := range snap.Schema().Fields {
-				if !isMetaColumn(f.Name) {
+				if !cdctable.IsMetaColumn(f.Name) {
 					m[f.Name] = r[i]
 				}
 			}
@@ -110,8 +111,8 @@ func TestPortableTable(t *testing.T) {
 	require.Equal(t, deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, snap.Protocol())
 	meta := snap.Metadata()
 	require.Equal(t, "none", deltalog.ColumnMappingMode(&meta))
-	require.Equal(t, "portable", meta.Configuration[PropColumnNames])
-	require.Equal(t, `["Order_ID"]`, meta.Configuration[PropKeyColumns])
+	require.Equal(t, "portable", meta.Configuration[cdctable.PropColumnNames])
+	require.Equal(t, `["Order_ID"]`, meta.Configuration[cdctable.PropKeyColumns])
 	require.Equal(t, []string{"Region_Code"}, meta.PartitionColumns)
 	var names []string
 	comments := map[string]string{}
@@ -119,7 +120,7 @@ func TestPortableTable(t *testing.T) {
 		names = append(names, f.Name)
 		comments[f.Name], _ = f.Metadata["comment"].(string)
 	}
-	require.Equal(t, []string{"Order_ID", "Region_Code", "Unit_Price_2", "Unit_Price", ColPosition, ColOp, ColCommitTime, ColDeleted}, names)
+	require.Equal(t, []string{"Order_ID", "Region_Code", "Unit_Price_2", "Unit_Price", cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime, cdctable.ColDeleted}, names)
 	require.Equal(t, "SQL Server column [Unit Price]: SQL Server MONEY", comments["Unit_Price_2"])
 	require.Equal(t, "SQL Server column [Order ID]: SQL Server INT", comments["Order_ID"])
 	require.Equal(t, "source column Unit_Price (string)", comments["Unit_Price"])
@@ -151,7 +152,7 @@ func TestPortableTable(t *testing.T) {
 	for _, f := range snap.Schema().Fields {
 		names = append(names, f.Name)
 	}
-	require.Equal(t, []string{"Order_ID", "Region_Code", "Unit_Price_2", "Unit_Price", ColPosition, ColOp, ColCommitTime, ColDeleted,
+	require.Equal(t, []string{"Order_ID", "Region_Code", "Unit_Price_2", "Unit_Price", cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime, cdctable.ColDeleted,
 		"Qty__kg_", "Unit_Price_2_2", "color"}, names)
 	require.Equal(t, deltalog.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, snap.Protocol())
 	byID := map[int32]map[string]any{}
@@ -228,7 +229,7 @@ func TestColumnNamesOfExistingTables(t *testing.T) {
 		snap, rows := readRows(t, store)
 		_, ok := snap.Schema().Field("Qty__kg_")
 		require.True(t, ok)
-		require.Equal(t, "portable", snap.Metadata().Configuration[PropColumnNames], "the table stays portable")
+		require.Equal(t, "portable", snap.Metadata().Configuration[cdctable.PropColumnNames], "the table stays portable")
 		require.Len(t, rows, 2)
 		js, _ := json.Marshal(snap.Metadata().Configuration)
 		require.NotContains(t, string(js), deltalog.PropColumnMappingMode)

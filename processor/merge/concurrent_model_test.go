@@ -13,6 +13,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestConcurrentWritersModel is the model check of writers that share a
@@ -133,9 +134,9 @@ func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans,
 	// batch takes up to 6 events of each partition w owns; now and then it
 	// starts a few offsets back (a redelivery the txn versions must skip).
 	batch := func(w *modelWriter) (Batch, bool) {
-		b := Batch{LastOffsets: map[TopicPartition]int64{}}
+		b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 		for _, p := range w.owned {
-			b.Owned = append(b.Owned, TopicPartition{Topic: itemsTopic, Partition: p})
+			b.Owned = append(b.Owned, cdctable.TopicPartition{Topic: itemsTopic, Partition: p})
 			from := w.next[p]
 			if rng.IntN(5) == 0 {
 				from = max(0, from-int64(rng.IntN(4)))
@@ -260,7 +261,7 @@ func tableTxns(t *testing.T, store deltalog.Store) map[int32]int64 {
 		return out
 	}
 	for id, txn := range snap.Txns() {
-		tp, ok := ParseAppID(id)
+		tp, ok := cdctable.ParseAppID(id)
 		require.True(t, ok, id)
 		out[tp.Partition] = txn.Version
 	}

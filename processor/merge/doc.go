@@ -8,7 +8,9 @@
 // the new rows, change data feed files and delete tombstones, and commits
 // all of it with one txn action per source partition (ADR 0020, 0023). The
 // engine knows Delta and the decoded changes of package codecs; it knows
-// nothing of Kafka clients, consumer groups or Avro.
+// nothing of Kafka clients, consumer groups or Avro. What a table is on
+// disk — its columns and properties, key encoding, tombstone file format,
+// the progress a commit records — is package cdctable's contract.
 //
 // Files: sink.go (Sink, Options, Batch, Result), merge.go (planning and
 // writing one batch), dedup.go (in-batch order), fold.go (a key's chain of

@@ -99,7 +99,7 @@ func (s *Sink) imageRow(st *tableState, c *codecs.Change) ([]any, []int, error) 
 		return nil, nil, fmt.Errorf("table %s: %s event without a row image: %w", s.opts.TableName, c.Op, codecs.ErrBadEnvelope)
 	}
 	m := st.mappers[c.Layout]
-	row := make([]any, len(st.schema.Fields))
+	row := make([]any, len(st.Schema.Fields))
 	var unavailable []int
 	for i, j := range m.src {
 		if j < 0 {
@@ -111,11 +111,11 @@ func (s *Sink) imageRow(st *tableState, c *codecs.Change) ([]any, []int, error) 
 		}
 		row[i] = c.Row[j]
 	}
-	row[st.posField] = c.Pos.Hex()
-	row[st.opField] = string(c.Op)
-	row[st.timeField] = c.CommitMillis * 1000
-	if st.deletedField >= 0 {
-		row[st.deletedField] = c.Op == codecs.OpDelete
+	row[st.PosField] = c.Pos.Hex()
+	row[st.OpField] = string(c.Op)
+	row[st.TimeField] = c.CommitMillis * 1000
+	if st.DeletedField >= 0 {
+		row[st.DeletedField] = c.Op == codecs.OpDelete
 	}
 	return row, unavailable, nil
 }
@@ -127,7 +127,7 @@ func (s *Sink) logUnresolved(st *tableState, us []unresolvedColumns) {
 		c := &u.rec.Change
 		names := make([]string, len(u.fields))
 		for i, f := range u.fields {
-			names[i] = st.schema.Fields[f].Name
+			names[i] = st.Schema.Fields[f].Name
 		}
 		key := make([]string, len(c.Key))
 		for i, v := range c.Key {

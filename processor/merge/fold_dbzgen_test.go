@@ -10,6 +10,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestSinkModelPlaceholders runs a dbzgen workload whose updates send
@@ -37,7 +38,7 @@ func TestSinkModelPlaceholders(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tc.seed, 7))
 			for i := 0; i < len(recs); {
 				n := 1 + rng.IntN(150)
-				b := Batch{LastOffsets: map[TopicPartition]int64{}}
+				b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 				upTo := map[cdcmodel.TopicPartition]int64{}
 				for _, r := range recs[i:min(i+n, len(recs))] {
 					b.LastOffsets[r.TopicPartition] = r.Offset
@@ -70,7 +71,7 @@ func TestSinkModelPlaceholders(t *testing.T) {
 			}
 			got := map[string][2]any{}
 			for _, r := range model.Rows() {
-				if r[ColDeleted] != true {
+				if r[cdctable.ColDeleted] != true {
 					got[fmt.Sprint(r["ticket_id"])] = [2]any{r["body"], r["attachment"]}
 				}
 			}

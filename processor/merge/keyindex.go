@@ -15,6 +15,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // rowLoc is where the live version of a key is stored, and the position of
@@ -26,7 +27,7 @@ type rowLoc struct {
 }
 
 // keyIndex maps each live key of the table to its row (ADR 0023). Keys are
-// appendKey encodings.
+// cdctable.AppendKey encodings.
 type keyIndex struct {
 	keys    *keyTable
 	files   []string
@@ -220,7 +221,7 @@ func (x *keyIndex) move(moves []fileMove) (reread []string) {
 // physicalRows reads the named columns of every physical row of add (deleted
 // ones included, so row i is physical row i) and the file's deletion vector.
 func physicalRows(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add, cols []string) ([][]any, *roaring64.Bitmap, error) {
-	rows, err := datafile.ReadColumns(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+	rows, err := datafile.ReadColumns(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 	})
 	if err != nil {
@@ -245,8 +246,8 @@ type keyEntry struct {
 
 // readKeyEntries reads the key and position of every live row of add.
 func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
-	cols := append(append([]string(nil), st.keyNames...), ColPosition)
-	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.schema, cols, datafile.ReadOptions{
+	cols := append(append([]string(nil), st.KeyNames...), cdctable.ColPosition)
+	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns,
 	})
 	if err != nil {
@@ -273,19 +274,19 @@ func readKeyEntriesRows(ctx context.Context, store deltalog.Store, dvs *deltalog
 	}
 	entries := make([]keyEntry, 0, len(rows))
 	var buf []byte
-	nk := len(st.keyNames)
+	nk := len(st.KeyNames)
 	for r, row := range rows {
 		if dv.Contains(uint64(r)) {
 			continue
 		}
-		buf, err = appendKey(buf[:0], row[:nk])
+		buf, err = cdctable.AppendKey(buf[:0], row[:nk])
 		if err != nil {
 			return nil, fmt.Errorf("indexing %s: %w", add.Path, err)
 		}
 		hex, _ := row[nk].(string)
 		pos, err := codecs.PositionFromHex(hex)
 		if err != nil {
-			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, ColPosition, hex, err)
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", add.Path, r, cdctable.ColPosition, hex, err)
 		}
 		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
 	}
@@ -294,7 +295,7 @@ func readKeyEntriesRows(ctx context.Context, store deltalog.Store, dvs *deltalog
 
 // flatKeyEntries is readKeyEntries of columns read by datafile.ReadFlat:
 // the keys, then the position; rows in dv are left out. Keys are encoded as
-// appendKey encodes the values Read returns.
+// cdctable.AppendKey encodes the values Read returns.
 func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roaring64.Bitmap) ([]keyEntry, error) {
 	keys, posCol := cols[:len(cols)-1], cols[len(cols)-1]
 	entries := make([]keyEntry, 0, rows-int64(dv.GetCardinality()))
@@ -305,11 +306,11 @@ func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roa
 		}
 		buf = buf[:0]
 		for _, c := range keys {
-			buf = appendFlatKey(buf, c, r)
+			buf = cdctable.AppendFlatKey(buf, c, r)
 		}
 		pos, err := codecs.PositionFromHexBytes(posCol.Bytes[r])
 		if err != nil {
-			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, r, ColPosition, posCol.Bytes[r], err)
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, r, cdctable.ColPosition, posCol.Bytes[r], err)
 		}
 		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
 	}

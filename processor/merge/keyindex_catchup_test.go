@@ -190,7 +190,7 @@ func TestKeyIndexCatchUpFallsBack(t *testing.T) {
 	require.NoError(t, a.reload(t.Context()))
 	require.NotSame(t, before, a.state.index, "new metadata must rebuild the index")
 	requireRebuildEqual(t, a, "after evolution")
-	_, ok := a.state.schema.Field("color")
+	_, ok := a.state.Schema.Field("color")
 	require.True(t, ok)
 }
 

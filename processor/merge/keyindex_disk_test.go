@@ -19,6 +19,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // dataReadStore counts the data files read, to show what an open read.
@@ -82,7 +83,7 @@ func newDiskIndexTable(t *testing.T) *diskIndexTable {
 	}, 3000)
 	d := &diskIndexTable{t: t, store: &dataReadStore{Store: newMemStore(), read: map[string]bool{}}, dir: t.TempDir(), logs: &logBuffer{}, recs: recs}
 	for i := 0; i < len(recs); i += 100 {
-		b := Batch{LastOffsets: map[TopicPartition]int64{}}
+		b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 		for _, r := range recs[i:min(i+100, len(recs))] {
 			b.LastOffsets[r.TopicPartition] = r.Offset
 			if r.Change.Op != codecs.OpTombstone {

@@ -13,6 +13,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestReadKeyEntriesFlat compares readKeyEntries, which reads keys through
@@ -49,7 +50,7 @@ func TestReadKeyEntriesFlat(t *testing.T) {
 				keys = append(keys, fmt.Sprintf("k%d", i))
 				schema.Fields = append(schema.Fields, deltalog.StructField{Name: keys[i], Type: ty, Nullable: true})
 			}
-			schema.Fields = append(schema.Fields, deltalog.StructField{Name: ColPosition, Type: deltalog.TypeString, Nullable: true})
+			schema.Fields = append(schema.Fields, deltalog.StructField{Name: cdctable.ColPosition, Type: deltalog.TypeString, Nullable: true})
 			var rows [][]any
 			for i, r := range tc.rows {
 				p := pos(i + 1)
@@ -68,8 +69,8 @@ func TestReadKeyEntriesFlat(t *testing.T) {
 				require.NoError(t, err)
 				add.DeletionVector = &descs[0]
 			}
-			st := &tableState{schema: schema, keyNames: keys}
-			cols := append(append([]string(nil), keys...), ColPosition)
+			st := &tableState{Layout: cdctable.Layout{Schema: schema, KeyNames: keys}}
+			cols := append(append([]string(nil), keys...), cdctable.ColPosition)
 			_, _, flat, err := datafile.ReadFlat(ctx, store, &add, schema, cols, datafile.ReadOptions{})
 			require.NoError(t, err)
 			require.Equal(t, tc.flat, flat, "read by ReadFlat")

@@ -8,7 +8,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 )
 
-// keyTable maps keys (appendKey encodings) to rowLoc like a
+// keyTable maps keys (cdctable.AppendKey encodings) to rowLoc like a
 // map[string]rowLoc, in less than half the memory and with no pointers in its
 // big arrays, so the garbage collector does not scan them (ADR 0023).
 //

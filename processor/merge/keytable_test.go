@@ -14,6 +14,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // testLoc makes a distinct location from n, using every field.
@@ -137,7 +138,7 @@ func TestKeyTableBytes(t *testing.T) {
 	const n = 200_000
 	keys := make([]string, n)
 	for i := range keys {
-		k, err := appendKey(nil, []any{int64(i)})
+		k, err := cdctable.AppendKey(nil, []any{int64(i)})
 		require.NoError(t, err)
 		keys[i] = string(k)
 	}
@@ -275,13 +276,13 @@ func FuzzKeyTable(f *testing.F) {
 }
 
 // BenchmarkKeyTable compares the table with map[string]rowLoc on int keys
-// (appendKey encodings, 9 bytes): get of present keys, put of new keys
+// (cdctable.AppendKey encodings, 9 bytes): get of present keys, put of new keys
 // (growing, from empty), and the memory each holds per key.
 func BenchmarkKeyTable(b *testing.B) {
 	const n = 1_000_000
 	keys := make([]string, n)
 	for i := range keys {
-		k, err := appendKey(nil, []any{int64(i)})
+		k, err := cdctable.AppendKey(nil, []any{int64(i)})
 		require.NoError(b, err)
 		keys[i] = string(k)
 	}

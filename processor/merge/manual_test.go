@@ -7,6 +7,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestManualEdits: a manual UPDATE keeps positions, so a newer event overwrites it and
@@ -30,7 +31,7 @@ func TestManualEdits(t *testing.T) {
 			require.NoError(t, err)
 			snap, err := tbl.Snapshot(ctx)
 			require.NoError(t, err)
-			rules, err := ManualEditsFor(snap.Metadata(), store, nil)
+			rules, err := cdctable.ManualEditsFor(snap.Metadata(), store, nil)
 			require.NoError(t, err)
 			opts := tableops.DMLOptions{Protected: rules.Protected(), OnDelete: rules.RecordDeletes}
 			_, err = tableops.Update(ctx, tbl, snap, []string{"id = 9"}, "true", opts)
@@ -48,7 +49,7 @@ func TestManualEdits(t *testing.T) {
 			require.EqualValues(t, 1, m.NumDeletedRows)
 			ci, err := tbl.CommitInfo(ctx, m.Version)
 			require.NoError(t, err)
-			require.NotEmpty(t, deltalog.OperationValues(ci.Extra).Text(tombstonesField), "the DELETE names its tombstones")
+			require.NotEmpty(t, deltalog.OperationValues(ci.Extra).Text(cdctable.TombstonesField), "the DELETE names its tombstones")
 
 			items := readItems(t, store)
 			require.Equal(t, "edited", items[1].name)

@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // ErrNoKey reports a change record without a primary key.
@@ -70,6 +71,7 @@ type mergePlan struct {
 	live     *liveCheck
 	rows     [][]any
 	rowKeys  []string
+	rowPos   []codecs.Position // of rows, as their cdctable.ColPosition holds it
 	fills    []fill
 	dels     map[string]*roaring64.Bitmap
 	ops      []indexOp
@@ -91,7 +93,7 @@ type mergePlan struct {
 	// follows after the commit.
 	moves []fileMove
 	// owners says which files the batch may fold into its tail.
-	owners fileOwners
+	owners cdctable.FileOwners
 	// lookedUp is what the plan found of the batch's keys, which a rebase
 	// checks again (rebase.go).
 	lookedUp lookups
@@ -120,12 +122,12 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	start := time.Now()
 	res := Result{Version: -1}
 	st := s.state
-	applied := map[TopicPartition]int64{}
+	applied := map[cdctable.TopicPartition]int64{}
 	if st != nil {
-		applied = txnPositions(st.snap)
+		applied = cdctable.Offsets(st.snap)
 		res.Version = st.snap.Version()
 	}
-	last := make(map[TopicPartition]int64, len(b.LastOffsets))
+	last := make(map[cdctable.TopicPartition]int64, len(b.LastOffsets))
 	for tp, off := range b.LastOffsets {
 		last[tp] = off
 	}
@@ -194,8 +196,8 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 
 	keys := make([]string, len(recs))
 	var buf []byte
-	vals := make([]any, len(st.keyNames))
-	keySource := keySourceNames(st.schema, st.keyFields)
+	vals := make([]any, len(st.KeyNames))
+	keySource := keySourceNames(st.Schema, st.KeyFields)
 	emptyNull := emptyPartitionNull(st)
 	for i := range recs {
 		c := &recs[i].Change
@@ -215,7 +217,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 				vals[k] = nil
 			}
 		}
-		if buf, err = appendKey(buf[:0], vals); err != nil {
+		if buf, err = cdctable.AppendKey(buf[:0], vals); err != nil {
 			return res, err
 		}
 		keys[i] = string(buf)
@@ -224,7 +226,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	res.Duplicates, res.Superseded = d.duplicates, d.superseded
 
 	p := &mergePlan{st: st, files: map[string]*deltalog.Add{}, dels: map[string]*roaring64.Bitmap{}, tombs: map[string]tombstone{}, readRows: map[string][][]any{}, truncated: map[string]*roaring64.Bitmap{}, dvs: deltalog.NewDVReader(s.opts.Store),
-		owners: newFileOwners(b.Owned, b.LastOffsets, recs, applied)}
+		owners: cdctable.NewFileOwners(b.Owned, b.LastOffsets, partitionsOf(recs), applied)}
 	if st.snap != nil {
 		files := st.snap.Files()
 		for i := range files {
@@ -265,17 +267,17 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	// another writer conflicts.
 	copts := []deltalog.CommitOption{deltalog.ReadWholeTable(), deltalog.ExactVersion()}
 	op.Extra = map[string]string{}
-	if prog := progressOf(recs); !prog.empty() {
+	if prog := progressOf(recs); !prog.Empty() {
 		js, err := json.Marshal(prog)
 		if err != nil {
 			return res, fmt.Errorf("recording progress: %w", err)
 		}
-		op.Extra[progressField] = string(js)
+		op.Extra[cdctable.ProgressField] = string(js)
 	}
 	if p.tombFile != "" {
 		// Only the commit of the version in the file's name may name it; a
 		// rebase writes the file again under its new version.
-		op.Extra[tombstonesField] = p.tombFile
+		op.Extra[cdctable.TombstonesField] = p.tombFile
 	}
 	cr, err := s.commit(ctx, p, actions, &op, copts, d.truncate != nil, &res)
 	if err != nil {
@@ -330,11 +332,11 @@ func (s *Sink) evolveAll(st *tableState, recs []Record) (*tableState, []deltalog
 		s.log.Info("evolving table schema", "layout", c.Layout.Name, "schemaID", c.Layout.SchemaID)
 	}
 	for l := range seen {
-		st.mappers[l] = newRowMapper(st.schema, l)
+		st.mappers[l] = newRowMapper(st.Schema, l)
 	}
 	for i := range recs {
 		if l := recs[i].Change.Layout; l != nil && st.mappers[l] == nil {
-			st.mappers[l] = newRowMapper(st.schema, l)
+			st.mappers[l] = newRowMapper(st.Schema, l)
 		}
 	}
 	return st, evo, nil
@@ -378,7 +380,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 			return err
 		}
 	}
-	p.rows, p.rowKeys = slices.Grow(p.rows, len(d.chains)), slices.Grow(p.rowKeys, len(d.chains))
+	p.rows, p.rowKeys, p.rowPos = slices.Grow(p.rows, len(d.chains)), slices.Grow(p.rowKeys, len(d.chains)), slices.Grow(p.rowPos, len(d.chains))
 	keys := make([]string, len(d.chains))
 	for i, ch := range d.chains {
 		keys[i] = ch.key
@@ -447,6 +449,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 		}
 		p.rows = append(p.rows, f.row)
 		p.rowKeys = append(p.rowKeys, ch.key)
+		p.rowPos = append(p.rowPos, f.last.Change.Pos) // the change imageRow wrote f.row from
 	}
 	// Keep stored values of columns the events did not carry; a deleted
 	// row is no earlier image.
@@ -458,7 +461,7 @@ func (s *Sink) plan(ctx context.Context, p *mergePlan, d dedupResult, res *Resul
 		if f.oldRow >= len(old) {
 			return fmt.Errorf("table %s: row %d beyond the %d rows of %s", s.opts.TableName, f.oldRow, len(old), f.path)
 		}
-		if st.deletedField >= 0 && old[f.oldRow][st.deletedField] == true {
+		if st.DeletedField >= 0 && old[f.oldRow][st.DeletedField] == true {
 			if len(f.origin) > 0 {
 				p.unresolved = append(p.unresolved, unresolvedColumns{rec: f.originRec, fields: f.origin})
 			}
@@ -525,7 +528,7 @@ func (p *mergePlan) fullRows(ctx context.Context, store deltalog.Store, path str
 		return rows, nil
 	}
 	t := time.Now()
-	rows, err := datafile.Read(ctx, store, p.files[path], p.st.schema, datafile.ReadOptions{
+	rows, err := datafile.Read(ctx, store, p.files[path], p.st.Schema, datafile.ReadOptions{
 		Properties: p.st.meta.Configuration, PartitionColumns: p.st.meta.PartitionColumns, DeletedRows: roaring64.New(),
 	})
 	p.metrics.scan += time.Since(t)
@@ -600,11 +603,10 @@ func (s *Sink) writeChanges(ctx context.Context, p *mergePlan) error {
 		return fmt.Errorf("writing rows of %s: %w", s.opts.TableName, w.err)
 	}
 	for i := range w.adds {
-		tag(&w.adds[i], p.owners.rows)
+		cdctable.Tag(&w.adds[i], p.owners.Rows)
 	}
 	return p.addFiles(w.adds, w.order, func(i int) (string, codecs.Position, error) {
-		pos, err := codecs.PositionFromHex(p.rows[i][st.posField].(string))
-		return p.rowKeys[i], pos, err
+		return p.rowKeys[i], p.rowPos[i], nil
 	})
 }
 
@@ -814,7 +816,7 @@ func plainJSON(v any) string {
 // newWriter returns a data file writer for the table's schema.
 func (s *Sink) newWriter(st *tableState) (*datafile.Writer, error) {
 	w, err := datafile.NewWriter(datafile.Options{
-		Schema: st.schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
+		Schema: st.Schema, PartitionColumns: st.meta.PartitionColumns, Properties: st.meta.Configuration,
 		TargetFileSize: s.opts.TargetFileSize, Now: s.opts.Now,
 	})
 	if err != nil {
@@ -850,9 +852,8 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		return fmt.Errorf("rewriting %s: %w", path, err)
 	}
 	var buf []byte
-	vals := make([]any, len(st.keyFields))
 	return p.addFiles(adds, order, func(i int) (string, codecs.Position, error) {
-		hex, _ := keep[i][st.posField].(string)
+		hex, _ := keep[i][st.PosField].(string)
 		pos, err := codecs.PositionFromHex(hex)
 		if err != nil {
 			return "", codecs.Position{}, err
@@ -860,10 +861,7 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 		if i >= kept {
 			return p.rowKeys[i-kept], pos, nil
 		}
-		for k, f := range st.keyFields {
-			vals[k] = keep[i][f]
-		}
-		if buf, err = appendKey(buf[:0], vals); err != nil {
+		if buf, err = st.AppendRowKey(buf[:0], keep[i]); err != nil {
 			return "", codecs.Position{}, err
 		}
 		return string(buf), pos, nil
@@ -872,8 +870,8 @@ func (s *Sink) rewriteRows(ctx context.Context, p *mergePlan, path string, gone 
 
 // operation describes the commit as Spark describes a MERGE.
 func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows int, elapsed time.Duration) deltalog.Operation {
-	conds := make([]string, len(st.keyNames))
-	for i, k := range st.keyNames {
+	conds := make([]string, len(st.KeyNames))
+	for i, k := range st.KeyNames {
 		conds[i] = fmt.Sprintf("(target.`%s` = source.`%s`)", k, k)
 	}
 	predicate := plainJSON([]string{strings.Join(conds, " AND ")})
@@ -934,7 +932,7 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 		st.tombs.merge(k, ts)
 	}
 	if p.tombFile != "" {
-		st.tombs.files[tombstoneDir+p.tombFile] = fileMerged
+		st.tombs.files[cdctable.TombstoneDir+p.tombFile] = fileMerged
 	}
 	s.state = st
 	if err := s.afterCommitRuns(ctx, st, reread); err != nil {

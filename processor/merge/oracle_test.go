@@ -17,6 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -192,7 +193,7 @@ func (r *oracleRun) rewind(i int, old []cdcmodel.Record, passTombstones bool) {
 // applying it again is no replay.
 func (r *oracleRun) applied(recs []cdcmodel.Record) bool {
 	for _, rec := range recs {
-		id := merge.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}.AppID()
+		id := cdctable.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}.AppID()
 		if v, ok := r.txns[id]; !ok || rec.Offset > v {
 			return false
 		}
@@ -280,7 +281,7 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) (unresolved int, again b
 	require.True(t, res.Committed || landed, "batch %d", i)
 	r.version = v
 	for tp, off := range upTo(recs) {
-		id := merge.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}.AppID()
+		id := cdctable.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}.AppID()
 		r.txns[id] = max(r.txns[id], off)
 	}
 	r.check(i, want)

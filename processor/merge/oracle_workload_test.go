@@ -9,6 +9,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -381,9 +382,9 @@ func resplit(rng *rand.Rand, cfg oracleConfig, failed []cdcmodel.Record, next []
 // engineBatch is a batch as the consumer passes it to the Sink: tombstone
 // records count in the offsets only, unless pass says otherwise.
 func engineBatch(recs []cdcmodel.Record, passTombstones bool) merge.Batch {
-	b := merge.Batch{LastOffsets: map[merge.TopicPartition]int64{}}
+	b := merge.Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 	for _, r := range recs {
-		tp := merge.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		tp := cdctable.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 		b.LastOffsets[tp] = max(b.LastOffsets[tp], r.Offset)
 		if r.Change.Op != codecs.OpTombstone || passTombstones {
 			b.Records = append(b.Records, merge.Record{TopicPartition: tp, Offset: r.Offset, Change: r.Change})

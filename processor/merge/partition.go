@@ -11,6 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Partitioned tables: metaData.partitionColumns holds the source column
@@ -76,7 +77,7 @@ func partitionColumns(table string, want []string, cols []codecs.Column) ([]stri
 			i = slices.IndexFunc(cols, func(c codecs.Column) bool { return strings.EqualFold(PortableName(c.Name), w) })
 		}
 		switch {
-		case isMetaColumn(w) || i < 0:
+		case cdctable.IsMetaColumn(w) || i < 0:
 			return nil, &PartitionError{Table: table, Column: w, Reason: "is not a column of the source table", Accepted: accepted}
 		case !partitionable(cols[i].Type):
 			return nil, &PartitionError{Table: table, Column: w, Reason: "has type " + cols[i].Type.String() + ", which cannot partition a table", Accepted: accepted}
@@ -99,9 +100,9 @@ func emptyPartitionNull(st *tableState) []bool {
 	if len(st.meta.PartitionColumns) == 0 {
 		return nil
 	}
-	out := make([]bool, len(st.keyFields))
-	for k, f := range st.keyFields {
-		fd := st.schema.Fields[f]
+	out := make([]bool, len(st.KeyFields))
+	for k, f := range st.KeyFields {
+		fd := st.Schema.Fields[f]
 		out[k] = fd.Type == deltalog.TypeString && slices.Contains(st.meta.PartitionColumns, fd.Name)
 	}
 	return out
@@ -112,7 +113,7 @@ func emptyPartitionNull(st *tableState) []bool {
 func partitionGroups(st *tableState, rows [][]any) ([][]int, error) {
 	var fields []int
 	for _, name := range st.meta.PartitionColumns {
-		i := slices.IndexFunc(st.schema.Fields, func(f deltalog.StructField) bool { return strings.EqualFold(f.Name, name) })
+		i := slices.IndexFunc(st.Schema.Fields, func(f deltalog.StructField) bool { return strings.EqualFold(f.Name, name) })
 		if i < 0 {
 			return nil, fmt.Errorf("partition column %q not in the table schema: %w", name, ErrPartition)
 		}
@@ -131,9 +132,9 @@ func partitionGroups(st *tableState, rows [][]any) ([][]int, error) {
 	for i, r := range rows {
 		key = key[:0]
 		for _, f := range fields {
-			v, err := datafile.PartitionValue(st.schema.Fields[f].Type, r[f])
+			v, err := datafile.PartitionValue(st.Schema.Fields[f].Type, r[f])
 			if err != nil {
-				return nil, fmt.Errorf("row %d, partition column %s: %w", i, st.schema.Fields[f].Name, err)
+				return nil, fmt.Errorf("row %d, partition column %s: %w", i, st.Schema.Fields[f].Name, err)
 			}
 			if v == nil {
 				key = append(key, 0)

@@ -13,6 +13,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 var (
@@ -56,11 +57,11 @@ func (e shipEv) record() Record {
 		c.Key = []any{e.id}
 		c.Row = []any{e.id, e.region, day, e.qty, []byte{1, 2}, 0.5}
 	}
-	return Record{TopicPartition: TopicPartition{Topic: "sales.dbo.ship", Partition: 0}, Offset: e.offset, Change: c}
+	return Record{TopicPartition: cdctable.TopicPartition{Topic: "sales.dbo.ship", Partition: 0}, Offset: e.offset, Change: c}
 }
 
 func shipBatch(evs ...shipEv) Batch {
-	b := Batch{LastOffsets: map[TopicPartition]int64{}}
+	b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 	for _, e := range evs {
 		r := e.record()
 		b.Records = append(b.Records, r)

@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // partitionedShipBatches are the batches of TestPartitionedMerge: awkward and
@@ -83,7 +84,7 @@ func shipCanonical(t *testing.T, store deltalog.Store) []map[string]any {
 				default:
 					v = x
 				}
-				if f.Name != ColCommitTime {
+				if f.Name != cdctable.ColCommitTime {
 					m[f.Name] = v
 				}
 			}
@@ -128,7 +129,7 @@ func TestPartitionedReadersAgree(t *testing.T) {
 		require.Len(t, tb.want, 9)
 		tables = append(tables, tb)
 	}
-	appID := TopicPartition{Topic: "sales.dbo.ship", Partition: 0}.AppID()
+	appID := cdctable.TopicPartition{Topic: "sales.dbo.ship", Partition: 0}.AppID()
 	var reqs []fulltier.Request
 	for _, tb := range tables {
 		reqs = append(reqs, engineRequests(tb.dir, appID)...)
@@ -154,7 +155,7 @@ func TestPartitionedReadersAgree(t *testing.T) {
 	for id, it := range readItems(t, cmStore) {
 		cmWant = append(cmWant, map[string]any{
 			"id": json.Number(strconv.Itoa(int(id))), "name": it.name, "notes": it.notes,
-			"Unit Price": fmt.Sprintf("%.2f", float64(it.price)/100), ColPosition: it.pos, ColOp: it.op,
+			"Unit Price": fmt.Sprintf("%.2f", float64(it.price)/100), cdctable.ColPosition: it.pos, cdctable.ColOp: it.op,
 		})
 	}
 	require.Len(t, cmWant, 3)
@@ -178,10 +179,10 @@ func TestPartitionedReadersAgree(t *testing.T) {
 		tb := tables[i/len(fulltier.Engines())]
 		t.Run(fmt.Sprintf("%s/%s", tb.mode, g.Engine), func(t *testing.T) {
 			require.Empty(t, g.Err)
-			require.Equal(t, []string{"id", "region", "day", "qty", "blob", "ratio", ColPosition, ColOp, ColCommitTime}, g.Columns())
+			require.Equal(t, []string{"id", "region", "day", "qty", "blob", "ratio", cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime}, g.Columns())
 			var rows []map[string]any
 			for _, r := range g.Rows {
-				delete(r, ColCommitTime)
+				delete(r, cdctable.ColCommitTime)
 				rows = append(rows, r)
 			}
 			require.ElementsMatch(t, tb.want, rows)
@@ -194,10 +195,10 @@ func TestPartitionedReadersAgree(t *testing.T) {
 	for _, g := range got[full : full+len(fulltier.Engines())] {
 		t.Run("column-mapping/"+string(g.Engine), func(t *testing.T) {
 			require.Empty(t, g.Err)
-			require.Equal(t, []string{"id", "name", "Unit Price", "notes", ColPosition, ColOp, ColCommitTime}, g.Columns())
+			require.Equal(t, []string{"id", "name", "Unit Price", "notes", cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime}, g.Columns())
 			var rows []map[string]any
 			for _, r := range g.Rows {
-				delete(r, ColCommitTime)
+				delete(r, cdctable.ColCommitTime)
 				rows = append(rows, r)
 			}
 			want := cmWant
@@ -230,7 +231,7 @@ func TestPartitionedReadersAgree(t *testing.T) {
 			require.NotEmpty(t, want, "the filter selects rows")
 			var rows []map[string]any
 			for _, r := range g.Rows {
-				delete(r, ColCommitTime)
+				delete(r, cdctable.ColCommitTime)
 				rows = append(rows, r)
 			}
 			require.ElementsMatch(t, want, rows)

@@ -14,6 +14,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 func openShip(t *testing.T, store deltalog.Store, mode Mode, partitionBy ...string) *Sink {
@@ -114,7 +115,7 @@ func TestPartitionedByKeyColumn(t *testing.T) {
 		return r
 	}
 	batch := func(evs ...shipEv) Batch {
-		b := Batch{LastOffsets: map[TopicPartition]int64{}}
+		b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 		for _, e := range evs {
 			r := rec(e)
 			b.Records = append(b.Records, r)
@@ -159,7 +160,7 @@ func TestPartitionByRefused(t *testing.T) {
 		{"unknown column", []string{"nope"}, "nope"},
 		{"binary", []string{"blob"}, "blob"},
 		{"double", []string{"region", "ratio"}, "ratio"},
-		{"metadata column", []string{ColOp}, ColOp},
+		{"metadata column", []string{cdctable.ColOp}, cdctable.ColOp},
 		{"twice", []string{"region", "REGION"}, "REGION"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -271,7 +272,7 @@ func TestPartitionedSinkModel(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tc.seed, 7))
 			for i := 0; i < len(recs); {
 				n := 1 + rng.IntN(60)
-				b := Batch{LastOffsets: map[TopicPartition]int64{}}
+				b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 				for _, r := range recs[i:min(i+n, len(recs))] {
 					b.LastOffsets[r.TopicPartition] = r.Offset
 					if r.Change.Op != codecs.OpTombstone {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestProgressRecorded: each commit's commitInfo says, per partition, the
@@ -30,7 +31,7 @@ func TestProgressRecorded(t *testing.T) {
 	// The same records again (a replay) and one new one.
 	b2 := b
 	b2.Records = append(b2.Records, ev{op: opU, id: 2, pos: 9, offset: 4, part: 1}.record())
-	b2.LastOffsets = map[TopicPartition]int64{{Topic: "sales.dbo.items", Partition: 1}: 4}
+	b2.LastOffsets = map[cdctable.TopicPartition]int64{{Topic: "sales.dbo.items", Partition: 1}: 4}
 	_, err = s.Apply(t.Context(), b2)
 	require.NoError(t, err)
 
@@ -38,26 +39,26 @@ func TestProgressRecorded(t *testing.T) {
 	require.NoError(t, err)
 	ci, err := tbl.CommitInfo(t.Context(), 0)
 	require.NoError(t, err)
-	p, ok, err := ReadProgress(ci)
+	p, ok, err := cdctable.ReadProgress(ci)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, map[string]PartitionProgress{
+	require.Equal(t, map[string]cdctable.PartitionProgress{
 		"cdc2delta/sales.dbo.items/0": {Pos: pos(5).Hex(), Millis: 1_700_000_000_005},
 		"cdc2delta/sales.dbo.items/1": {Pos: pos(4).Hex(), Millis: 1_700_000_000_004},
 	}, p.Partitions)
-	require.Equal(t, []PartitionProgress{{AppID: "cdc2delta/sales.dbo.items/0", Pos: pos(1).Hex(), Millis: 1_700_000_000_001, Snapshot: "last_in_data_collection"}}, p.SnapshotEnds)
+	require.Equal(t, []cdctable.PartitionProgress{{AppID: "cdc2delta/sales.dbo.items/0", Pos: pos(1).Hex(), Millis: 1_700_000_000_001, Snapshot: "last_in_data_collection"}}, p.SnapshotEnds)
 	require.Equal(t, []string{"0000002a:00000b38:0003"}, p.TxIDs())
 	require.Equal(t, []int64{1, 2, 4}, p.Orders("0000002a:00000b38:0003"))
 
 	ci, err = tbl.CommitInfo(t.Context(), 1)
 	require.NoError(t, err)
-	p, ok, err = ReadProgress(ci)
+	p, ok, err = cdctable.ReadProgress(ci)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, map[string]PartitionProgress{"cdc2delta/sales.dbo.items/1": {Pos: pos(9).Hex(), Millis: 1_700_000_000_009}}, p.Partitions)
+	require.Equal(t, map[string]cdctable.PartitionProgress{"cdc2delta/sales.dbo.items/1": {Pos: pos(9).Hex(), Millis: 1_700_000_000_009}}, p.Partitions)
 	require.Empty(t, p.Tx)
 
-	_, ok, err = ReadProgress(&deltalog.CommitInfo{})
+	_, ok, err = cdctable.ReadProgress(&deltalog.CommitInfo{})
 	require.NoError(t, err)
 	require.False(t, ok, "another writer's commit records nothing")
 }

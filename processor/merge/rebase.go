@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // errReplan means a commit lost its version to a writer whose commits
@@ -112,8 +113,8 @@ func (s *Sink) rebase(ctx context.Context, p *mergePlan, actions []deltalog.Acti
 		}
 		// The old file is named after a version another commit took, so it
 		// never counts; removing it only saves a read.
-		_ = s.opts.Store.Delete(ctx, tombstoneDir+p.tombFile)
-		p.tombFile, op.Extra[tombstonesField] = name, name
+		_ = s.opts.Store.Delete(ctx, cdctable.TombstoneDir+p.tombFile)
+		p.tombFile, op.Extra[cdctable.TombstonesField] = name, name
 	}
 	return cur, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestSinkRebase: a writer whose table another writer committed to since
@@ -18,8 +19,8 @@ import (
 // it).
 func TestSinkRebase(t *testing.T) {
 	opD, opU, opC := codecs.OpDelete, codecs.OpUpdate, codecs.OpCreate
-	p0, p1 := TopicPartition{Topic: itemsTopic, Partition: 0}, TopicPartition{Topic: itemsTopic, Partition: 1}
-	owned := func(b Batch, tp TopicPartition) Batch { b.Owned = []TopicPartition{tp}; return b }
+	p0, p1 := cdctable.TopicPartition{Topic: itemsTopic, Partition: 0}, cdctable.TopicPartition{Topic: itemsTopic, Partition: 1}
+	owned := func(b Batch, tp cdctable.TopicPartition) Batch { b.Owned = []cdctable.TopicPartition{tp}; return b }
 	for _, tc := range []struct {
 		name    string
 		mode    Mode
@@ -126,10 +127,10 @@ func TestSinkRebaseTombstones(t *testing.T) {
 
 	files := tombstoneFiles(t, store)
 	require.Len(t, files, 1, "the file named after version 1 is gone")
-	require.True(t, strings.HasPrefix(files[0], tombstoneDir+"00000000000000000002."), files[0])
+	require.True(t, strings.HasPrefix(files[0], cdctable.TombstoneDir+"00000000000000000002."), files[0])
 	ci, err := a.table.CommitInfo(t.Context(), 2)
 	require.NoError(t, err)
-	require.Equal(t, strings.TrimPrefix(files[0], tombstoneDir), deltalog.OperationValues(ci.Extra).Text(tombstonesField))
+	require.Equal(t, strings.TrimPrefix(files[0], cdctable.TombstoneDir), deltalog.OperationValues(ci.Extra).Text(cdctable.TombstonesField))
 
 	// An older event of the deleted key stays out, in a writer that loads
 	// the table now.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // DeleteMode says what a source delete does to its row.
@@ -73,7 +75,7 @@ type Options struct {
 	DeletionVectors *bool
 	// ColumnNames says how a new table names the source columns Delta refuses
 	// without column mapping (default ColumnNamesMapped). An existing table
-	// follows its own choice (PropColumnNames).
+	// follows its own choice (cdctable.PropColumnNames).
 	ColumnNames ColumnNames
 	// EnableChangeDataFeed sets delta.enableChangeDataFeed on new tables
 	// (ADR 0024). The table property decides whether commits carry change
@@ -114,23 +116,23 @@ type Options struct {
 	Now func() time.Time
 }
 
-// TopicPartition names one Kafka partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// AppID is the Delta txn application id recording this partition's offset.
-func (tp TopicPartition) AppID() string {
-	return fmt.Sprintf("cdc2delta/%s/%d", tp.Topic, tp.Partition)
-}
-
 // Record is one decoded Kafka record. Tombstones (null values) are counted by
 // the consumer and not passed.
 type Record struct {
-	TopicPartition
+	cdctable.TopicPartition
 	Offset int64
 	Change codecs.Change
+}
+
+// partitionsOf yields the partition of each record.
+func partitionsOf(recs []Record) iter.Seq[cdctable.TopicPartition] {
+	return func(yield func(cdctable.TopicPartition) bool) {
+		for i := range recs {
+			if !yield(recs[i].TopicPartition) {
+				return
+			}
+		}
+	}
 }
 
 // Batch is one micro-batch for one table.
@@ -138,11 +140,11 @@ type Batch struct {
 	Records []Record
 	// LastOffsets is the last offset consumed per partition; it is recorded
 	// as the partition's txn version even when those records were skipped.
-	LastOffsets map[TopicPartition]int64
+	LastOffsets map[cdctable.TopicPartition]int64
 	// Owned are the table's partitions this writer is assigned (nil: the
 	// batch's). Of a table other writers share, a batch folds only files
 	// holding rows of these into its tail (ADR 0036).
-	Owned []TopicPartition
+	Owned []cdctable.TopicPartition
 }
 
 // Result describes one applied batch.
@@ -307,15 +309,15 @@ func (s *Sink) warnFeatures(st *tableState) {
 
 // Positions returns the last applied offset per partition, from the txn
 // actions of the latest snapshot. A missing table has none.
-func (s *Sink) Positions(ctx context.Context) (map[TopicPartition]int64, error) {
+func (s *Sink) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
 	snap, err := s.table.Snapshot(ctx)
 	if errors.Is(err, deltalog.ErrNotExist) {
-		return map[TopicPartition]int64{}, nil
+		return map[cdctable.TopicPartition]int64{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading positions of %s: %w", s.opts.TableName, err)
 	}
-	return txnPositions(snap), nil
+	return cdctable.Offsets(snap), nil
 }
 
 // Apply dedups the batch, merges it into the table and commits it together

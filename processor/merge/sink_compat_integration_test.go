@@ -15,6 +15,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestSinkReadersAgree merges batches with updates, deletes, unavailable
@@ -46,12 +47,12 @@ func TestSinkReadersAgree(t *testing.T) {
 			}
 			tb.want = append(tb.want, map[string]any{
 				"id": json.Number(strconv.Itoa(int(id))), "name": it.name, "notes": notes,
-				"Unit Price": fmt.Sprintf("%.2f", float64(it.price)/100), ColPosition: it.pos, ColOp: it.op,
+				"Unit Price": fmt.Sprintf("%.2f", float64(it.price)/100), cdctable.ColPosition: it.pos, cdctable.ColOp: it.op,
 			})
 		}
 		tables = append(tables, tb)
 	}
-	appID := TopicPartition{Topic: "sales.dbo.items", Partition: 0}.AppID()
+	appID := cdctable.TopicPartition{Topic: "sales.dbo.items", Partition: 0}.AppID()
 	var reqs []fulltier.Request
 	for _, tb := range tables {
 		reqs = append(reqs, engineRequests(tb.dir, appID)...)
@@ -61,14 +62,14 @@ func TestSinkReadersAgree(t *testing.T) {
 		tb := tables[i/len(fulltier.Engines())]
 		t.Run(fmt.Sprintf("%s/%s", tb.mode, g.Engine), func(t *testing.T) {
 			require.Empty(t, g.Err)
-			require.Equal(t, []string{"id", "name", "Unit Price", "notes", ColPosition, ColOp, ColCommitTime}, g.Columns())
+			require.Equal(t, []string{"id", "name", "Unit Price", "notes", cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime}, g.Columns())
 			var rows []map[string]any
 			for _, r := range g.Rows {
-				ts, ok := r[ColCommitTime].(string)
-				require.True(t, ok, "commit time %v", r[ColCommitTime])
+				ts, ok := r[cdctable.ColCommitTime].(string)
+				require.True(t, ok, "commit time %v", r[cdctable.ColCommitTime])
 				_, err := time.Parse("2006-01-02T15:04:05.999999Z", ts)
 				require.NoError(t, err)
-				delete(r, ColCommitTime)
+				delete(r, cdctable.ColCommitTime)
 				rows = append(rows, r)
 			}
 			require.ElementsMatch(t, tb.want, rows)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // FuzzTombstoneFile feeds arbitrary bytes to the tombstone file reader: it
@@ -19,7 +20,7 @@ func FuzzTombstoneFile(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		store := newMemStore()
-		require.NoError(t, store.Put(t.Context(), tombstoneDir+"00000000000000000001-x.json", data))
+		require.NoError(t, store.Put(t.Context(), cdctable.TombstoneDir+"00000000000000000001-x.json", data))
 		now := time.UnixMilli(1_700_000_000_000)
 		ts, err := loadTombstones(t.Context(), store, everything(t, store), now, 100*365*24*time.Hour)
 		if err != nil {
@@ -36,28 +37,6 @@ func FuzzTombstoneFile(f *testing.F) {
 		require.Equal(t, ts.floor, back.floor)
 		require.Equal(t, ts.keys, back.keys)
 	})
-}
-
-// FuzzParseAppID checks that ParseAppID inverts TopicPartition.AppID and
-// never panics.
-func FuzzParseAppID(f *testing.F) {
-	f.Add("cdc2delta/sales.dbo.orders/3")
-	f.Add("cdc2delta//1")
-	f.Add("cdc2delta/a/b/-7")
-	f.Add("other/x/1")
-	f.Fuzz(func(t *testing.T, id string) {
-		tp, ok := ParseAppID(id)
-		if !ok {
-			return
-		}
-		require.Equal(t, tp, mustParse(t, tp.AppID()))
-	})
-}
-
-func mustParse(t *testing.T, id string) TopicPartition {
-	tp, ok := ParseAppID(id)
-	require.True(t, ok, id)
-	return tp
 }
 
 func TestTombstoneRetention(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 var (
@@ -63,14 +64,14 @@ func (e ev) record() Record {
 			c.Unavailable = []int{3}
 		}
 	}
-	return Record{TopicPartition: TopicPartition{Topic: itemsTopic, Partition: e.part}, Offset: e.offset, Change: c}
+	return Record{TopicPartition: cdctable.TopicPartition{Topic: itemsTopic, Partition: e.part}, Offset: e.offset, Change: c}
 }
 
 // itemsTopic is the topic of ev's records.
 const itemsTopic = "sales.dbo.items"
 
 func batchOf(evs ...ev) Batch {
-	b := Batch{LastOffsets: map[TopicPartition]int64{}}
+	b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 	for _, e := range evs {
 		r := e.record()
 		b.Records = append(b.Records, r)
@@ -116,14 +117,14 @@ func readItems(t *testing.T, store deltalog.Store) map[int32]item {
 			id := get("id").(int32)
 			_, dup := out[id]
 			require.False(t, dup, "key %d stored twice", id)
-			it := item{pos: get(ColPosition).(string), op: get(ColOp).(string)}
+			it := item{pos: get(cdctable.ColPosition).(string), op: get(cdctable.ColOp).(string)}
 			it.name, _ = get("name").(string)
 			it.notes, _ = get("notes").(string)
 			if d, ok := get("Unit Price").(decimal128.Num); ok {
 				it.price = d.Big().Int64()
 			}
-			if _, ok := snap.Schema().Field(ColDeleted); ok {
-				it.deleted = get(ColDeleted).(bool)
+			if _, ok := snap.Schema().Field(cdctable.ColDeleted); ok {
+				it.deleted = get(cdctable.ColDeleted).(bool)
 			}
 			out[id] = it
 		}

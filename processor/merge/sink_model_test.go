@@ -16,6 +16,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // workloadRecords encodes n events of a dbzgen workload over the orders
@@ -55,7 +56,7 @@ func workloadRecordsOf(t testing.TB, def dbzgen.TableDef, wopts dbzgen.WorkloadO
 		part := int32(h.Sum32() % 3)
 		ch, err := dec.DecodeRecord(t.Context(), orders.Topic(), part, offsets[part], key, value)
 		require.NoError(t, err)
-		recs = append(recs, Record{TopicPartition: TopicPartition{Topic: orders.Topic(), Partition: part}, Offset: offsets[part], Change: ch})
+		recs = append(recs, Record{TopicPartition: cdctable.TopicPartition{Topic: orders.Topic(), Partition: part}, Offset: offsets[part], Change: ch})
 		offsets[part]++
 	}
 	return recs, w, orders
@@ -130,7 +131,7 @@ func TestSinkModel(t *testing.T) {
 			var batches []Batch
 			for i := 0; i < len(recs); {
 				n := 1 + rng.IntN(80)
-				b := Batch{LastOffsets: map[TopicPartition]int64{}}
+				b := Batch{LastOffsets: map[cdctable.TopicPartition]int64{}}
 				for _, r := range recs[i:min(i+n, len(recs))] {
 					b.LastOffsets[r.TopicPartition] = r.Offset
 					if r.Change.Op != codecs.OpTombstone {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 const (
@@ -160,8 +161,8 @@ func TestSinkTxnAndPositions(t *testing.T) {
 	require.Empty(t, pos0)
 
 	b := batchOf(ev{op: opC, id: 1, pos: 1, offset: 10}, ev{op: opC, id: 2, pos: 2, offset: 4, part: 1})
-	tp0 := TopicPartition{Topic: "sales.dbo.items", Partition: 0}
-	tp2 := TopicPartition{Topic: "sales.dbo.items", Partition: 2}
+	tp0 := cdctable.TopicPartition{Topic: "sales.dbo.items", Partition: 0}
+	tp2 := cdctable.TopicPartition{Topic: "sales.dbo.items", Partition: 2}
 	b.LastOffsets[tp0] = 12 // records 11, 12 were tombstones
 	b.LastOffsets[tp2] = 99 // a partition with only skipped records
 	res, err := s.Apply(t.Context(), b)
@@ -169,7 +170,7 @@ func TestSinkTxnAndPositions(t *testing.T) {
 	require.True(t, res.Committed)
 	got, err := s.Positions(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, map[TopicPartition]int64{tp0: 12, {Topic: "sales.dbo.items", Partition: 1}: 4, tp2: 99}, got)
+	require.Equal(t, map[cdctable.TopicPartition]int64{tp0: 12, {Topic: "sales.dbo.items", Partition: 1}: 4, tp2: 99}, got)
 
 	// Only partitions that moved get a txn; a partly replayed batch applies
 	// its new records only.
@@ -263,7 +264,7 @@ func TestSinkTableSchema(t *testing.T) {
 			meta := snap.Metadata()
 			require.Equal(t, "items", meta.Name)
 			require.Contains(t, meta.Description, "sales.dbo.items")
-			require.Equal(t, `["id"]`, meta.Configuration[PropKeyColumns])
+			require.Equal(t, `["id"]`, meta.Configuration[cdctable.PropKeyColumns])
 			require.Equal(t, "name", meta.Configuration[deltalog.PropColumnMappingMode], "[Unit Price] needs column mapping")
 			require.Equal(t, tc.readerV, snap.Protocol().MinReaderVersion)
 			require.Equal(t, tc.wantDV, snap.Protocol().HasReaderFeature(deltalog.FeatureDeletionVectors))
@@ -273,7 +274,7 @@ func TestSinkTableSchema(t *testing.T) {
 				names = append(names, f.Name)
 				require.NotEmpty(t, f.Metadata["comment"], "column %s has no comment", f.Name)
 			}
-			require.Equal(t, []string{"id", "name", "Unit Price", "notes", ColPosition, ColOp, ColCommitTime}, names)
+			require.Equal(t, []string{"id", "name", "Unit Price", "notes", cdctable.ColPosition, cdctable.ColOp, cdctable.ColCommitTime}, names)
 			id, _ := snap.Schema().Field("id")
 			require.False(t, id.Nullable)
 			price, _ := snap.Schema().Field("Unit Price")
@@ -316,7 +317,7 @@ func TestSinkSchemaEvolution(t *testing.T) {
 	r.Change.Layout = bad
 	r.Change.Row = []any{int32(3), int32(7), nil, nil, nil}
 	before := snap.Version()
-	_, err = s.Apply(t.Context(), Batch{Records: []Record{good, r}, LastOffsets: map[TopicPartition]int64{r.TopicPartition: 3}})
+	_, err = s.Apply(t.Context(), Batch{Records: []Record{good, r}, LastOffsets: map[cdctable.TopicPartition]int64{r.TopicPartition: 3}})
 	var se *SchemaError
 	require.ErrorAs(t, err, &se)
 	require.NotNil(t, se.Record, "the error names the record with the new schema")

@@ -2,68 +2,33 @@ package merge
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // tableState is what a Sink knows of its table between batches.
 type tableState struct {
-	snap     *deltalog.Snapshot // nil while the table is being created
-	meta     deltalog.Metadata
-	proto    deltalog.Protocol
-	schema   *deltalog.StructType
-	keyNames []string
-	// field indexes in schema
-	keyFields                                  []int
-	posField, opField, timeField, deletedField int
-	index                                      *keyIndex
-	tombs                                      *tombstones
-	mappers                                    map[*codecs.Layout]*rowMapper
+	cdctable.Layout
+	snap    *deltalog.Snapshot // nil while the table is being created
+	meta    deltalog.Metadata
+	proto   deltalog.Protocol
+	index   *keyIndex
+	tombs   *tombstones
+	mappers map[*codecs.Layout]*rowMapper
 }
 
-// ErrNotCDCTable means the table was not created by cdc2delta (no key columns property).
-var ErrNotCDCTable = errors.New("merge: table has no " + PropKeyColumns + " property")
-
-// newTableState derives field positions from metadata.
+// newTableState derives field positions from metadata, or returns an error
+// matching cdctable.ErrNotCDCTable.
 func newTableState(meta deltalog.Metadata) (*tableState, error) {
-	schema, err := deltalog.ParseSchema(meta.SchemaString)
+	l, err := cdctable.LayoutOf(meta)
 	if err != nil {
 		return nil, err
 	}
-	st := &tableState{meta: meta, schema: schema, deletedField: -1, mappers: map[*codecs.Layout]*rowMapper{}}
-	raw, ok := meta.Configuration[PropKeyColumns]
-	if !ok {
-		return nil, ErrNotCDCTable
-	}
-	if err := json.Unmarshal([]byte(raw), &st.keyNames); err != nil || len(st.keyNames) == 0 {
-		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, PropKeyColumns, raw)
-	}
-	find := func(name string) int {
-		for i, f := range schema.Fields {
-			if f.Name == name {
-				return i
-			}
-		}
-		return -1
-	}
-	for _, k := range st.keyNames {
-		i := find(k)
-		if i < 0 {
-			return nil, fmt.Errorf("%w: key column %q missing from schema", ErrNotCDCTable, k)
-		}
-		st.keyFields = append(st.keyFields, i)
-	}
-	st.posField, st.opField, st.timeField, st.deletedField = find(ColPosition), find(ColOp), find(ColCommitTime), find(ColDeleted)
-	if st.posField < 0 || st.opField < 0 || st.timeField < 0 {
-		return nil, fmt.Errorf("%w: metadata columns missing", ErrNotCDCTable)
-	}
-	return st, nil
+	return &tableState{Layout: l, meta: meta, mappers: map[*codecs.Layout]*rowMapper{}}, nil
 }
 
 // reload brings the state to the latest snapshot: incrementally when the
@@ -184,34 +149,4 @@ func (st *tableState) withMetadata(meta deltalog.Metadata, proto deltalog.Protoc
 	}
 	next.snap, next.proto, next.index, next.tombs = st.snap, proto, st.index, st.tombs
 	return next, nil
-}
-
-// txnPositions decodes the cdc2delta txn app ids of a snapshot.
-func txnPositions(snap *deltalog.Snapshot) map[TopicPartition]int64 {
-	out := map[TopicPartition]int64{}
-	for id, txn := range snap.Txns() {
-		tp, ok := ParseAppID(id)
-		if ok {
-			out[tp] = txn.Version
-		}
-	}
-	return out
-}
-
-// ParseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
-// '/', so the last one separates the partition.
-func ParseAppID(id string) (TopicPartition, bool) {
-	rest, ok := strings.CutPrefix(id, "cdc2delta/")
-	if !ok {
-		return TopicPartition{}, false
-	}
-	i := strings.LastIndexByte(rest, '/')
-	if i <= 0 {
-		return TopicPartition{}, false
-	}
-	p, err := strconv.ParseInt(rest[i+1:], 10, 32)
-	if err != nil {
-		return TopicPartition{}, false
-	}
-	return TopicPartition{Topic: rest[:i], Partition: int32(p)}, true
 }

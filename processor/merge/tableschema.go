@@ -13,26 +13,8 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
-
-// Metadata columns every table carries (ADR 0021).
-const (
-	ColPosition   = "_cdc_position"
-	ColOp         = "_cdc_op"
-	ColCommitTime = "_cdc_commit_time"
-	ColDeleted    = "_cdc_deleted"
-)
-
-// Table properties cdc2delta records.
-const (
-	PropKeyColumns = "cdc2delta.keyColumns"
-	PropDeleteMode = "cdc2delta.deleteMode"
-	PropSource     = "cdc2delta.source"
-)
-
-// fieldMetaType keeps the source kind in field metadata: a time of day is a
-// Delta long, and evolution must still see it as a time.
-const fieldMetaType = "cdc2delta.type"
 
 // ErrSchema means a table cannot take a new source schema; errors.As a
 // *SchemaError for the details.
@@ -77,7 +59,7 @@ func deltaType(t codecs.Type) deltalog.Type {
 
 // sourceType recovers the codecs type of a table field.
 func sourceType(f deltalog.StructField) (codecs.Type, bool) {
-	name, _ := f.Metadata[fieldMetaType].(string)
+	name, _ := f.Metadata[cdctable.FieldMetaType].(string)
 	if name == "" {
 		name = f.Type.String()
 	}
@@ -101,14 +83,14 @@ func sourceType(f deltalog.StructField) (codecs.Type, bool) {
 // sourceField is the table field of source column c, named name: c.Name, or
 // its portable name, which the field's metadata and comment then record.
 func sourceField(c codecs.Column, name string, nullable bool) deltalog.StructField {
-	meta := map[string]any{fieldMetaType: c.Type.String()}
+	meta := map[string]any{cdctable.FieldMetaType: c.Type.String()}
 	comment := c.Comment
 	if comment == "" && c.SourceType != "" {
 		comment = "SQL Server " + c.SourceType
 	}
 	switch {
 	case name != c.Name:
-		meta[fieldMetaSource] = c.Name
+		meta[cdctable.FieldMetaSource] = c.Name
 		if comment == "" {
 			comment = renamedComment(c.Name, "") + " (" + c.Type.String() + ")"
 		} else {
@@ -120,24 +102,6 @@ func sourceField(c codecs.Column, name string, nullable bool) deltalog.StructFie
 	}
 	meta["comment"] = comment
 	return deltalog.StructField{Name: name, Type: deltaType(c.Type), Nullable: nullable, Metadata: meta}
-}
-
-func metaField(name string, t deltalog.PrimitiveType, nullable bool, comment string) deltalog.StructField {
-	return deltalog.StructField{Name: name, Type: t, Nullable: nullable, Metadata: map[string]any{"comment": comment}}
-}
-
-// metaFields are appended after the source columns.
-func metaFields(soft bool) []deltalog.StructField {
-	fs := []deltalog.StructField{
-		metaField(ColPosition, deltalog.TypeString, false,
-			"cdc2delta: SQL Server position (commit_lsn, change_lsn, event_serial_no) of the change that wrote this row, as hex that orders as text"),
-		metaField(ColOp, deltalog.TypeString, false, "cdc2delta: Debezium op of that change (c, u, r, d)"),
-		metaField(ColCommitTime, deltalog.TypeTimestamp, true, "cdc2delta: source commit time of that change (source.ts_ms)"),
-	}
-	if soft {
-		fs = append(fs, metaField(ColDeleted, deltalog.TypeBoolean, false, "cdc2delta: true when the source row was deleted (soft-delete mode)"))
-	}
-	return fs
 }
 
 // newTableMetadata builds the schema, properties and protocol of a table
@@ -175,7 +139,7 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 		st.Fields = append(st.Fields, sourceField(col, names[i], nullable))
 		mapping = mapping || deltalog.NeedsColumnMapping(names[i])
 	}
-	st.Fields = append(st.Fields, metaFields(s.opts.DeleteMode == DeleteSoft)...)
+	st.Fields = append(st.Fields, cdctable.MetaFields(s.opts.DeleteMode == DeleteSoft)...)
 	keys, err := json.Marshal(keyNames)
 	if err != nil {
 		return nil, deltalog.Protocol{}, err
@@ -184,10 +148,10 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 	for k, v := range s.opts.Properties {
 		conf[k] = v
 	}
-	conf[PropKeyColumns] = string(keys)
-	conf[PropDeleteMode] = string(s.opts.DeleteMode)
-	conf[PropSource] = c.Table.String()
-	conf[PropColumnNames] = string(s.opts.ColumnNames)
+	conf[cdctable.PropKeyColumns] = string(keys)
+	conf[cdctable.PropDeleteMode] = string(s.opts.DeleteMode)
+	conf[cdctable.PropSource] = c.Table.String()
+	conf[cdctable.PropColumnNames] = string(s.opts.ColumnNames)
 	if s.opts.newTableDeletionVectors() {
 		conf[deltalog.PropEnableDeletionVectors] = "true"
 	}
@@ -238,7 +202,7 @@ func (s *Sink) newTableMetadata(c *codecs.Change) (*deltalog.Metadata, deltalog.
 func tableColumns(st *deltalog.StructType) []codecs.Column {
 	var cols []codecs.Column
 	for _, f := range st.Fields {
-		if isMetaColumn(f.Name) {
+		if cdctable.IsMetaColumn(f.Name) {
 			continue
 		}
 		t, _ := sourceType(f)
@@ -247,18 +211,10 @@ func tableColumns(st *deltalog.StructType) []codecs.Column {
 	return cols
 }
 
-func isMetaColumn(name string) bool {
-	switch name {
-	case ColPosition, ColOp, ColCommitTime, ColDeleted:
-		return true
-	}
-	return false
-}
-
 // evolve returns the metadata (and protocol, when it must grow) that lets the
 // table take changes of layout next; nil metadata means no change is needed.
 func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *deltalog.Protocol, error) {
-	ev, err := codecs.Evolve(tableColumns(st.schema), keySourceNames(st.schema, st.keyFields), c.Layout.Columns, c.KeyLayout.Names())
+	ev, err := codecs.Evolve(tableColumns(st.Schema), keySourceNames(st.Schema, st.KeyFields), c.Layout.Columns, c.KeyLayout.Names())
 	if err != nil {
 		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "the source schema changed in a way the table cannot follow",
 			Remedy: "recreate the table (or migrate it with Spark) and replay from the schema change; the offsets of this batch are not committed", Err: err}
@@ -275,10 +231,10 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 			Remedy: "type widening is not supported yet: recreate the table and replay, the offsets of this batch are not committed"}
 	}
 	meta := st.meta
-	next := &deltalog.StructType{Fields: slices.Clone(st.schema.Fields)}
+	next := &deltalog.StructType{Fields: slices.Clone(st.Schema.Fields)}
 	relax := func(source string) {
 		for i := range next.Fields {
-			if !isMetaColumn(next.Fields[i].Name) && sourceName(next.Fields[i]) == source {
+			if !cdctable.IsMetaColumn(next.Fields[i].Name) && sourceName(next.Fields[i]) == source {
 				next.Fields[i].Nullable = true
 			}
 		}
@@ -313,7 +269,7 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	conf := maps.Clone(meta.Configuration)
 	if renamed {
 		// The table's names are portable from now on, whatever the options say.
-		conf[PropColumnNames] = string(ColumnNamesPortable)
+		conf[cdctable.PropColumnNames] = string(ColumnNamesPortable)
 	}
 	if mapping {
 		var maxID int64
@@ -353,7 +309,7 @@ func newRowMapper(st *deltalog.StructType, l *codecs.Layout) *rowMapper {
 	m := &rowMapper{src: make([]int, len(st.Fields))}
 	for i, f := range st.Fields {
 		m.src[i] = -1
-		if !isMetaColumn(f.Name) {
+		if !cdctable.IsMetaColumn(f.Name) {
 			m.src[i] = l.Index(sourceName(f))
 		}
 	}

@@ -3,13 +3,10 @@ package merge
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,30 +15,8 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
-
-// tombstoneDir holds delete tombstones beside the table; Delta readers and
-// VACUUM ignore directories starting with '_' (ADR 0022).
-const tombstoneDir = "_cdc2delta/tombstones/"
-
-// Tombstone files are named by what makes them count (ADR 0022):
-//
-//	<version>.<uuid>.json  a batch's, written before its commit; it counts
-//	                       once the commit of version has landed and names
-//	                       it in commitInfo (tombstonesField)
-//	compacted-<uuid>.json  written from counted entries only
-//	floor-<uuid>.json      a truncate's floor from before the table existed
-//	<version>-<uuid>.json  a batch's, from before commits named their files
-//
-// All but the first count as they are.
-const (
-	compactedPrefix = "compacted-"
-	floorPrefix     = "floor-"
-)
-
-// tombstonesField is the commitInfo field in which a commit names the
-// tombstone file of its batch (a base name in tombstoneDir).
-const tombstonesField = "cdc2delta.tombstones"
 
 // tombstoneJudgeConcurrency bounds the commits read at once to judge
 // batch files.
@@ -81,13 +56,6 @@ const (
 	fileOrphan                      // a batch file whose commit did not land
 )
 
-type tombstoneLine struct {
-	Key   []byte `json:"k,omitempty"`
-	Pos   string `json:"p"`
-	At    int64  `json:"t"`
-	Floor bool   `json:"f,omitempty"`
-}
-
 func newTombstones() *tombstones {
 	return &tombstones{keys: map[string]tombstone{}, files: map[string]fileState{}}
 }
@@ -124,17 +92,6 @@ type tombstoneView struct {
 	version int64 // -1 before the table exists
 }
 
-// batchFileVersion returns the version whose commit must name the file
-// name (a base name); ok is false for files that count as they are.
-func batchFileVersion(name string) (version int64, ok bool) {
-	v, rest, found := strings.Cut(name, ".")
-	if !found || len(v) != 20 || rest == "json" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n, err == nil
-}
-
 // landed reports whether the commit of version, at or below the view's,
 // names the batch file name. Only that commit can: the sink commits a
 // batch with tombstones at exactly the version after its snapshot
@@ -150,7 +107,7 @@ func (w tombstoneView) landed(ctx context.Context, version int64, name string) (
 	if err != nil {
 		return false, fmt.Errorf("judging tombstones %s: %w", name, err)
 	}
-	return ci != nil && deltalog.OperationValues(ci.Extra).Text(tombstonesField) == name, nil
+	return ci != nil && deltalog.OperationValues(ci.Extra).Text(cdctable.TombstonesField) == name, nil
 }
 
 // loadTombstones reads every tombstone file that counts in view and drops
@@ -188,7 +145,7 @@ func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tom
 	for range maxTombstoneRelists {
 		listed := map[string]fileState{}
 		var todo []string
-		for info, err := range store.List(ctx, tombstoneDir, "") {
+		for info, err := range store.List(ctx, cdctable.TombstoneDir, "") {
 			if err != nil {
 				return fmt.Errorf("listing tombstones: %w", err)
 			}
@@ -199,7 +156,7 @@ func (t *tombstones) catchUp(ctx context.Context, store deltalog.Store, view tom
 				listed[info.Path] = st
 				continue
 			}
-			if v, ok := batchFileVersion(strings.TrimPrefix(info.Path, tombstoneDir)); ok && v > view.version {
+			if v, ok := cdctable.TombstoneBatchVersion(strings.TrimPrefix(info.Path, cdctable.TombstoneDir)); ok && v > view.version {
 				continue // a commit in flight, or one that failed
 			}
 			todo = append(todo, info.Path)
@@ -240,8 +197,8 @@ func (w tombstoneView) judge(ctx context.Context, paths []string) ([]bool, error
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(tombstoneJudgeConcurrency)
 	for i, path := range paths {
-		name := strings.TrimPrefix(path, tombstoneDir)
-		v, ok := batchFileVersion(name)
+		name := strings.TrimPrefix(path, cdctable.TombstoneDir)
+		v, ok := cdctable.TombstoneBatchVersion(name)
 		if !ok {
 			counts[i] = true
 			continue
@@ -264,11 +221,11 @@ func (t *tombstones) readFile(ctx context.Context, store deltalog.Store, path st
 	sc := bufio.NewScanner(rc)
 	sc.Buffer(nil, 1<<20)
 	var (
-		l       tombstoneLine
+		l       cdctable.TombstoneLine
 		scratch []byte
 	)
 	for sc.Scan() {
-		if err := decodeTombstoneLine(sc.Bytes(), &l, &scratch); err != nil {
+		if err := cdctable.DecodeTombstoneLine(sc.Bytes(), &l, &scratch); err != nil {
 			return fmt.Errorf("reading tombstones %s: %w", path, err)
 		}
 		pos, err := codecs.PositionFromHex(l.Pos)
@@ -308,8 +265,8 @@ func writeTombstones(ctx context.Context, store deltalog.Store, view tombstoneVi
 	if len(keys) == 0 && floor == nil {
 		return "", nil
 	}
-	name := fmt.Sprintf("%020d.%s.json", view.version+1, uuid.NewString())
-	if err := putTombstones(ctx, store, tombstoneDir+name, keys, floor); err != nil {
+	name := cdctable.BatchTombstoneName(view.version + 1)
+	if err := putTombstones(ctx, store, cdctable.TombstoneDir+name, keys, floor); err != nil {
 		return "", err
 	}
 	if rand.IntN(tombstoneCompactCheck) == 0 {
@@ -328,7 +285,7 @@ func writeFloor(ctx context.Context, store deltalog.Store, floor *codecs.Positio
 	if floor == nil {
 		return nil
 	}
-	return putTombstones(ctx, store, tombstoneDir+floorPrefix+uuid.NewString()+".json", nil, floor)
+	return putTombstones(ctx, store, cdctable.TombstoneDir+cdctable.TombstoneFloorPrefix+uuid.NewString()+".json", nil, floor)
 }
 
 func putTombstones(ctx context.Context, store deltalog.Store, path string, keys map[string]tombstone, floor *codecs.Position) error {
@@ -340,37 +297,16 @@ func putTombstones(ctx context.Context, store deltalog.Store, path string, keys 
 }
 
 // encodeTombstones renders a tombstone file: JSON lines, the floor first.
-// The lines are the bytes encoding/json writes for tombstoneLine
-// (TestEncodeTombstonesAsJSON), appended by hand: a batch's file is encoded
+// The lines are the bytes encoding/json writes for cdctable.TombstoneLine
+// (cdctable's TestEncodeTombstonesAsJSON), appended by hand: a batch's file is encoded
 // again after each lost race and a compaction re-encodes every entry.
 func encodeTombstones(keys map[string]tombstone, floor *codecs.Position) []byte {
 	var buf []byte
 	if floor != nil {
-		buf = appendTombstoneLine(buf, "", *floor, 0, true)
+		buf = cdctable.AppendTombstoneLine(buf, "", *floor, 0, true)
 	}
 	for k, ts := range keys {
-		buf = appendTombstoneLine(buf, k, ts.pos, ts.at, false)
+		buf = cdctable.AppendTombstoneLine(buf, k, ts.pos, ts.at, false)
 	}
 	return buf
-}
-
-// appendTombstoneLine appends the line of one entry, or of the floor, with
-// its newline. Base64 and hex need no JSON escapes; an empty key is omitted,
-// as omitempty omits it.
-func appendTombstoneLine(buf []byte, key string, pos codecs.Position, at int64, floor bool) []byte {
-	buf = append(buf, '{')
-	if key != "" {
-		buf = append(buf, `"k":"`...)
-		buf = base64.StdEncoding.AppendEncode(buf, []byte(key))
-		buf = append(buf, `",`...)
-	}
-	buf = append(buf, `"p":"`...)
-	var bin [codecs.PositionLen]byte
-	buf = hex.AppendEncode(buf, pos.AppendBinary(bin[:0]))
-	buf = append(buf, `","t":`...)
-	buf = strconv.AppendInt(buf, at, 10)
-	if floor {
-		buf = append(buf, `,"f":true`...)
-	}
-	return append(buf, "}\n"...)
 }

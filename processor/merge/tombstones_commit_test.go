@@ -12,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // TestTombstonesOfFailedCommit: a batch [insert k, delete k] whose commit
@@ -125,14 +126,14 @@ func TestTombstonesOfConcurrentCommits(t *testing.T) {
 	require.Equal(t, 1, res.Retries)
 	var orphan string
 	for _, f := range inFlight {
-		if strings.HasPrefix(f, tombstoneDir+fmt.Sprintf("%020d.", 2)) {
+		if strings.HasPrefix(f, cdctable.TombstoneDir+fmt.Sprintf("%020d.", 2)) {
 			orphan = f
 		}
 	}
 	require.NotEmpty(t, orphan)
 	ci, err := a.table.CommitInfo(t.Context(), 3)
 	require.NoError(t, err)
-	require.NotEqual(t, strings.TrimPrefix(orphan, tombstoneDir), deltalog.OperationValues(ci.Extra).Text(tombstonesField))
+	require.NotEqual(t, strings.TrimPrefix(orphan, cdctable.TombstoneDir), deltalog.OperationValues(ci.Extra).Text(cdctable.TombstonesField))
 
 	require.NoError(t, b.reload(t.Context()))
 	require.Equal(t, fileOrphan, b.state.tombs.files[orphan])
@@ -153,7 +154,7 @@ func TestTombstoneJudging(t *testing.T) {
 	entry := func(p int) map[string]tombstone { return map[string]tombstone{"k": {pos: pos(p), at: now.UnixMilli()}} }
 	put := func(t *testing.T, store deltalog.Store, name string, keys map[string]tombstone) {
 		t.Helper()
-		require.NoError(t, putTombstones(t.Context(), store, tombstoneDir+name, keys, nil))
+		require.NoError(t, putTombstones(t.Context(), store, cdctable.TombstoneDir+name, keys, nil))
 	}
 	for _, tc := range []struct {
 		name  string
@@ -182,7 +183,7 @@ func TestTombstoneJudging(t *testing.T) {
 			landCommit(t, store, 3, "")
 		}, pos(7), fileMerged},
 		{"compacted", func(t *testing.T, store deltalog.Store) {
-			put(t, store, compactedPrefix+"x.json", entry(7))
+			put(t, store, cdctable.TombstoneCompactedPrefix+"x.json", entry(7))
 		}, pos(7), fileMerged},
 		{"a floor from before the table existed", func(t *testing.T, store deltalog.Store) {
 			f := pos(9)
@@ -218,7 +219,7 @@ func TestTombstoneFileNames(t *testing.T) {
 		{"0000000000000000000x.y.json", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, ok := batchFileVersion(tc.name)
+			v, ok := cdctable.TombstoneBatchVersion(tc.name)
 			require.Equal(t, tc.batch, ok)
 			require.Equal(t, tc.version, v)
 		})
@@ -228,7 +229,7 @@ func TestTombstoneFileNames(t *testing.T) {
 // keyOf encodes the key of the items table with id.
 func keyOf(t *testing.T, id int32) string {
 	t.Helper()
-	k, err := appendKey(nil, []any{id})
+	k, err := cdctable.AppendKey(nil, []any{id})
 	require.NoError(t, err)
 	return string(k)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // Tombstone compaction (ADR 0022): every batch with deletes adds a file, so
@@ -40,7 +41,7 @@ func (t *tombstones) compact(ctx context.Context, store deltalog.Store) (int, er
 	old := t.files
 	t.files = map[string]fileState{}
 	if len(t.keys) > 0 || floor != nil {
-		path := tombstoneDir + compactedPrefix + uuid.NewString() + ".json"
+		path := cdctable.TombstoneDir + cdctable.TombstoneCompactedPrefix + uuid.NewString() + ".json"
 		if err := putTombstones(ctx, store, path, t.keys, floor); err != nil {
 			t.files = old
 			return 0, fmt.Errorf("compacting tombstones: %w", err)
@@ -66,7 +67,7 @@ func (t *tombstones) compact(ctx context.Context, store deltalog.Store) (int, er
 // it keeps expired entries; loading drops them.
 func compactTombstoneFiles(ctx context.Context, store deltalog.Store, view tombstoneView, threshold int) (int, error) {
 	n := 0
-	for info, err := range store.List(ctx, tombstoneDir, "") {
+	for info, err := range store.List(ctx, cdctable.TombstoneDir, "") {
 		if err != nil {
 			return 0, fmt.Errorf("listing tombstones: %w", err)
 		}

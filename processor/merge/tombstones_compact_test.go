@@ -13,13 +13,14 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // tombstoneFiles lists the tombstone files of store.
 func tombstoneFiles(t *testing.T, store deltalog.Store) []string {
 	t.Helper()
 	var out []string
-	for info, err := range store.List(t.Context(), tombstoneDir, "") {
+	for info, err := range store.List(t.Context(), cdctable.TombstoneDir, "") {
 		require.NoError(t, err)
 		out = append(out, info.Path)
 	}
@@ -51,7 +52,7 @@ func landCommit(t testing.TB, store deltalog.Store, version int64, name string) 
 	t.Helper()
 	ci := `{"commitInfo":{"operation":"MERGE"}}`
 	if name != "" {
-		ci = `{"commitInfo":{"operation":"MERGE","` + tombstonesField + `":"` + name + `"}}`
+		ci = `{"commitInfo":{"operation":"MERGE","` + cdctable.TombstonesField + `":"` + name + `"}}`
 	}
 	require.NoError(t, store.PutIfAbsent(t.Context(), fmt.Sprintf("_delta_log/%020d.json", version), []byte(ci+"\n")))
 }
@@ -143,7 +144,7 @@ func TestTombstoneCompactionCrash(t *testing.T) {
 			want, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 
-			store.Inject(memstore.Fault{Ops: memstore.OpDelete, Pattern: tombstoneDir + "*", Nth: failAt})
+			store.Inject(memstore.Fault{Ops: memstore.OpDelete, Pattern: cdctable.TombstoneDir + "*", Nth: failAt})
 			got, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 			n, err := got.compact(t.Context(), store)
@@ -219,8 +220,8 @@ func TestTombstoneCompactionOnWrite(t *testing.T) {
 		// The write made before+1 files; compaction needs more than the threshold.
 		require.Greater(t, before+1, tombstoneCompactFiles, "compacted too early")
 		require.Len(t, files, 2)
-		require.True(t, strings.HasPrefix(files[1], tombstoneDir+compactedPrefix), files[1])
-		require.Equal(t, tombstoneDir+name, files[0], "the file of the commit in flight stays")
+		require.True(t, strings.HasPrefix(files[1], cdctable.TombstoneDir+cdctable.TombstoneCompactedPrefix), files[1])
+		require.Equal(t, cdctable.TombstoneDir+name, files[0], "the file of the commit in flight stays")
 		compacted = true
 	}
 	require.True(t, compacted)

@@ -12,7 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/merge/keyrun"
 )
 
-// The index's entries: an 8-byte integer key (appendKey of a BIGINT is 9
+// The index's entries: an 8-byte integer key (cdctable.AppendKey of a BIGINT is 9
 // bytes; close enough) and a 36-byte value (file, row, position).
 const benchWidth = 36
 

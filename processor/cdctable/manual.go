@@ -1,11 +1,9 @@
-package merge
+package cdctable
 
 import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -21,29 +19,29 @@ import (
 //     does (ADR 0022), so that a re-delivered older event cannot resurrect it while
 //     the tombstone lasts.
 type ManualEdits struct {
-	st    *tableState
-	store deltalog.Store
-	now   func() time.Time
+	layout Layout
+	store  deltalog.Store
+	now    func() time.Time
 }
 
 // ManualEditsFor returns the rules for the table of meta, stored in store, or an error
 // matching ErrNotCDCTable for a table the processor does not maintain. now stamps the
 // tombstones (their retention counts from it); nil means time.Now.
 func ManualEditsFor(meta deltalog.Metadata, store deltalog.Store, now func() time.Time) (*ManualEdits, error) {
-	st, err := newTableState(meta)
+	l, err := LayoutOf(meta)
 	if err != nil {
 		return nil, err
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &ManualEdits{st: st, store: store, now: now}, nil
+	return &ManualEdits{layout: l, store: store, now: now}, nil
 }
 
 // Protected maps the columns an UPDATE cannot set to the reason.
 func (m *ManualEdits) Protected() map[string]string {
 	out := map[string]string{}
-	for _, k := range m.st.keyNames {
+	for _, k := range m.layout.KeyNames {
 		out[k] = "it is a key column of the source table (" + PropKeyColumns + "); change the key at the source, or DELETE the row"
 	}
 	for _, c := range []string{ColPosition, ColOp, ColCommitTime, ColDeleted} {
@@ -62,32 +60,31 @@ func (m *ManualEdits) RecordDeletes(ctx context.Context, version int64, rows [][
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	at := m.now().UnixMilli()
-	keys := make(map[string]tombstone, len(rows))
-	vals := make([]any, len(m.st.keyFields))
+	keys := make(map[string]codecs.Position, len(rows))
 	var buf []byte
 	for _, r := range rows {
-		for k, f := range m.st.keyFields {
-			vals[k] = r[f]
-		}
 		var err error
-		if buf, err = appendKey(buf[:0], vals); err != nil {
+		if buf, err = m.layout.AppendRowKey(buf[:0], r); err != nil {
 			return nil, err
 		}
-		hex, _ := r[m.st.posField].(string)
+		hex, _ := r[m.layout.PosField].(string)
 		pos, err := codecs.PositionFromHex(hex)
 		if err != nil {
 			return nil, fmt.Errorf("a deleted row has a bad %s %q: %w", ColPosition, hex, err)
 		}
-		ts := tombstone{pos: pos, at: at}
-		if old, ok := keys[string(buf)]; ok && old.pos.Compare(pos) >= 0 {
+		if old, ok := keys[string(buf)]; ok && old.Compare(pos) >= 0 {
 			continue
 		}
-		keys[string(buf)] = ts
+		keys[string(buf)] = pos
 	}
-	name := fmt.Sprintf("%020d.%s.json", version, uuid.NewString())
-	if err := putTombstones(ctx, m.store, tombstoneDir+name, keys, nil); err != nil {
-		return nil, err
+	at := m.now().UnixMilli()
+	var data []byte
+	for k, pos := range keys {
+		data = AppendTombstoneLine(data, k, pos, at, false)
 	}
-	return map[string]string{tombstonesField: name}, nil
+	name := BatchTombstoneName(version)
+	if err := m.store.PutIfAbsent(ctx, TombstoneDir+name, data); err != nil {
+		return nil, fmt.Errorf("writing tombstones %s: %w", TombstoneDir+name, err)
+	}
+	return map[string]string{TombstonesField: name}, nil
 }

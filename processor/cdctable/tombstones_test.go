@@ -1,4 +1,4 @@
-package merge
+package cdctable
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestDecodeTombstoneLine(t *testing.T) {
 	lines := bytes.Split(bytes.TrimSuffix(written, []byte("\n")), []byte("\n"))
 	require.Len(t, lines, 4)
 	for _, line := range lines {
-		var l tombstoneLine
+		var l TombstoneLine
 		var scratch []byte
 		require.True(t, decodeTombstoneLineFast(line, &l, &scratch), "%s", line)
 		requireDecodesAsJSON(t, line)
@@ -53,9 +53,9 @@ func TestDecodeTombstoneLine(t *testing.T) {
 		{"truncated", `{"k":"AQI=","p":"` + h, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var l tombstoneLine
+			var l TombstoneLine
 			var scratch []byte
-			err := decodeTombstoneLine([]byte(tc.line), &l, &scratch)
+			err := DecodeTombstoneLine([]byte(tc.line), &l, &scratch)
 			if tc.fails {
 				require.Error(t, err)
 			}
@@ -64,14 +64,14 @@ func TestDecodeTombstoneLine(t *testing.T) {
 	}
 }
 
-// requireDecodesAsJSON checks decodeTombstoneLine against encoding/json,
+// requireDecodesAsJSON checks DecodeTombstoneLine against encoding/json,
 // which defines the format.
 func requireDecodesAsJSON(t testing.TB, line []byte) {
 	t.Helper()
-	var want, got tombstoneLine
+	var want, got TombstoneLine
 	wantErr := json.Unmarshal(line, &want)
 	scratch := []byte("stale scratch bytes from an earlier line")
-	gotErr := decodeTombstoneLine(line, &got, &scratch)
+	gotErr := DecodeTombstoneLine(line, &got, &scratch)
 	if wantErr != nil {
 		require.Error(t, gotErr, "encoding/json refuses %q", line)
 		return
@@ -83,7 +83,7 @@ func requireDecodesAsJSON(t testing.TB, line []byte) {
 	require.Equal(t, want, got, "%q", line)
 }
 
-// FuzzTombstoneLine compares decodeTombstoneLine with encoding/json on
+// FuzzTombstoneLine compares DecodeTombstoneLine with encoding/json on
 // arbitrary lines.
 func FuzzTombstoneLine(f *testing.F) {
 	h := pos(3).Hex()
@@ -122,9 +122,9 @@ func TestEncodeTombstonesAsJSON(t *testing.T) {
 
 func requireEncodesAsJSON(t testing.TB, key []byte, p codecs.Position, at int64, floor bool) {
 	t.Helper()
-	want := tombstoneLine{Key: key, Pos: p.Hex(), At: at}
+	want := TombstoneLine{Key: key, Pos: p.Hex(), At: at}
 	if floor {
-		want = tombstoneLine{Pos: p.Hex(), Floor: true}
+		want = TombstoneLine{Pos: p.Hex(), Floor: true}
 	}
 	var buf bytes.Buffer
 	require.NoError(t, json.NewEncoder(&buf).Encode(want))
@@ -132,14 +132,14 @@ func requireEncodesAsJSON(t testing.TB, key []byte, p codecs.Position, at int64,
 		require.Equal(t, buf.String(), string(encodeTombstones(nil, &p)))
 		return
 	}
-	got := appendTombstoneLine(nil, string(key), p, at, false)
+	got := AppendTombstoneLine(nil, string(key), p, at, false)
 	require.Equal(t, buf.String(), string(got))
 	if len(key) > 0 {
 		require.Equal(t, buf.String(), string(encodeTombstones(map[string]tombstone{string(key): {pos: p, at: at}}, nil)))
 	}
 }
 
-// FuzzEncodeTombstoneLine compares appendTombstoneLine with encoding/json
+// FuzzEncodeTombstoneLine compares AppendTombstoneLine with encoding/json
 // on arbitrary keys, positions and times.
 func FuzzEncodeTombstoneLine(f *testing.F) {
 	f.Add([]byte("order-1"), []byte("0123456789abcdefghijklmnopqrstuv"), int64(1_700_000_000_000), false)
@@ -156,7 +156,7 @@ func FuzzEncodeTombstoneLine(f *testing.F) {
 // BenchmarkEncodeTombstones compares the hand-written encoder with
 // encoding/json on 1000 entries with 16-byte keys.
 //
-//	go test ./processor/merge -run '^$' -bench BenchmarkEncodeTombstones -count 6
+//	go test ./processor/cdctable -run '^$' -bench BenchmarkEncodeTombstones -count 6
 func BenchmarkEncodeTombstones(b *testing.B) {
 	keys := map[string]tombstone{}
 	for i := range 1000 {
@@ -166,12 +166,12 @@ func BenchmarkEncodeTombstones(b *testing.B) {
 		name   string
 		encode func() []byte
 	}{
-		{"encodeTombstones", func() []byte { return encodeTombstones(keys, nil) }},
+		{"AppendTombstoneLine", func() []byte { return encodeTombstones(keys, nil) }},
 		{"encoding-json", func() []byte {
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			for k, ts := range keys {
-				if err := enc.Encode(tombstoneLine{Key: []byte(k), Pos: ts.pos.Hex(), At: ts.at}); err != nil {
+				if err := enc.Encode(TombstoneLine{Key: []byte(k), Pos: ts.pos.Hex(), At: ts.at}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -194,7 +194,7 @@ func BenchmarkEncodeTombstones(b *testing.B) {
 // BenchmarkDecodeTombstoneLine compares the two decoders on what the
 // encoder writes: a 16-byte key each.
 //
-//	go test ./processor/merge -run '^$' -bench BenchmarkDecodeTombstoneLine -count 6
+//	go test ./processor/cdctable -run '^$' -bench BenchmarkDecodeTombstoneLine -count 6
 func BenchmarkDecodeTombstoneLine(b *testing.B) {
 	keys := map[string]tombstone{}
 	for i := range 1000 {
@@ -204,14 +204,14 @@ func BenchmarkDecodeTombstoneLine(b *testing.B) {
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	for _, bc := range []struct {
 		name   string
-		decode func(line []byte, l *tombstoneLine, scratch *[]byte) error
+		decode func(line []byte, l *TombstoneLine, scratch *[]byte) error
 	}{
-		{"decodeTombstoneLine", decodeTombstoneLine},
-		{"encoding-json", func(line []byte, l *tombstoneLine, _ *[]byte) error { return json.Unmarshal(line, l) }},
+		{"DecodeTombstoneLine", DecodeTombstoneLine},
+		{"encoding-json", func(line []byte, l *TombstoneLine, _ *[]byte) error { return json.Unmarshal(line, l) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var (
-				l       tombstoneLine
+				l       TombstoneLine
 				scratch []byte
 				n       int
 			)
@@ -229,4 +229,29 @@ func BenchmarkDecodeTombstoneLine(b *testing.B) {
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
 		})
 	}
+}
+
+// tombstone is an entry of a tombstone file, as the engine keeps it.
+type tombstone struct {
+	pos codecs.Position
+	at  int64
+}
+
+// encodeTombstones renders a tombstone file as the engine does: the floor
+// first, then one line per key.
+func encodeTombstones(keys map[string]tombstone, floor *codecs.Position) []byte {
+	var buf []byte
+	if floor != nil {
+		buf = AppendTombstoneLine(buf, "", *floor, 0, true)
+	}
+	for k, ts := range keys {
+		buf = AppendTombstoneLine(buf, k, ts.pos, ts.at, false)
+	}
+	return buf
+}
+
+func pos(n int) codecs.Position {
+	var l codecs.LSN
+	l[8], l[9] = byte(n>>8), byte(n)
+	return codecs.Position{Commit: l, Change: l, Serial: 1}
 }

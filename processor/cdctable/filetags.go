@@ -1,7 +1,7 @@
-package merge
+package cdctable
 
 import (
-	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -9,46 +9,41 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 )
 
-// PartitionsTag names, on a data file cdc2delta writes, the Kafka partitions
-// whose rows it holds ("topic/partition", joined by ","). Debezium keys each
-// partition by primary key, so writers sharing a table own disjoint keys;
-// folding only their own partitions' files keeps them from rewriting each
-// other's (ADR 0036).
-const PartitionsTag = "cdc2delta.partitions"
-
-// fileOwners says which files a batch may fold into its tail.
-type fileOwners struct {
+// FileOwners says which files a writer may fold into its tail or compact,
+// by the PartitionsTag of the files: writers sharing a table touch disjoint
+// files (ADR 0036).
+type FileOwners struct {
 	owned map[string]bool // the writer's partitions, as in PartitionsTag
 	// sole: the writer owns every partition the table holds offsets of, so
 	// no other writer folds files and every file may be folded.
 	sole bool
-	// batch are the partitions of the batch's records, and rows the tag of
+	// batch are the partitions of the batch's records, and Rows the tag of
 	// a file of its new rows.
 	batch map[string]bool
-	rows  string
+	Rows  string
 }
 
-func partitionName(tp TopicPartition) string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
-
-// newFileOwners derives the owners from the writer's partitions (owned; nil:
-// the batch's), the partitions of the batch's records and those the table
-// holds offsets of.
-func newFileOwners(owned []TopicPartition, batch map[TopicPartition]int64, recs []Record, applied map[TopicPartition]int64) fileOwners {
-	o := fileOwners{owned: map[string]bool{}, sole: true}
+// NewFileOwners derives the owners from the writer's partitions (owned; nil:
+// the batch's), the partitions of the batch (batch: its last offsets; recs:
+// those of its records, nil for none) and those the table holds offsets of.
+func NewFileOwners(owned []TopicPartition, batch map[TopicPartition]int64, recs iter.Seq[TopicPartition], applied map[TopicPartition]int64) FileOwners {
+	o := FileOwners{owned: map[string]bool{}, sole: true}
 	for _, tp := range owned {
-		o.owned[partitionName(tp)] = true
+		o.owned[tp.TagName()] = true
 	}
 	for tp := range batch {
-		o.owned[partitionName(tp)] = true
+		o.owned[tp.TagName()] = true
 	}
 	for tp := range applied {
-		o.sole = o.sole && o.owned[partitionName(tp)]
+		o.sole = o.sole && o.owned[tp.TagName()]
 	}
 	o.batch = map[string]bool{}
-	for i := range recs {
-		o.batch[partitionName(recs[i].TopicPartition)] = true
+	if recs != nil {
+		for tp := range recs {
+			o.batch[tp.TagName()] = true
+		}
 	}
-	o.rows = joinTag(o.batch)
+	o.Rows = joinTag(o.batch)
 	return o
 }
 
@@ -61,15 +56,15 @@ func joinTag(parts map[string]bool) string {
 	return strings.Join(names, ",")
 }
 
-// mayFold reports whether the writer may fold f into its tail.
-func (o fileOwners) mayFold(f *deltalog.Add) bool {
+// MayFold reports whether the writer may fold f into its tail.
+func (o FileOwners) MayFold(f *deltalog.Add) bool {
 	all, _ := o.overlap(f)
 	return o.sole || all
 }
 
 // overlap reports whether every and whether some of the partitions f's tag
 // names are the writer's; both are false for an untagged file.
-func (o fileOwners) overlap(f *deltalog.Add) (all, some bool) {
+func (o FileOwners) overlap(f *deltalog.Add) (all, some bool) {
 	tag := f.Tags[PartitionsTag]
 	if tag == "" {
 		return false, false
@@ -81,10 +76,10 @@ func (o fileOwners) overlap(f *deltalog.Add) (all, some bool) {
 	return all, some
 }
 
-// foldedTag is the tag of a file holding the batch's new rows and the rows
+// FoldedTag is the tag of a file holding the batch's new rows and the rows
 // of folded; an untagged one (which only a sole writer folds) may hold rows
 // of any of its partitions.
-func (o fileOwners) foldedTag(folded []*deltalog.Add) string {
+func (o FileOwners) FoldedTag(folded []*deltalog.Add) string {
 	parts := maps.Clone(o.batch)
 	for _, f := range folded {
 		tag := f.Tags[PartitionsTag]
@@ -98,8 +93,8 @@ func (o fileOwners) foldedTag(folded []*deltalog.Add) string {
 	return joinTag(parts)
 }
 
-// tag sets add's partitions tag.
-func tag(add *deltalog.Add, partitions string) {
+// Tag sets add's partitions tag.
+func Tag(add *deltalog.Add, partitions string) {
 	if partitions == "" {
 		return
 	}
@@ -117,11 +112,11 @@ func tag(add *deltalog.Add, partitions string) {
 // partition, the files of no one writer (untagged, or tagged with some of
 // its partitions and others). A sole writer compacts every file.
 func Compacts(owned []TopicPartition, snap *deltalog.Snapshot) func(*deltalog.Add) bool {
-	applied := txnPositions(snap)
-	o := newFileOwners(owned, nil, nil, applied)
+	applied := Offsets(snap)
+	o := NewFileOwners(owned, nil, nil, applied)
 	first := ""
 	for tp := range applied {
-		if n := partitionName(tp); first == "" || n < first {
+		if n := tp.TagName(); first == "" || n < first {
 			first = n
 		}
 	}
