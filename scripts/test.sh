@@ -155,7 +155,7 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	# the seeds alone run in every go test.
 	step "fast: fuzz decoder vs goavro (60s)" go test -run '^$' -fuzz '^FuzzDecodeChange$' -fuzztime 60s ./codecs/
 	# The hand-written tombstone line decoder against encoding/json.
-	step "fast: fuzz tombstone lines vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzTombstoneLine$' -fuzztime 20s ./processor/merge/
+	step "fast: fuzz tombstone lines vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzTombstoneLine$' -fuzztime 20s ./processor/cdctable/
 	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi
 
