@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
@@ -83,7 +84,7 @@ metrics: {listen: %q}
 	frozen := time.Now()
 	require.NoError(t, src.produce(ctx, 300)) // Kafka still answers: every table has work
 	var stalledAfter time.Duration
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		code, body = readyz()
 		for _, tb := range tables {
 			if !strings.Contains(body, "table "+tb.dir+" stalled") {
@@ -92,7 +93,9 @@ metrics: {listen: %q}
 		}
 		stalledAfter = time.Since(frozen)
 		return code == http.StatusServiceUnavailable
-	}, budget+requestTimeout+slack, 100*time.Millisecond, "/readyz %d after the freeze:\n%s\nlog:\n%s", code, body, run.logTail())
+	}, budget+requestTimeout+slack, 100*time.Millisecond) {
+		t.Fatalf("/readyz %d %s after the freeze:\n%s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, run.logTail())
+	}
 	require.Contains(t, body, "S3 at "+moto.Endpoint, "/readyz names the dependency")
 	// The log says the same, on the line that reports the stall.
 	stallLine := regexp.MustCompile(`msg="table stalled[^\n]*S3 at ` + regexp.QuoteMeta(moto.Endpoint) +
@@ -111,8 +114,9 @@ metrics: {listen: %q}
 	require.NoError(t, src.produce(ctx, 100))
 	ends := src.endOffsets()
 	waitCaughtUp(t, tables, ends, run)
-	require.Eventually(t, func() bool { code, body = readyz(); return code == http.StatusOK },
-		10*time.Second, 100*time.Millisecond, "/readyz after the thaw: %d %s", code, body)
+	if !assert.Eventually(t, func() bool { code, body = readyz(); return code == http.StatusOK }, 10*time.Second, 100*time.Millisecond) {
+		t.Fatalf("/readyz after the thaw: %d %s", code, body)
+	}
 	require.Equal(t, exitOK, run.terminate(), "log:\n%s", run.logTail())
 	requireTablesMatchSource(t, src, tables, ends)
 }
