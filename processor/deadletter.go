@@ -250,16 +250,9 @@ func (d *deadLetters) produce(ctx context.Context, dt *dlqTopic, rec *kgo.Record
 	return d.timedOut(ctx, err)
 }
 
-// timedOut names the dependency when ctx's deadline ended a dead-letter
-// step: a transient error, retried within the budget.
+// timedOut names kafka.brokers when ctx's deadline ended a dead-letter step.
 func (d *deadLetters) timedOut(ctx context.Context, err error) error {
-	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return err
-	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", err, context.DeadlineExceeded)
-	}
-	return fmt.Errorf("%w (no answer from kafka.brokers %v within %s)", err, d.p.opts.Brokers, d.p.opts.DeadLetterTimeout)
+	return noAnswer(ctx, err, fmt.Sprintf("kafka.brokers %v", d.p.opts.Brokers), d.p.opts.DeadLetterTimeout)
 }
 
 func (d *deadLetters) close() {
