@@ -260,6 +260,9 @@ type S3 struct {
 	Endpoint  string `yaml:"endpoint"`
 	Region    string `yaml:"region"`
 	PathStyle bool   `yaml:"path_style"`
+	// RequestTimeout is how long one S3 request may make no progress before it
+	// fails as a transient error; zero: the store's default (10s).
+	RequestTimeout Duration `yaml:"request_timeout"`
 }
 
 // Decoding mirrors the Debezium connector settings the topics were produced with.

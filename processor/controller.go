@@ -47,7 +47,11 @@ type ControllerOptions struct {
 	// Interval is how often the control table is brought up to date
 	// (default 5 s).
 	Interval time.Duration
-	Logger   *slog.Logger
+	// KafkaTimeout bounds each Kafka admin request of a round (default
+	// 10 s): a broker that does not answer fails the round, which the
+	// next one retries.
+	KafkaTimeout time.Duration
+	Logger       *slog.Logger
 	// Registerer receives the control table's gauges; nil registers none.
 	Registerer prometheus.Registerer
 	// Now stamps updated_at; default time.Now.
@@ -112,6 +116,9 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = 5 * time.Second
+	}
+	if opts.KafkaTimeout <= 0 {
+		opts.KafkaTimeout = 10 * time.Second
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -233,6 +240,11 @@ func (c *Controller) Round(ctx context.Context) error {
 	return err
 }
 
+// admin runs one Kafka admin request under the round's Kafka deadline.
+func (c *Controller) admin(ctx context.Context, fn func(context.Context) error) error {
+	return withDeadline(ctx, c.opts.KafkaTimeout, fmt.Sprintf("kafka.brokers %v", c.opts.Brokers), fn)
+}
+
 // readTransactions takes what the transaction topic has now.
 func (c *Controller) readTransactions(ctx context.Context) error {
 	if c.opts.TransactionTopic == "" {
@@ -241,7 +253,11 @@ func (c *Controller) readTransactions(ctx context.Context) error {
 	if !c.txTopicSeen {
 		// The client would wait for a missing topic without a word; no
 		// table could then complete, so each round says why.
-		md, err := c.adm.ListTopics(ctx, c.opts.TransactionTopic)
+		var md kadm.TopicDetails
+		err := c.admin(ctx, func(ctx context.Context) (err error) {
+			md, err = c.adm.ListTopics(ctx, c.opts.TransactionTopic)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("looking up the transaction topic: %w", err)
 		}
@@ -288,7 +304,11 @@ func (c *Controller) readTransactions(ctx context.Context) error {
 func (c *Controller) discover(ctx context.Context, st *control.State) error {
 	topics := c.opts.Topics
 	if c.regex != nil {
-		listed, err := c.adm.ListTopics(ctx)
+		var listed kadm.TopicDetails
+		err := c.admin(ctx, func(ctx context.Context) (err error) {
+			listed, err = c.adm.ListTopics(ctx)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("listing topics: %w", err)
 		}
@@ -345,7 +365,11 @@ func (c *Controller) partitions(ctx context.Context) error {
 	if len(c.tables) == 0 {
 		return nil
 	}
-	md, err := c.adm.ListTopics(ctx, slices.Collect(maps.Keys(c.tables))...)
+	var md kadm.TopicDetails
+	err := c.admin(ctx, func(ctx context.Context) (err error) {
+		md, err = c.adm.ListTopics(ctx, slices.Collect(maps.Keys(c.tables))...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("listing the tables' topics: %w", err)
 	}
@@ -469,7 +493,11 @@ func (c *Controller) caughtUp(ctx context.Context) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	ends, err := c.adm.ListEndOffsets(ctx, topics...)
+	var ends kadm.ListedOffsets
+	err := c.admin(ctx, func(ctx context.Context) (err error) {
+		ends, err = c.adm.ListEndOffsets(ctx, topics...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("listing end offsets: %w", err)
 	}

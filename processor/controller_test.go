@@ -13,7 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -461,4 +463,41 @@ func TestChangeLogCatchesUp(t *testing.T) {
 		r.close(t)
 	}
 	checkChangeLog(t, pl, tb, pl.consumeAll(tb.Topic(), withLog.Decoder))
+}
+
+// TestControllerRoundHasAKafkaDeadline: a broker that takes the round's
+// admin requests and never answers fails the round within KafkaTimeout,
+// naming kafka.brokers, instead of holding the control table's keeper.
+func TestControllerRoundHasAKafkaDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 1}, cluster.ListenAddrs(), "ctlhang", dbzgen.Orders())
+	opts := pl.options("ctlhang")
+	c, err := NewController(ControllerOptions{Brokers: pl.brokers, TopicRegex: `^ctlhang\.`, OpenStore: opts.OpenStore,
+		Control: memstore.New(memstore.Options{}), KafkaTimeout: timeout})
+	require.NoError(t, err)
+	defer c.Close()
+
+	release := make(chan struct{})
+	cluster.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		cluster.KeepControl()
+		cluster.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- c.Round(t.Context()) }()
+	select {
+	case err = <-done:
+	case <-time.After(timeout + 5*time.Second):
+		close(release)
+		<-done
+		t.Fatalf("a round still waits for the broker %s after it stopped answering", time.Since(start).Round(time.Millisecond))
+	}
+	close(release)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, fmt.Sprintf("no answer from kafka.brokers %v within %s", pl.brokers, timeout))
+	require.Less(t, time.Since(start), timeout+2*time.Second)
 }

@@ -135,13 +135,16 @@ func (d *deadLetters) prepare(ctx context.Context, source string) error {
 	return err
 }
 
-func (d *deadLetters) topic(ctx context.Context, name string) (*dlqTopic, error) {
+func (d *deadLetters) topic(ctx context.Context, name string) (dt *dlqTopic, err error) {
 	d.mu.Lock()
-	dt := d.topics[name]
+	dt = d.topics[name]
 	d.mu.Unlock()
 	if dt != nil {
 		return dt, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, d.p.opts.DeadLetterTimeout)
+	defer cancel()
+	defer func() { err = d.timedOut(ctx, err) }()
 	adm := kadm.NewClient(d.p.client)
 	details, err := adm.ListTopics(ctx, name)
 	if err != nil {
@@ -207,11 +210,11 @@ func (d *deadLetters) send(ctx context.Context, t *table, e *entry) error {
 		return err
 	}
 	rec, dropped := deadLetterRecord(name, e.raw, e.cause, dt.maxBytes)
-	err = dt.producer.ProduceSync(ctx, rec).FirstErr()
+	err = d.produce(ctx, dt, rec)
 	if (errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)) && !dropped {
 		// The broker's limit is below the topic's (message.max.bytes).
 		rec, dropped = deadLetterRecord(name, e.raw, e.cause, 1)
-		err = dt.producer.ProduceSync(ctx, rec).FirstErr()
+		err = d.produce(ctx, dt, rec)
 	}
 	switch {
 	case errors.Is(err, kerr.UnknownTopicOrPartition):
@@ -227,6 +230,29 @@ func (d *deadLetters) send(ctx context.Context, t *table, e *entry) error {
 	d.p.log.Warn("record dead-lettered", "table", t.path, "topic", e.tp.Topic, "partition", e.tp.Partition, "offset", e.offset,
 		"dlq", name, "reason", reason, "value_dropped", dropped, "err", e.cause)
 	return nil
+}
+
+// produce produces rec and waits for its acknowledgement, at most
+// DeadLetterTimeout. A record in flight cannot be recalled: one that times
+// out may still land, and its retry then dead-letters it twice (the
+// dead-letter topic is at least once).
+func (d *deadLetters) produce(ctx context.Context, dt *dlqTopic, rec *kgo.Record) error {
+	ctx, cancel := context.WithTimeout(ctx, d.p.opts.DeadLetterTimeout)
+	defer cancel()
+	acked := make(chan error, 1) // the promise may run after we stopped waiting
+	dt.producer.Produce(ctx, rec, func(_ *kgo.Record, err error) { acked <- err })
+	var err error
+	select {
+	case err = <-acked:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	return d.timedOut(ctx, err)
+}
+
+// timedOut names kafka.brokers when ctx's deadline ended a dead-letter step.
+func (d *deadLetters) timedOut(ctx context.Context, err error) error {
+	return noAnswer(ctx, err, fmt.Sprintf("kafka.brokers %v", d.p.opts.Brokers), d.p.opts.DeadLetterTimeout)
 }
 
 func (d *deadLetters) close() {

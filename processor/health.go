@@ -45,7 +45,8 @@ type Status struct {
 	LastLoop time.Time
 	// Err is why Run ended, if it failed.
 	Err error
-	// KafkaDown is set while no broker answers, since KafkaDownSince.
+	// KafkaDown is set while no broker answers, or the brokers refuse
+	// access (KafkaErr tells which), since KafkaDownSince.
 	KafkaDown      bool
 	KafkaDownSince time.Time
 	KafkaErr       error
@@ -82,7 +83,11 @@ func (s Status) problems() []string {
 	case s.now.Sub(s.LastLoop) > loopStaleReady:
 		out = append(out, fmt.Sprintf("poll loop stuck for %s", s.now.Sub(s.LastLoop).Round(time.Second)))
 	}
-	if s.KafkaDown {
+	switch {
+	case s.KafkaDown && accessError(s.KafkaErr):
+		out = append(out, fmt.Sprintf("kafka refused access for %s (authentication or authorization): %s: %v",
+			s.now.Sub(s.KafkaDownSince).Round(time.Second), kafkaAccessHint, s.KafkaErr))
+	case s.KafkaDown:
 		out = append(out, fmt.Sprintf("kafka unreachable for %s: no broker in kafka.brokers answers: %v",
 			s.now.Sub(s.KafkaDownSince).Round(time.Second), s.KafkaErr))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 
@@ -153,8 +152,11 @@ func (p *Processor) decodeAll(ctx context.Context, byPart map[cdctable.TopicPart
 	for tp, recs := range byPart {
 		results = append(results, result{tp: tp, out: make([]decoded, len(recs)), holdAt: len(recs)})
 	}
+	// No limit on the goroutines: a partition may wait on a registry that
+	// does not answer, and with GOMAXPROCS slots the frozen lookups of one
+	// table took them all, holding every other table's records (cached
+	// schemas too) until the deadline. The CPU bounds the decoding anyway.
 	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range results {
 		res := &results[i]
 		g.Go(func() error {

@@ -83,6 +83,10 @@ func newIsoEnv(t *testing.T, local bool, faulted int) *isoEnv {
 			e.regMu.Lock()
 			code := e.regStatus[id]
 			e.regMu.Unlock()
+			if code == regFrozen {
+				<-r.Context().Done() // the client's deadline ends it
+				return
+			}
 			if code != 0 {
 				w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
 				w.WriteHeader(code)
@@ -109,8 +113,12 @@ func (e *isoEnv) options() Options {
 	return o
 }
 
+// regFrozen, as refuseSchemas' code, makes the registry take the requests
+// for the schemas and never answer, as a frozen (SIGSTOPped) one does.
+const regFrozen = -1
+
 // refuseSchemas makes the registry answer code for tb's key and value
-// schema ids (0: answer again).
+// schema ids (0: answer again; regFrozen: never answer).
 func (e *isoEnv) refuseSchemas(tb *dbzgen.Table, code int) {
 	e.t.Helper()
 	keyID, valueID, err := e.pl.gen.Register(e.t.Context(), tb)
@@ -879,6 +887,60 @@ func TestIsolationRegistryOutage(t *testing.T) {
 	require.Eventually(t, func() bool { return r.p.Status().Ready() }, 10*time.Second, 10*time.Millisecond)
 	pl.requireModel()
 	require.Equal(t, float64(pl.totalRecords()), metricSum(t, r.reg, "cdc2delta_events_consumed_total"), "every record read once")
+	for _, tb := range pl.tables {
+		require.Empty(t, walkLog(t, pl.store(tb)).txnRegressions, "a batch of %s applied twice", tablePath(tb))
+	}
+}
+
+// TestIsolationRegistryFrozen: the registry takes the requests for one
+// table's schemas and never answers. Each decoding attempt ends at its
+// deadline; the table's partitions wait, it is stalled past the budget,
+// counted from when the registry stopped answering, and named in /readyz
+// as waiting for the schema registry, while the other table goes on. Once
+// the registry answers, it catches up with nothing lost or applied twice.
+func TestIsolationRegistryFrozen(t *testing.T) {
+	const budget = 500 * time.Millisecond
+	e := newIsoEnv(t, false, 1)
+	pl := e.pl
+	pl.produce(200) // registers the schemas
+	e.refuseSchemas(e.faulted, regFrozen)
+	opts := e.options()
+	opts.RetryBudget = budget
+	start := time.Now()
+	r := pl.start(opts)
+	srv := httptest.NewServer(r.p.Handler(r.reg))
+	defer srv.Close()
+
+	var h health
+	stalled := func() bool {
+		h = e.look(t, r, srv.URL)
+		return h.code == http.StatusServiceUnavailable && h.faulted == TableStalled &&
+			slices.ContainsFunc(strings.Split(h.ready, "\n"), func(l string) bool {
+				return strings.HasPrefix(l, "table "+e.fpath+" stalled: waits for the schema registry")
+			})
+	}
+	if !assert.Eventually(t, stalled, decodeTimeout+budget+2*time.Second, 10*time.Millisecond) {
+		t.Fatalf("not stalled %s after the start: %+v\n%s", time.Since(start).Round(time.Millisecond), h.st.Tables, h.ready)
+	}
+	require.Contains(t, h.ready, "deadline exceeded")
+	// The other table goes on, and never waits for the frozen lookups.
+	pl.produce(200)
+	ends := pl.endOffsets(e.healthy.Topic())
+	held := ""
+	require.Eventually(t, func() bool {
+		for _, ts := range r.p.Status().Tables {
+			if ts.Table == e.hpath && ts.Registry && held == "" {
+				held = fmt.Sprintf("%s %v", ts.State, ts.LastErr)
+			}
+		}
+		return pl.tableAt(e.healthy, ends)
+	}, 30*time.Second, 20*time.Millisecond, "the other table goes on")
+	require.Empty(t, held, "the other table waited for the frozen registry")
+
+	e.refuseSchemas(e.faulted, 0)
+	pl.waitCaughtUp()
+	require.Eventually(t, func() bool { return r.p.Status().Ready() }, 10*time.Second, 10*time.Millisecond)
+	pl.requireModel()
 	for _, tb := range pl.tables {
 		require.Empty(t, walkLog(t, pl.store(tb)).txnRegressions, "a batch of %s applied twice", tablePath(tb))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ErrKafkaAccess means Kafka refused the client's credentials or permissions, or
@@ -62,8 +63,14 @@ func newKafkaHealth(p *Processor) *kafkaHealth {
 	return &kafkaHealth{p: p, fetchLogged: map[string]time.Time{}}
 }
 
-// OnBrokerRead implements kgo.HookBrokerRead.
-func (k *kafkaHealth) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+// OnBrokerRead implements kgo.HookBrokerRead. The answers of a
+// connection's setup (API versions, SASL) do not count: a broker that
+// refuses the credentials answers those too.
+func (k *kafkaHealth) OnBrokerRead(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	switch kmsg.Key(key) {
+	case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
+		return
+	}
 	if err == nil {
 		k.lastOK.Store(time.Now().UnixNano())
 	}
@@ -117,22 +124,35 @@ func (k *kafkaHealth) run(ctx context.Context) {
 func (k *kafkaHealth) unreachable(err error) {
 	k.mu.Lock()
 	now := time.Now()
-	if !k.down {
+	// A new kind of failure is a new problem, said at once and timed from
+	// now: brokers that answered nothing and now refuse the credentials.
+	changed := accessError(err) != accessError(k.lastErr)
+	if !k.down || changed {
 		k.down, k.downSince = true, now
 	}
+	report := now.Sub(k.lastReported) >= kafkaReportEvery || changed
 	k.lastErr = err
-	report := now.Sub(k.lastReported) >= kafkaReportEvery
 	if report {
 		k.lastReported = now
 	}
 	since := k.downSince
 	k.mu.Unlock()
 	k.p.m.kafkaUp.Set(0)
-	if report {
+	switch {
+	case !report:
+	case accessError(err):
+		// A broker answered, and refused: saying that none answers would
+		// send the operator to the network instead of the credentials.
+		k.p.log.Error("kafka refused access; "+kafkaAccessHint+"; retrying",
+			"brokers", k.p.opts.Brokers, "refused_for", now.Sub(since).Round(time.Second), "err", err)
+	default:
 		k.p.log.Error("no broker in kafka.brokers answers; check the addresses, the network and kafka.tls; retrying",
 			"brokers", k.p.opts.Brokers, "down_for", now.Sub(since).Round(time.Second), "err", err)
 	}
 }
+
+// kafkaAccessHint names the settings behind an access error.
+const kafkaAccessHint = "check kafka.sasl (mechanism, username, password, and that kafka.brokers lists a listener that takes them), kafka.tls and the user's ACLs"
 
 func (k *kafkaHealth) reachable() {
 	k.mu.Lock()

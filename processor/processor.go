@@ -128,6 +128,11 @@ type Options struct {
 	// broker's default partitions and replication) instead of stopping the
 	// tables that need it.
 	CreateDeadLetterTopics bool
+	// DeadLetterTimeout bounds each step of dead-lettering a record (checking
+	// the topic, producing and the broker's acknowledgement): a broker that
+	// accepts connections and never answers becomes a transient error,
+	// retried within RetryBudget (default 10s).
+	DeadLetterTimeout time.Duration
 	// UnknownSchemaRetries is how often a record whose schema id the
 	// registry does not know is retried before it counts as bad input
 	// (default 3): a schema may be registered moments after its record.
@@ -366,6 +371,7 @@ func (o Options) withDefaults() Options {
 	def(&o.RetryMax, 30*time.Second)
 	def(&o.RevokeTimeout, 10*time.Second)
 	def(&o.ShutdownTimeout, 10*time.Second)
+	def(&o.DeadLetterTimeout, 10*time.Second)
 	if o.BadInput == "" {
 		o.BadInput = PolicyFail
 	}

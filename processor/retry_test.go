@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
 )
 
 func TestTransient(t *testing.T) {
@@ -48,4 +52,33 @@ func TestTransient(t *testing.T) {
 			require.Equal(t, tc.want, transient(tc.err), "%v", tc.err)
 		})
 	}
+}
+
+// TestRetryRunStartsWhenTheHungCallBegan: a call that hung until its
+// deadline counts toward the budget from the moment it began, so a table
+// whose first call hangs for as long as the budget is stalled as soon as
+// it fails, not one budget later.
+func TestRetryRunStartsWhenTheHungCallBegan(t *testing.T) {
+	const budget = 20 * time.Second
+	m, err := newMetrics(prometheus.NewRegistry())
+	require.NoError(t, err)
+	clock := time.Unix(1000, 0)
+	p := &Processor{now: func() time.Time { return clock }, m: m, log: slog.New(slog.DiscardHandler),
+		retry: retryPolicy{Policy: backoff.Policy{Min: time.Millisecond, Max: time.Millisecond}, budget: budget}}
+	tb := &table{path: "t", opened: true}
+	var states []TableState
+	calls := 0
+	err = p.withRetry(t.Context(), tb, "applying", func(context.Context) error {
+		calls++
+		if calls > 1 {
+			p.mu.Lock()
+			states = append(states, tb.state(budget, clock))
+			p.mu.Unlock()
+			return nil
+		}
+		clock = clock.Add(budget + time.Second) // hangs past the budget, then times out
+		return fmt.Errorf("put: %w", deltalog.ErrUnavailable)
+	})
+	require.NoError(t, err)
+	require.Equal(t, []TableState{TableStalled}, states, "stalled once the hung call failed")
 }

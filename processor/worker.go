@@ -486,9 +486,11 @@ func (p *Processor) finalFlush(t *table) {
 // withRetry runs fn until it succeeds, fails permanently or ctx ends,
 // waiting the retry policy's backoff between transient failures. The
 // table's retry state shows the run of failures; past the budget the table
-// is reported stalled.
+// is reported stalled. A run of failures starts when its first failed
+// attempt began: a call that hung until its deadline counts from the hang.
 func (p *Processor) withRetry(ctx context.Context, t *table, what string, fn func(context.Context) error) error {
 	for attempt := 0; ; attempt++ {
+		start := p.now()
 		err := fn(ctx)
 		if err == nil || ctx.Err() != nil || !transient(err) {
 			p.retryEnded(t, attempt)
@@ -498,7 +500,7 @@ func (p *Processor) withRetry(ctx context.Context, t *table, what string, fn fun
 			return err
 		}
 		d := p.retry.Delay(attempt)
-		p.retryFailed(t, what, err, attempt, d)
+		p.retryFailed(t, what, err, start, attempt, d)
 		if err := backoff.Sleep(ctx, d); err != nil {
 			p.retryEnded(t, attempt)
 			return err
@@ -506,12 +508,12 @@ func (p *Processor) withRetry(ctx context.Context, t *table, what string, fn fun
 	}
 }
 
-func (p *Processor) retryFailed(t *table, what string, err error, attempt int, next time.Duration) {
+func (p *Processor) retryFailed(t *table, what string, err error, start time.Time, attempt int, next time.Duration) {
 	now := p.now()
 	p.mu.Lock()
 	r := &t.retry
 	if !r.failing() {
-		r.since = now
+		r.since = start
 	}
 	r.attempts, r.last, r.what = attempt+1, err, what
 	failingFor := now.Sub(r.since)

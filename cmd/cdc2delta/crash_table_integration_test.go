@@ -62,13 +62,17 @@ func modelRows(rows []dbzgen.Row, cols []string) []string {
 }
 
 // crashTable is one Delta table written by the binary, read back with
-// deltalog from its directory.
+// deltalog from its directory, or from st when set (a table on S3).
 type crashTable struct {
 	t   *testing.T
 	dir string
+	st  deltalog.Store
 }
 
 func (c crashTable) store() deltalog.Store {
+	if c.st != nil {
+		return c.st
+	}
 	st, err := localstore.New(localstore.Options{Dir: c.dir, NoSync: true})
 	require.NoError(c.t, err)
 	return st

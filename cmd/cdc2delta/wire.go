@@ -310,6 +310,7 @@ func storeOpener(s3 config.S3) func(context.Context, string) (deltalog.Store, er
 		defer mu.Unlock()
 		if client == nil {
 			o.Endpoint, o.Region, o.UsePathStyle = s3.Endpoint, s3.Region, s3.PathStyle
+			o.RequestTimeout = time.Duration(s3.RequestTimeout)
 			c, err := s3store.NewClient(ctx, o)
 			if errors.Is(err, s3store.ErrNoRegion) {
 				return nil, fmt.Errorf("%w: set storage.s3.region or AWS_REGION", err)

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
 // Client is an S3 client that any number of stores share: a process with
@@ -17,6 +21,8 @@ import (
 type Client struct {
 	s3         *s3.Client
 	maxRetries int
+	timeout    time.Duration
+	endpoint   string // for errors: the endpoint URL, or "AWS"
 }
 
 // NewClient builds the client from opts (Bucket and Prefix are not used)
@@ -34,7 +40,14 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.Credentials != nil {
 		loadOpts = append(loadOpts, config.WithCredentialsProvider(opts.Credentials))
 	}
-	loadOpts = append(loadOpts, config.WithRetryMaxAttempts(opts.MaxRetries+1))
+	loadOpts = append(loadOpts, config.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = opts.MaxRetries + 1
+			// A backoff longer than the request timeout would be cut by it
+			// and reported as a silent endpoint.
+			o.MaxBackoff = min(o.MaxBackoff, opts.RequestTimeout/2)
+		})
+	}))
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("s3store: loading AWS configuration: %w", err)
@@ -46,6 +59,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		cfg.Region = "us-east-1" // S3-compatible servers ignore it, but SigV4 needs one
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.HTTPClient = watchedClient{next: o.HTTPClient}
 		o.UsePathStyle = opts.UsePathStyle
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
@@ -53,7 +67,11 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
 	})
-	return &Client{s3: client, maxRetries: opts.MaxRetries}, nil
+	endpoint := opts.Endpoint
+	if endpoint == "" {
+		endpoint = "AWS"
+	}
+	return &Client{s3: client, maxRetries: opts.MaxRetries, timeout: opts.RequestTimeout, endpoint: urlcred.Redact(endpoint)}, nil
 }
 
 // Store is the store of the table at bucket/prefix (slashes around prefix
@@ -62,7 +80,7 @@ func (c *Client) Store(bucket, prefix string) (*Store, error) {
 	if bucket == "" {
 		return nil, errors.New("s3store: empty bucket")
 	}
-	s := &Store{client: c.s3, bucket: bucket, maxRetries: c.maxRetries}
+	s := &Store{client: c.s3, bucket: bucket, maxRetries: c.maxRetries, timeout: c.timeout, endpoint: c.endpoint}
 	if p := strings.Trim(prefix, "/"); p != "" {
 		s.root = p + "/"
 	}

@@ -25,7 +25,7 @@ var transientCodes = map[string]bool{
 // Anything else (access denied, no such bucket, bad credentials) stays
 // permanent: retrying it only hides a configuration problem.
 func classify(err error) error {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, deltalog.ErrUnavailable) {
 		return err
 	}
 	var re *awshttp.ResponseError

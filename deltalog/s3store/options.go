@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -39,6 +40,11 @@ type Options struct {
 	// errors, and PutIfAbsent's retries after 409 ConditionalRequestConflict. Zero means
 	// DefaultMaxRetries; negative disables retries.
 	MaxRetries int
+	// RequestTimeout is how long one operation (Get, Put, a page of List, with the SDK's
+	// retries) may go without progress: an attempt starting, a byte sent or received.
+	// Past it the operation fails with a *TimeoutError matching deltalog.ErrUnavailable,
+	// so a frozen endpoint never holds its caller. Zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // validate checks and completes the options a Client uses.
@@ -54,6 +60,12 @@ func (o *Options) validate() error {
 		o.MaxRetries = DefaultMaxRetries
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
+	}
+	switch {
+	case o.RequestTimeout == 0:
+		o.RequestTimeout = DefaultRequestTimeout
+	case o.RequestTimeout < 0:
+		return fmt.Errorf("s3store: negative request timeout %s", o.RequestTimeout)
 	}
 	return nil
 }

@@ -30,6 +30,8 @@ type Store struct {
 	bucket     string
 	root       string // key prefix of the table root: "" or ending in "/"
 	maxRetries int
+	timeout    time.Duration // of each operation's watchdog
+	endpoint   string        // for errors
 }
 
 var _ deltalog.Store = (*Store)(nil)
@@ -46,14 +48,17 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 	if err := deltalog.CheckPath(p); err != nil {
 		return nil, fmt.Errorf("s3store: get: %w", err)
 	}
+	// The body is read under the same watchdog, stopped when it is closed.
+	ctx, w := s.watch(ctx, "GetObject", s.key(p))
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(p))})
 	if err != nil {
+		w.stop()
 		if isStatus(err, http.StatusNotFound, "NoSuchKey") {
 			return nil, fmt.Errorf("s3store: get %q: %w", p, deltalog.ErrNotExist)
 		}
-		return nil, fmt.Errorf("s3store: get %q: %w", p, classify(err))
+		return nil, fmt.Errorf("s3store: get %q: %w", p, classify(w.timedOut(err)))
 	}
-	return out.Body, nil
+	return watchedBody{out.Body, w}, nil
 }
 
 // Put writes an object, replacing any previous one. S3 makes a PUT visible only once
@@ -62,7 +67,7 @@ func (s *Store) Put(ctx context.Context, p string, data []byte) error {
 	if err := deltalog.CheckPath(p); err != nil {
 		return fmt.Errorf("s3store: put: %w", err)
 	}
-	if _, err := s.client.PutObject(ctx, s.putInput(p, data)); err != nil {
+	if err := s.putObject(ctx, s.putInput(p, data)); err != nil {
 		return fmt.Errorf("s3store: put %q: %w", p, classify(err))
 	}
 	return nil
@@ -91,7 +96,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	for attempt := 0; ; attempt++ {
 		in := s.putInput(p, data)
 		in.IfNoneMatch = aws.String("*")
-		_, err := s.client.PutObject(ctx, in)
+		err := s.putObject(ctx, in)
 		switch {
 		case err == nil:
 			return nil
@@ -116,6 +121,15 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 			return fmt.Errorf("s3store: put-if-absent %q: %w", p, classify(err))
 		}
 	}
+}
+
+// putObject runs one PutObject under a watchdog. Its error is the SDK's,
+// for isStatus, or a timeout already classified.
+func (s *Store) putObject(ctx context.Context, in *s3.PutObjectInput) error {
+	ctx, w := s.watch(ctx, "PutObject", *in.Key)
+	_, err := s.client.PutObject(ctx, in)
+	w.stop()
+	return w.timedOut(err)
 }
 
 // holds reports whether the object at p has exactly the content data. An object deleted
@@ -145,7 +159,10 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := deltalog.CheckPath(p); err != nil {
 		return fmt.Errorf("s3store: delete: %w", err)
 	}
+	ctx, w := s.watch(ctx, "DeleteObject", s.key(p))
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(p))})
+	w.stop()
+	err = w.timedOut(err)
 	if err != nil && !isStatus(err, http.StatusNotFound, "NoSuchKey") {
 		return fmt.Errorf("s3store: delete %q: %w", p, classify(err))
 	}
@@ -162,9 +179,11 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[d
 		}
 		pages := s3.NewListObjectsV2Paginator(s.client, in)
 		for pages.HasMorePages() {
-			page, err := pages.NextPage(ctx)
+			wctx, w := s.watch(ctx, "ListObjectsV2", s.key(prefix))
+			page, err := pages.NextPage(wctx)
+			w.stop()
 			if err != nil {
-				yield(deltalog.ObjectInfo{}, fmt.Errorf("s3store: listing %q: %w", prefix, classify(err)))
+				yield(deltalog.ObjectInfo{}, fmt.Errorf("s3store: listing %q: %w", prefix, classify(w.timedOut(err))))
 				return
 			}
 			for _, o := range page.Contents {

@@ -26,7 +26,10 @@ func S3Endpoint(t testing.TB) string {
 // addressing and the dummy credentials from the environment.
 func S3Client(t testing.TB) *s3.Client {
 	t.Helper()
-	endpoint := S3Endpoint(t)
+	return s3ClientAt(S3Endpoint(t))
+}
+
+func s3ClientAt(endpoint string) *s3.Client {
 	region := envOr("AWS_REGION", "us-east-1")
 	creds := credentials.NewStaticCredentialsProvider(
 		envOr("AWS_ACCESS_KEY_ID", "test"), envOr("AWS_SECRET_ACCESS_KEY", "test"), "")

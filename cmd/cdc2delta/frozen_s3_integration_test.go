@@ -1,0 +1,122 @@
+//go:build integration
+
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+)
+
+// TestFrozenS3StallsWithinBudget runs the binary against the real broker
+// and a private moto, shows that it applies, then freezes moto (SIGSTOP: it
+// accepts connections and never answers). Within the retry budget plus one
+// request timeout every table must be stalled in /readyz (503), and the log
+// must name S3, the endpoint and the operation that hung. After SIGCONT
+// everything must be applied exactly once.
+func TestFrozenS3StallsWithinBudget(t *testing.T) {
+	const (
+		requestTimeout = 2 * time.Second
+		budget         = 6 * time.Second
+		slack          = 3 * time.Second // backoff, batch age, polling
+	)
+	brokers := fulltier.KafkaBrokers(t)
+	moto := fulltier.StartMoto(t)
+	const bucket = "frozen"
+	moto.CreateBucket(bucket)
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"} {
+		if os.Getenv(k) == "" {
+			t.Setenv(k, v)
+		}
+	}
+	ctx := t.Context()
+	prefix := fmt.Sprintf("frozens3%d", time.Now().UnixNano())
+	src := newCrashSource(t, brokers, prefix, dbzgen.WorkloadOptions{Seed: 38, Keys: 100, Snapshot: true, MaxTxEvents: 3})
+	root := t.TempDir()
+	metrics := closedPort(t)
+	tablesURL := "s3://" + bucket + "/tables"
+	cfgPath := filepath.Join(root, "cdc2delta.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
+kafka:
+  brokers: [%q]
+  group_id: %q
+  topic_regex: '^%s\..*'
+schema_registry: {url: %q}
+tables: {path: %q}
+storage: {s3: {endpoint: %q, path_style: true, request_timeout: %s}}
+batch: {max_records: 200, max_age: 100ms, min_records: 1}
+retry: {budget: %s}
+metrics: {listen: %q}
+`, brokers[0], prefix+"-group", regexp.QuoteMeta(prefix), src.regURL, tablesURL+"/{database}/{schema}/{table}",
+		moto.Endpoint, requestTimeout, budget, metrics), 0o600))
+	s3c, err := s3store.NewClient(ctx, s3store.Options{Endpoint: moto.Endpoint, UsePathStyle: true})
+	require.NoError(t, err)
+	tables := make([]crashTable, len(src.tables))
+	for i, tb := range src.tables {
+		d := tb.Def()
+		prefix := fmt.Sprintf("tables/%s/%s/%s", d.Database, d.Schema, d.Name)
+		st, err := s3c.Store(bucket, prefix)
+		require.NoError(t, err)
+		tables[i] = crashTable{t: t, dir: "s3://" + bucket + "/" + prefix, st: st}
+	}
+	readyz := func() (int, string) { return httpGet(t, "http://"+metrics+"/readyz") }
+
+	// The pipeline works against this moto: the freeze is what breaks it.
+	require.NoError(t, src.produce(ctx, 300))
+	run := startRun(t, binary, cfgPath, filepath.Join(root, "run.log"))
+	waitCaughtUp(t, tables, src.endOffsets(), run)
+	code, body := readyz()
+	require.Equal(t, http.StatusOK, code, body)
+
+	moto.Freeze()
+	frozen := time.Now()
+	require.NoError(t, src.produce(ctx, 300)) // Kafka still answers: every table has work
+	var stalledAfter time.Duration
+	if !assert.Eventually(t, func() bool {
+		code, body = readyz()
+		for _, tb := range tables {
+			if !strings.Contains(body, "table "+tb.dir+" stalled") {
+				return false
+			}
+		}
+		stalledAfter = time.Since(frozen)
+		return code == http.StatusServiceUnavailable
+	}, budget+requestTimeout+slack, 100*time.Millisecond) {
+		t.Fatalf("/readyz %d %s after the freeze:\n%s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, run.logTail())
+	}
+	require.Contains(t, body, "S3 at "+moto.Endpoint, "/readyz names the dependency")
+	// The log says the same, on the line that reports the stall.
+	stallLine := regexp.MustCompile(`msg="table stalled[^\n]*S3 at ` + regexp.QuoteMeta(moto.Endpoint) +
+		`: (GetObject|PutObject|ListObjectsV2|DeleteObject) s3://` + bucket + `/`)
+	var line []byte
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(run.logPath)
+		require.NoError(t, err)
+		line = stallLine.Find(data)
+		return line != nil
+	}, budget+requestTimeout+slack-time.Since(frozen), 100*time.Millisecond, "no stall line naming S3; log:\n%s", run.logTail())
+	t.Logf("all %d tables stalled in /readyz %s after the freeze (budget %s, request timeout %s); log: %s",
+		len(tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
+
+	moto.Thaw()
+	require.NoError(t, src.produce(ctx, 100))
+	ends := src.endOffsets()
+	waitCaughtUp(t, tables, ends, run)
+	if !assert.Eventually(t, func() bool { code, body = readyz(); return code == http.StatusOK }, 10*time.Second, 100*time.Millisecond) {
+		t.Fatalf("/readyz after the thaw: %d %s", code, body)
+	}
+	require.Equal(t, exitOK, run.terminate(), "log:\n%s", run.logTail())
+	requireTablesMatchSource(t, src, tables, ends)
+}
