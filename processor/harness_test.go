@@ -168,8 +168,10 @@ func (pl *pipeline) options(group string) Options {
 			}
 			return localstore.New(localstore.Options{Dir: filepath.Join(pl.root, path), NoSync: true})
 		},
-		Decoder:          dec,
-		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond},
+		Decoder: dec,
+		// MinRecords 1: every batch commits at Age, where the default (100,
+		// up to a 10 s max_delay) would hold a test's trickle for seconds.
+		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond, MinRecords: 1},
 		RecommitInterval: 200 * time.Millisecond,
 		RetryMin:         20 * time.Millisecond,
 		RetryMax:         500 * time.Millisecond,
