@@ -75,6 +75,9 @@ func (m Maintenance) withDefaults() Maintenance {
 	}
 	if m.CheckpointCommits <= 0 {
 		m.CheckpointCommits = d.CheckpointCommits
+		if m.CheckpointMaxCommits > 0 {
+			m.CheckpointCommits = min(m.CheckpointCommits, m.CheckpointMaxCommits)
+		}
 	}
 	if m.CheckpointInterval <= 0 {
 		m.CheckpointInterval = d.CheckpointInterval

@@ -53,19 +53,23 @@ type BatchLimits struct {
 	CommitsPerSecond float64
 }
 
-// withDefaults fills the fields left zero from DefaultBatchLimits, those
-// paired with a set one following it as config does: Records 50 waits for
-// 50 records, not 100; Age 30s waits at most 30s, not 10s.
+// withDefaults fills the fields left zero from DefaultBatchLimits, a field
+// paired with a set one moving only as far as it requires, as the
+// configuration's do: Records 50 waits for 50 records, not 100; Age 30s
+// waits at most 30s, not 10s.
 func (l BatchLimits) withDefaults() BatchLimits {
 	d := DefaultBatchLimits()
 	if l.Records <= 0 {
-		l.Records = d.Records
+		l.Records = max(d.Records, l.MinRecords)
 	}
 	if l.Bytes <= 0 {
 		l.Bytes = d.Bytes
 	}
 	if l.Age <= 0 {
 		l.Age = d.Age
+		if l.MaxDelay > 0 {
+			l.Age = min(l.Age, l.MaxDelay)
+		}
 	}
 	if l.MinRecords <= 0 {
 		l.MinRecords = min(d.MinRecords, l.Records)

@@ -331,13 +331,16 @@ func (o Options) validate() error {
 }
 
 func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Batch.Bytes <= 0 && o.MaxBufferedBytes > 0 {
+		o.Batch.Bytes = min(d.Batch.Bytes, o.MaxBufferedBytes)
+	}
 	o.Batch = o.Batch.withDefaults()
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
 		}
 	}
-	d := DefaultOptions()
 	if o.GroupProtocol == "" {
 		o.GroupProtocol = d.GroupProtocol
 	}
