@@ -172,6 +172,7 @@ func (pl *pipeline) options(group string) Options {
 		// MinRecords 1: every batch commits at Age, where the default (100,
 		// up to a 10 s max_delay) would hold a test's trickle for seconds.
 		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond, MinRecords: 1},
+		Maintenance:      DefaultMaintenance(), // what users run; its zero TailFileSize is off
 		RecommitInterval: 200 * time.Millisecond,
 		RetryMin:         20 * time.Millisecond,
 		RetryMax:         500 * time.Millisecond,
