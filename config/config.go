@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
+)
 
 // Config is the whole configuration file.
 type Config struct {
@@ -312,34 +315,40 @@ type Log struct {
 	Format string `yaml:"format"`
 }
 
-// Default returns the configuration every file starts from.
+// Default returns the configuration every file starts from. Its values
+// come from the packages that run them (processor.DefaultOptions,
+// merge.DefaultOptions), so the file's defaults are what a Processor left
+// to its own defaults runs (ADR 0037).
 func Default() Config {
+	p, b, m, sink := processor.DefaultOptions(), processor.DefaultBatchLimits(), processor.DefaultMaintenance(), merge.DefaultOptions()
 	return Config{
-		Kafka: Kafka{Reset: ResetEarliest, GroupProtocol: GroupClassic, ClientID: "cdc2delta",
-			FetchMaxWait: Duration(100 * time.Millisecond), FetchMinBytes: 1 << 20},
+		Kafka: Kafka{Reset: p.ResetOffset, GroupProtocol: p.GroupProtocol, ClientID: p.ClientID,
+			FetchMaxWait: Duration(p.FetchMaxWait), FetchMinBytes: ByteSize(p.FetchMinBytes)},
 		SchemaRegistry: SchemaRegistry{},
 		Tables: Tables{
 			Path: defaultTablePath,
 			Defaults: TableSettings{
 				NullKey:            NullKeyError,
-				BadInput:           BadInputFail,
-				DeleteMode:         DeleteHard,
-				TombstoneRetention: Duration(168 * time.Hour),
-				MergeMode:          MergeAuto,
-				DeletionVectors:    true,
-				ColumnNames:        ColumnsMapped,
+				BadInput:           string(p.BadInput),
+				DeleteMode:         string(sink.DeleteMode),
+				TombstoneRetention: Duration(sink.TombstoneRetention),
+				MergeMode:          string(sink.Mode),
+				DeletionVectors:    *sink.DeletionVectors,
+				ColumnNames:        string(sink.ColumnNames),
 			},
 		},
-		Batch: Batch{MaxRecords: 10_000, MaxBytes: 16 << 20, MaxAge: Duration(time.Second),
-			MinRecords: 100, MaxDelay: Duration(10 * time.Second), MaxCommitsPerSecond: 50,
-			CommitWhenDrained: true},
-		Memory: Memory{MaxBufferedBytes: 256 << 20, OpenConcurrency: 8, KeyIndex: KeyIndexMemory, KeyIndexMemoryKeys: 1 << 18},
-		Maintenance: Maintenance{Enabled: true, CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30,
-			CheckpointCommits: 10, CheckpointInterval: Duration(time.Minute), CheckpointMaxCommits: 100, Concurrency: 1,
-			TailFileSize: 1 << 20},
+		Batch: Batch{MaxRecords: b.Records, MaxBytes: ByteSize(b.Bytes), MaxAge: Duration(b.Age),
+			MinRecords: b.MinRecords, MaxDelay: Duration(b.MaxDelay), MaxCommitsPerSecond: int(b.CommitsPerSecond),
+			CommitWhenDrained: b.Drained},
+		Memory: Memory{MaxBufferedBytes: ByteSize(p.MaxBufferedBytes), OpenConcurrency: p.OpenConcurrency,
+			KeyIndex: KeyIndexMemory, KeyIndexMemoryKeys: merge.DefaultIndexMemoryKeys},
+		Maintenance: Maintenance{Enabled: true, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio,
+			MaxCompactBytes: ByteSize(m.MaxCompactBytes), CheckpointCommits: m.CheckpointCommits,
+			CheckpointInterval: Duration(m.CheckpointInterval), CheckpointMaxCommits: m.CheckpointMaxCommits,
+			VacuumInterval: Duration(m.VacuumInterval), Concurrency: m.Concurrency, TailFileSize: ByteSize(m.TailFileSize)},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
-		Retry:    Retry{Budget: Duration(2 * time.Minute)},
-		Control:  Control{Interval: Duration(5 * time.Second)},
+		Retry:    Retry{Budget: Duration(p.RetryBudget)},
+		Control:  Control{Interval: Duration(processor.DefaultControlInterval)},
 		Metrics:  Metrics{Listen: defaultMetrics},
 		Log:      Log{Level: defaultLogLevel, Format: "text"},
 	}

@@ -145,11 +145,13 @@ func (p *Processor) tableLocked(src TableSource) *table {
 		parts: make(map[cdctable.TopicPartition]*partition)}
 	var err error
 	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
-	t.sinkOpts.TailFileSize = -1
+	t.sinkOpts.TailFileSize = -1 // merge's off: only the maintainer compacts what absorbing leaves
 	if p.maint != nil {
 		// The maintainer checkpoints on its own cadence (ADR 0032).
 		t.sinkOpts.TableOptions = append(slices.Clip(t.sinkOpts.TableOptions), deltalog.DisableCheckpoints())
-		t.sinkOpts.TailFileSize = p.opts.Maintenance.TailFileSize
+		if tail := p.opts.Maintenance.TailFileSize; tail > 0 {
+			t.sinkOpts.TailFileSize = tail
+		}
 	}
 	if err != nil {
 		t.failed = &TableError{Table: src.Path, Offset: -1, Phase: "opening", Err: err, Hint: "fix the table's settings in the configuration; then restart"}

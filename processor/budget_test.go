@@ -81,9 +81,6 @@ func TestPendingBudget(t *testing.T) {
 	q.add(t0, l, entry{kind: entryPoison, size: 1})
 	require.True(t, q.forced(t0, l), "a poison record at the head goes at once")
 
-	d := BatchLimits{}.withDefaults()
-	require.Equal(t, 1, d.MinRecords)
-	require.Equal(t, d.Age, d.MaxDelay, "by default every batch commits at Age")
 	require.Equal(t, 5*time.Second, BatchLimits{Age: 5 * time.Second, MaxDelay: time.Second}.withDefaults().MaxDelay,
 		"max delay below age is raised to it")
 }
@@ -209,7 +206,8 @@ func TestCommitBudgetShared(t *testing.T) {
 		pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 22, Keys: 30})
 		opts := pl.options("shared")
 		opts.Maintenance.Disabled = true // every version counted is a batch's
-		opts.Batch = BatchLimits{Records: 1000, Age: 10 * time.Millisecond, MaxDelay: 2 * time.Second, CommitsPerSecond: rate}
+		// MinRecords 1: every batch is due at Age, so only the rate holds it.
+		opts.Batch = BatchLimits{Records: 1000, Age: 10 * time.Millisecond, MinRecords: 1, MaxDelay: 2 * time.Second, CommitsPerSecond: rate}
 		start := time.Now()
 		pl.start(opts)
 		at := map[cdctable.TopicPartition]map[int64]time.Time{}

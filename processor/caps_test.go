@@ -22,7 +22,9 @@ import (
 // caps were hard, a whole poll landed in one commit (604 rows with a limit
 // of 25).
 func TestBatchCapsBoundEveryCommit(t *testing.T) {
-	t.Run("no budget", func(t *testing.T) { testBatchCaps(t, BatchLimits{}) })
+	// No budget: every batch at Age (the defaults would hold each
+	// partition's last batch for max_delay).
+	t.Run("no budget", func(t *testing.T) { testBatchCaps(t, BatchLimits{MinRecords: 1, MaxDelay: 30 * time.Millisecond}) })
 	// A budget far too small for the backlog holds no full batch back, and
 	// min_records above the cap changes nothing: only each partition's last,
 	// partial batch waits, for max_delay (ADR 0030).

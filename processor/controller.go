@@ -115,7 +115,7 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 		return nil, fmt.Errorf("%w: reading the transaction topic needs a decoder", ErrOptions)
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = 5 * time.Second
+		opts.Interval = DefaultControlInterval
 	}
 	if opts.KafkaTimeout <= 0 {
 		opts.KafkaTimeout = 10 * time.Second

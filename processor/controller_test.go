@@ -79,7 +79,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 	_, err := pl.adm.CreateTopics(t.Context(), 1, 1, nil, txTopic)
 	require.NoError(t, err)
 	opts := pl.options(prefix)
-	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond}
+	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond, MinRecords: 1, MaxDelay: 10 * time.Millisecond} // every batch at Age
 	opts.ShutdownTimeout = time.Nanosecond
 	sinkOpts := opts.Sink
 	opts.PerTable = func(src TableSource) TableSettings {

@@ -168,8 +168,12 @@ func (pl *pipeline) options(group string) Options {
 			}
 			return localstore.New(localstore.Options{Dir: filepath.Join(pl.root, path), NoSync: true})
 		},
-		Decoder:          dec,
-		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond},
+		Decoder: dec,
+		// MinRecords 1 and MaxDelay = Age: every batch commits at Age, where
+		// the defaults (100 records, up to 10 s) would hold a test's trickle
+		// for seconds.
+		Batch:            BatchLimits{Records: 150, Age: 30 * time.Millisecond, MinRecords: 1, MaxDelay: 30 * time.Millisecond},
+		Maintenance:      DefaultMaintenance(), // what users run; its zero TailFileSize is off
 		RecommitInterval: 200 * time.Millisecond,
 		RetryMin:         20 * time.Millisecond,
 		RetryMax:         500 * time.Millisecond,

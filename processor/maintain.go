@@ -55,39 +55,42 @@ type Maintenance struct {
 	Concurrency int
 	// TailFileSize is the tables' merge.Options.TailFileSize: a small
 	// batch's new rows go into the table's smallest file below it, so a
-	// trickling table gains no file per commit (default
-	// merge.DefaultTailFileSize; negative: off). With maintenance disabled
-	// it is off.
+	// trickling table gains no file per commit. 0 or negative: off, as in
+	// the configuration; DefaultMaintenance has merge.DefaultTailFileSize.
+	// With maintenance disabled it is off.
 	TailFileSize int64
 }
 
+// withDefaults fills the fields left zero that have no zero meaning from
+// DefaultMaintenance; TailFileSize and VacuumInterval 0 stay off.
 func (m Maintenance) withDefaults() Maintenance {
+	d := DefaultMaintenance()
 	if m.CompactAt <= 0 {
-		m.CompactAt = 10
+		m.CompactAt = d.CompactAt
 	}
 	if m.PurgeRatio <= 0 {
-		m.PurgeRatio = 0.1
+		m.PurgeRatio = d.PurgeRatio
 	}
 	if m.MaxCompactBytes <= 0 {
-		m.MaxCompactBytes = 1 << 30
+		m.MaxCompactBytes = d.MaxCompactBytes
 	}
 	if m.CheckpointCommits <= 0 {
-		m.CheckpointCommits = 10
+		m.CheckpointCommits = d.CheckpointCommits
+		if m.CheckpointMaxCommits > 0 {
+			m.CheckpointCommits = min(m.CheckpointCommits, m.CheckpointMaxCommits)
+		}
 	}
 	if m.CheckpointInterval <= 0 {
-		m.CheckpointInterval = time.Minute
+		m.CheckpointInterval = d.CheckpointInterval
 	}
 	if m.CheckpointMaxCommits < m.CheckpointCommits {
-		m.CheckpointMaxCommits = max(100, m.CheckpointCommits)
+		m.CheckpointMaxCommits = max(d.CheckpointMaxCommits, m.CheckpointCommits)
 	}
 	if m.Every <= 0 {
-		m.Every = 10 * time.Second
+		m.Every = 10 * time.Second // not configurable
 	}
 	if m.Concurrency <= 0 {
-		m.Concurrency = 1
-	}
-	if m.TailFileSize == 0 {
-		m.TailFileSize = merge.DefaultTailFileSize
+		m.Concurrency = d.Concurrency
 	}
 	return m
 }

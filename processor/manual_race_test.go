@@ -47,7 +47,7 @@ func TestManualEditsRaceTheProcessor(t *testing.T) {
 	procGate, dmlGate := &commitGate{}, &commitGate{}
 	opts := pl.options("manual")
 	opts.Sink.EnableChangeDataFeed = true
-	opts.Batch = BatchLimits{Records: 40, Age: 10 * time.Millisecond}
+	opts.Batch = BatchLimits{Records: 40, Age: 10 * time.Millisecond, MinRecords: 1, MaxDelay: 10 * time.Millisecond} // every batch at Age
 	open := opts.OpenStore
 	opts.OpenStore = func(ctx context.Context, path string) (deltalog.Store, error) {
 		s, err := open(ctx, path)

@@ -63,7 +63,7 @@ func TestProcessorOracle(t *testing.T) {
 			// ones fold small batches into a tail file (absorb).
 			opts.Maintenance = Maintenance{CompactAt: 1 + mrng.IntN(6), Every: time.Millisecond,
 				CheckpointCommits: 1 + mrng.IntN(5), CheckpointInterval: time.Millisecond, PurgeRatio: 0.01,
-				TailFileSize: []int64{0, -1}[seed%2]}
+				TailFileSize: []int64{merge.DefaultTailFileSize, 0}[seed%2]}
 			t.Logf("caps: %d records, %d bytes; budget: min %d records, max delay %s, %.0f commits/s, drained %v; compact at %d, tail %d",
 				opts.Batch.Records, opts.Batch.Bytes, opts.Batch.MinRecords, opts.Batch.MaxDelay, opts.Batch.CommitsPerSecond, opts.Batch.Drained,
 				opts.Maintenance.CompactAt, opts.Maintenance.TailFileSize)

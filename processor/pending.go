@@ -22,50 +22,61 @@ import (
 // (MinRecords / rate). With Drained, a batch of MinRecords commits before
 // Age once its table has read its partitions up to their high watermarks.
 // CommitsPerSecond is shared by all tables; it may hold a batch past Age,
-// never past MaxDelay. The zero values keep every batch to Age alone.
+// never past MaxDelay. Fields left zero that have no zero meaning take
+// DefaultBatchLimits; the zero CommitsPerSecond and Drained are off.
 type BatchLimits struct {
-	// Records is the most change records one commit holds (default 10,000).
+	// Records is the most change records one commit holds.
 	Records int
-	// Bytes is the most Kafka key+value bytes one commit holds (default 64 MiB).
+	// Bytes is the most Kafka key+value bytes one commit holds.
 	Bytes int64
 	// Age is how long the first record of a batch waits at least, unless
-	// the batch fills (default 1s).
+	// the batch fills.
 	Age time.Duration
 	// MinRecords is how many entries (changes, tombstones and bad input) a
-	// batch waits for, up to MaxDelay, before it commits at Age (default 1:
-	// it commits at Age).
+	// batch waits for, up to MaxDelay, before it commits at Age (1: it
+	// commits at Age). Left zero, the default but at most Records.
 	MinRecords int
 	// MaxDelay is the freshness bound: a batch is visible within it of its
 	// oldest record's production (its source commit or Kafka timestamp,
 	// at most a second before its arrival), whatever MinRecords and
 	// CommitsPerSecond, as long as the table's recent commits took less
-	// than half of MaxDelay - Age (lead.go). Default Age; it is raised to
-	// Age if below.
+	// than half of MaxDelay - Age (lead.go). It is raised to Age if below.
 	MaxDelay time.Duration
 	// Drained commits a batch of at least MinRecords entries before Age
 	// when the last fetch of each of the table's partitions reached its
 	// high watermark: nothing more is there to wait for, so waiting only
-	// costs freshness (ADR 0030, amended for issue 15). Off by default.
+	// costs freshness (ADR 0030, amended for issue 15). False: off.
 	Drained bool
-	// CommitsPerSecond is the rate of commits shared by all tables (0, the
-	// default: unlimited). A batch due by Age and MinRecords waits for its
+	// CommitsPerSecond is the rate of commits shared by all tables (0:
+	// unlimited). A batch due by Age and MinRecords waits for its
 	// turn; commits forced by the caps, MaxDelay, the memory bound or
 	// shutdown never wait but use up the budget.
 	CommitsPerSecond float64
 }
 
+// withDefaults fills the fields left zero from DefaultBatchLimits, a field
+// paired with a set one moving only as far as it requires, as the
+// configuration's do: Records 50 waits for 50 records, not 100; Age 30s
+// waits at most 30s, not 10s.
 func (l BatchLimits) withDefaults() BatchLimits {
+	d := DefaultBatchLimits()
 	if l.Records <= 0 {
-		l.Records = 10_000
+		l.Records = max(d.Records, l.MinRecords)
 	}
 	if l.Bytes <= 0 {
-		l.Bytes = 64 << 20
+		l.Bytes = d.Bytes
 	}
 	if l.Age <= 0 {
-		l.Age = time.Second
+		l.Age = d.Age
+		if l.MaxDelay > 0 {
+			l.Age = min(l.Age, l.MaxDelay)
+		}
 	}
 	if l.MinRecords <= 0 {
-		l.MinRecords = 1
+		l.MinRecords = min(d.MinRecords, l.Records)
+	}
+	if l.MaxDelay <= 0 {
+		l.MaxDelay = d.MaxDelay
 	}
 	l.MaxDelay = max(l.MaxDelay, l.Age)
 	if l.CommitsPerSecond < 0 {

@@ -79,10 +79,10 @@ type Options struct {
 	// Decoder decodes record keys and values.
 	Decoder *codecs.Decoder
 
-	// Batch bounds each table's commits.
+	// Batch bounds each table's commits (DefaultBatchLimits).
 	Batch BatchLimits
 	// MaxBufferedBytes bounds the record bytes pending over all tables
-	// (default 256 MiB); above it every table commits what it holds and
+	// (at least Batch.Bytes); above it every table commits what it holds and
 	// the busy ones stop fetching until they have.
 	MaxBufferedBytes int64
 	// DebtWarnFiles is the debt of a table, in objects a full scan reads
@@ -337,6 +337,10 @@ func (o Options) validate() error {
 }
 
 func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Batch.Bytes <= 0 && o.MaxBufferedBytes > 0 {
+		o.Batch.Bytes = min(d.Batch.Bytes, o.MaxBufferedBytes)
+	}
 	o.Batch = o.Batch.withDefaults()
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -344,13 +348,13 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	if o.GroupProtocol == "" {
-		o.GroupProtocol = GroupClassic
+		o.GroupProtocol = d.GroupProtocol
 	}
 	if o.ClientID == "" {
-		o.ClientID = "cdc2delta"
+		o.ClientID = d.ClientID
 	}
 	if o.MaxBufferedBytes <= 0 {
-		o.MaxBufferedBytes = 256 << 20
+		o.MaxBufferedBytes = max(d.MaxBufferedBytes, o.Batch.Bytes)
 	}
 	if o.MaxPollRecords <= 0 {
 		o.MaxPollRecords = 10_000
@@ -362,24 +366,24 @@ func (o Options) withDefaults() Options {
 		o.FetchMaxBytes = 32 << 20
 	}
 	if o.FetchMinBytes <= 0 {
-		o.FetchMinBytes = 1 << 20
+		o.FetchMinBytes = d.FetchMinBytes
 	}
-	def(&o.FetchMaxWait, 100*time.Millisecond)
+	def(&o.FetchMaxWait, d.FetchMaxWait)
 	def(&o.RecommitInterval, 30*time.Second)
-	def(&o.RetryBudget, 2*time.Minute)
+	def(&o.RetryBudget, d.RetryBudget)
 	def(&o.RetryMin, 100*time.Millisecond)
 	def(&o.RetryMax, 30*time.Second)
 	def(&o.RevokeTimeout, 10*time.Second)
 	def(&o.ShutdownTimeout, 10*time.Second)
 	def(&o.DeadLetterTimeout, 10*time.Second)
 	if o.BadInput == "" {
-		o.BadInput = PolicyFail
+		o.BadInput = d.BadInput
 	}
 	if o.UnknownSchemaRetries <= 0 {
 		o.UnknownSchemaRetries = 3
 	}
 	if o.OpenConcurrency <= 0 {
-		o.OpenConcurrency = 8
+		o.OpenConcurrency = d.OpenConcurrency
 	}
 	o.Maintenance = o.Maintenance.withDefaults()
 	return o

@@ -28,7 +28,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 		i++
 		pl.root = b.TempDir()
 		opts := pl.options("bench-" + time.Now().Format("150405.000000"))
-		opts.Batch = BatchLimits{Records: 10_000, Age: 200 * time.Millisecond}
+		opts.Batch = BatchLimits{Records: 10_000, Age: 200 * time.Millisecond, MinRecords: 1, MaxDelay: 200 * time.Millisecond} // every batch at Age
 		opts.ClientOptions = append(opts.ClientOptions, kgo.FetchMaxWait(10*time.Millisecond))
 		r := pl.start(opts)
 		for r.p.Status().Partitions < 2*testPartitions {

@@ -13,6 +13,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // requestCounts counts a store's calls as S3 requests: each Get a GET,
@@ -88,7 +89,8 @@ func TestStoreRequestsPerCommit(t *testing.T) {
 	perCommit := map[string][4]float64{}
 	for _, sd := range []side{
 		{"maintenance off", Maintenance{Disabled: true}},
-		{"maintenance on", Maintenance{Every: time.Millisecond, CheckpointInterval: time.Millisecond}},
+		// The tail file on, as users run it: a commit of one change extends a file.
+		{"maintenance on", Maintenance{Every: time.Millisecond, CheckpointInterval: time.Millisecond, TailFileSize: merge.DefaultTailFileSize}},
 	} {
 		t.Run(sd.name, func(t *testing.T) {
 			pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 61, Keys: 2000, Snapshot: true}, nil, "req", dbzgen.Orders())

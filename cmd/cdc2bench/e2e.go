@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/cmd/internal/runopts"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/internal/e2ebench"
 	"github.com/cdc2delta/cdc2delta/processor"
@@ -50,7 +51,7 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	live := fset.Duration("live", 10*time.Second, "latency phase length (0: none, and the harness's model is dropped before the catch-up)")
 	root := fset.String("root", "", "table directory (empty: temporary)")
 	heap := fset.Bool("heap-profile", false, "also write a heap profile (OUT.heap.pprof) when the catch-up ends")
-	batch := fset.String("batch", "processor", "batch limits: processor (the library's zero values: every batch at max_age), "+
+	batch := fset.String("batch", "processor", "batch limits: processor (every batch at max_age, no commit budget), "+
 		"config (the configuration's defaults), config-nodrain (those with commit_when_drained false)")
 	if err := fset.Parse(args); err != nil {
 		return err
@@ -58,11 +59,10 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	var limits processor.BatchLimits
 	switch *batch {
 	case "processor":
+		limits.MinRecords = 1 // every batch at max_age, with no budget
 	case "config", "config-nodrain":
-		b := config.Default().Batch
-		limits = processor.BatchLimits{Records: b.MaxRecords, Bytes: int64(b.MaxBytes), Age: time.Duration(b.MaxAge),
-			MinRecords: b.MinRecords, MaxDelay: time.Duration(b.MaxDelay), CommitsPerSecond: float64(b.MaxCommitsPerSecond),
-			Drained: b.CommitWhenDrained && *batch == "config"}
+		limits = runopts.Batch(config.Default().Batch)
+		limits.Drained = limits.Drained && *batch == "config"
 	default:
 		return fmt.Errorf("%w: -batch %q", errUsage, *batch)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/cdc2delta/cdc2delta/cmd/internal/runopts"
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -29,7 +30,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 	"github.com/cdc2delta/cdc2delta/processor"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // processorOptions maps the configuration onto processor.Options. Each table gets its
@@ -40,8 +40,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	if err := checkTableSettings(c); err != nil {
 		return processor.Options{}, err
 	}
-	k := c.Kafka
-	clientOpts, err := kafkaOpts(k)
+	clientOpts, err := kafkaOpts(c.Kafka)
 	if err != nil {
 		return processor.Options{}, err
 	}
@@ -49,14 +48,10 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 	if err != nil {
 		return processor.Options{}, err
 	}
-	topics, regex := k.Topics, false
-	if k.TopicRegex != "" {
-		topics, regex = []string{k.TopicRegex}, true
-	}
 	tables := c.Tables
 	perTable := func(src processor.TableSource) processor.TableSettings {
 		s := tables.Settings(config.Source{Topic: src.Topic, Database: src.Database, Schema: src.Schema, Table: src.Table})
-		ts := processor.TableSettings{Sink: sinkOptions(s, logger), BadInput: processor.Policy(s.BadInput)}
+		ts := processor.TableSettings{Sink: runopts.Sink(s, logger), BadInput: processor.Policy(s.BadInput)}
 		if c.Memory.KeyIndex == config.KeyIndexDisk {
 			ts.Sink.IndexDir, ts.Sink.IndexMemoryKeys = keyIndexDir(c.Memory, src.Path), c.Memory.KeyIndexMemoryKeys
 		}
@@ -65,28 +60,9 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		}
 		return ts
 	}
-	return processor.Options{
-		Brokers: k.Brokers, Group: k.GroupID, GroupProtocol: k.GroupProtocol, ClientID: k.ClientID, Topics: topics, TopicRegex: regex, InstanceID: k.InstanceID,
-		ClientOptions: clientOpts, ResetOffset: k.Reset,
-		FetchMaxWait: time.Duration(k.FetchMaxWait), FetchMinBytes: int32(k.FetchMinBytes),
-		TablePath: c.Tables.Path,
-		OpenStore: storeOpener(c.Storage.S3),
-		Sink:      sinkOptions(tables.Defaults, logger),
-		PerTable:  perTable,
-		Decoder:   dec,
-		Batch: processor.BatchLimits{
-			Records: c.Batch.MaxRecords, Bytes: int64(c.Batch.MaxBytes), Age: time.Duration(c.Batch.MaxAge),
-			MinRecords: c.Batch.MinRecords, MaxDelay: time.Duration(c.Batch.MaxDelay),
-			CommitsPerSecond: float64(c.Batch.MaxCommitsPerSecond), Drained: c.Batch.CommitWhenDrained,
-		},
-		MaxBufferedBytes:       int64(c.Memory.MaxBufferedBytes),
-		OpenConcurrency:        c.Memory.OpenConcurrency,
-		Maintenance:            maintenance(c.Maintenance),
-		RetryBudget:            time.Duration(c.Retry.Budget),
-		BadInput:               processor.Policy(tables.Defaults.BadInput),
-		DeadLetterTopic:        k.DLQTopic,
-		CreateDeadLetterTopics: k.DLQCreate,
-	}, nil
+	opts := runopts.Processor(c, logger)
+	opts.ClientOptions, opts.OpenStore, opts.PerTable, opts.Decoder = clientOpts, storeOpener(c.Storage.S3), perTable, dec
+	return opts, nil
 }
 
 // newDecoder builds the decoder with the configured schema registry, as `run` decodes.
@@ -123,16 +99,6 @@ func keyIndexDir(m config.Memory, table string) string {
 		return filepath.Join(m.KeyIndexDir, url.PathEscape(table))
 	}
 	return filepath.Join(table, "_cdc2delta", "index")
-}
-
-// sinkOptions are the sink settings of one table.
-func sinkOptions(s config.TableSettings, logger *slog.Logger) merge.Options {
-	return merge.Options{
-		DeleteMode: merge.DeleteMode(s.DeleteMode), TombstoneRetention: time.Duration(s.TombstoneRetention),
-		Mode: merge.Mode(s.MergeMode), EnableChangeDataFeed: s.ChangeDataFeed,
-		DeletionVectors: new(s.DeletionVectors), ColumnNames: merge.ColumnNames(s.ColumnNames),
-		PartitionBy: s.PartitionBy, Logger: logger,
-	}
 }
 
 // kafkaOpts are the client options for the connection settings (TLS, SASL).
@@ -361,17 +327,3 @@ func newController(ctx context.Context, c config.Config, opts processor.Options,
 
 // changeLogPath is where a table's change log lives: beside it (ADR 0031).
 func changeLogPath(table string) string { return strings.TrimRight(table, "/") + "_changes" }
-
-// maintenance maps the maintenance block onto the processor's options.
-func maintenance(m config.Maintenance) processor.Maintenance {
-	tail := int64(m.TailFileSize)
-	if tail == 0 {
-		tail = -1 // off
-	}
-	return processor.Maintenance{
-		Disabled: !m.Enabled, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio, MaxCompactBytes: int64(m.MaxCompactBytes),
-		CheckpointCommits: m.CheckpointCommits, CheckpointInterval: time.Duration(m.CheckpointInterval),
-		CheckpointMaxCommits: m.CheckpointMaxCommits, VacuumInterval: time.Duration(m.VacuumInterval), Concurrency: m.Concurrency,
-		TailFileSize: tail,
-	}
-}
