@@ -12,7 +12,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Maintenance configures the upkeep the processor runs on its tables beside

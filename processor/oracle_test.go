@@ -17,6 +17,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // TestProcessorOracle runs the whole pipeline (Kafka, decoding, per-table
