@@ -14,7 +14,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/cmd/internal/runopts"
 	"github.com/cdc2delta/cdc2delta/config"
-	"github.com/cdc2delta/cdc2delta/internal/e2ebench"
+	"github.com/cdc2delta/cdc2delta/internal/harness/e2ebench"
 	"github.com/cdc2delta/cdc2delta/processor"
 )
 

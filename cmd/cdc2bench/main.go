@@ -15,7 +15,7 @@
 // final tables are equal with scripts/py/bench_peers.py, and writes
 // DIR/results.json, DIR/BENCHMARKS.md and DIR/plots/. The second form is the
 // cdc2delta runner the orchestrator re-executes; the third runs the
-// end-to-end benchmark from a real Kafka broker (internal/e2ebench) as the
+// end-to-end benchmark from a real Kafka broker (internal/harness/e2ebench) as the
 // system cdc2delta-e2e; the fourth runs the many-tables scenario (small
 // tables changing a few times a second, e2ebench.RunMany) against one or
 // two cdc2delta binaries side by side; the fifth sets the throughput of

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cdc2delta/cdc2delta/internal/e2ebench"
+	"github.com/cdc2delta/cdc2delta/internal/harness/e2ebench"
 )
 
 func TestRenderManyRatiosNeedTwoSides(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/cdc2delta/cdc2delta/internal/e2ebench"
+	"github.com/cdc2delta/cdc2delta/internal/harness/e2ebench"
 )
 
 func TestSummarize(t *testing.T) {

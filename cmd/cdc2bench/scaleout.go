@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cdc2delta/cdc2delta/internal/e2ebench"
+	"github.com/cdc2delta/cdc2delta/internal/harness/e2ebench"
 )
 
 // scaleOutCmd is `cdc2bench scaleout`: one table's backlog on the real

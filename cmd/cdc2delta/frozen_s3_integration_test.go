@@ -17,7 +17,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
-	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 )
 
 // TestFrozenS3StallsWithinBudget runs the binary against the real broker

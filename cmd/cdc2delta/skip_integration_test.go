@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 )
 
 // TestSkipCommandBeforeTableBroker is TestSkipCommandBeforeTable on the real

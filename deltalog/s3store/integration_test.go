@@ -15,7 +15,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/deltalog/storetest"
-	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 )
 
 // motoStore opens a store on the full tier's moto server, with its own S3 client, the

@@ -16,7 +16,7 @@ import (
 	"github.com/linkedin/goavro/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 )
 
 // TestCrossCheckWithFastavro encodes key and value data with the generator and

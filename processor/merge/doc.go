@@ -18,7 +18,7 @@
 // (ADR 0022), cdf.go (ADR 0024), partition.go (partitioned tables),
 // tableschema.go (typed tables and schema evolution), state.go (what a Sink
 // knows between batches). The oracle (oracle_test.go) compares the engine
-// with internal/cdcmodel.
+// with internal/harness/cdcmodel.
 //
 // The package carries no API-stability promise.
 package merge

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
-	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
+	"github.com/cdc2delta/cdc2delta/internal/harness/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
@@ -24,7 +24,7 @@ import (
 // The oracle (ADR 0025): random workloads are applied by the Sink, in random
 // micro-batches with crashes and failing stores, and every committed version
 // (all columns, metadata columns, change data feed, txn versions) is
-// compared with internal/cdcmodel, which applies the same events one at a
+// compared with internal/harness/cdcmodel, which applies the same events one at a
 // time in arrival order. After a failed batch the records are either
 // applied again in the same batch or, as a restart, a rebalance or other
 // batch caps re-read them from the txn versions on, cut at other

@@ -112,7 +112,7 @@ func TestCategory(t *testing.T) {
 		"github.com/cdc2delta/cdc2delta/processorx.F":                     "",
 		"github.com/klauspost/compress/zstd.(*Decoder).DecodeAll":         "",
 		"runtime.mallocgc": "",
-		"github.com/cdc2delta/cdc2delta/internal/e2ebench.Run": "",
+		"github.com/cdc2delta/cdc2delta/internal/harness/e2ebench.Run": "",
 	} {
 		require.Equal(t, want, Category(fn), fn)
 	}

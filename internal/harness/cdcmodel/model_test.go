@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
-	"github.com/cdc2delta/cdc2delta/internal/cdcmodel"
+	"github.com/cdc2delta/cdc2delta/internal/harness/cdcmodel"
 )
 
 var (
