@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"errors"
 	"os/exec"
 	"slices"
 	"strings"
@@ -39,11 +40,11 @@ func goList(t *testing.T, args ...string) []string {
 	// go test puts its own go first in PATH for the test process.
 	out, err := exec.CommandContext(t.Context(), "go", append([]string{"list", "-f", "{{.ImportPath}}"}, args...)...).Output()
 	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			t.Fatalf("go list %v: %v\n%s", args, err, exit.Stderr)
 		}
-		t.Fatalf("go list %v: %v\n%s", args, err, stderr)
+		t.Fatalf("go list %v: %v", args, err)
 	}
 	return strings.Fields(string(out))
 }
