@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -258,14 +259,21 @@ func TestCloseDuringSlowCommit(t *testing.T) {
 	pl.waitCaughtUp()
 
 	var faults []*memstore.Injection
+	var slowDone atomic.Int32 // slow commits that got past their delay
 	for _, tb := range pl.tables {
 		faults = append(faults, pl.memStore(tablePath(tb)).Inject(memstore.Fault{
-			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true}))
+			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true,
+			Then: func() { slowDone.Add(1) }}))
 	}
 	pl.produce(200)
 	require.Eventually(t, func() bool { return faults[0].Fired()+faults[1].Fired() > 0 }, 10*time.Second, 5*time.Millisecond)
 	pl.produce(200) // polled while the commit hangs
-	time.Sleep(200 * time.Millisecond)
+	// The case under test holds only if, at close, every record has been polled while a
+	// commit still hangs: show both before closing.
+	want := float64(pl.totalRecords())
+	require.Eventually(t, func() bool { return metricSum(t, r1.reg, "cdc2delta_events_consumed_total") == want },
+		20*time.Second, 5*time.Millisecond, "the later records are polled")
+	require.Zero(t, slowDone.Load(), "a commit still hangs when the processor closes")
 	r1.close(t)
 	for _, f := range faults {
 		f.Remove()
@@ -420,7 +428,7 @@ func TestRegistryOutageAllowsRebalance(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return metricSum(t, a.reg, "cdc2delta_events_consumed_total") == 0 && a.p.Status().Partitions == 2*testPartitions
 	}, 20*time.Second, 20*time.Millisecond)
-	time.Sleep(300 * time.Millisecond) // a is retrying the records it polled
+	waitRegistryWaiting(t, a, len(pl.tables)) // a is retrying the records it polled
 	b := pl.start(opts)
 	require.Eventually(t, func() bool {
 		return b.p.Status().Partitions > 0
