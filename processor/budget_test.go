@@ -302,7 +302,11 @@ type slowDataFiles struct {
 
 func (s slowDataFiles) Put(ctx context.Context, p string, data []byte) error {
 	if strings.HasSuffix(p, ".parquet") && !strings.Contains(p, "_delta_log/") {
-		time.Sleep(s.delay)
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return s.Store.Put(ctx, p, data)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -152,10 +153,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		}
 		return g.CompleteThrough.Commit.Compare(lastEnd) >= 0
 	}
-	for deadline := time.Now().Add(20 * time.Second); !reached() && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !reached() {
+	if !assert.Eventually(t, reached, 20*time.Second, 20*time.Millisecond) {
 		debugStuck(t, pl, txTopic, st)
 	}
 	require.True(t, reached(), "the group reaches the last transaction that ended, %s; the tables: %+v", lastEnd, st.Tables)

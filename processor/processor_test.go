@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -186,9 +187,12 @@ func TestUnsafeSchemaChangeStopsTable(t *testing.T) {
 func TestReplayFromTimestamp(t *testing.T) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 8, Keys: 30, Snapshot: true})
 	pl.produce(150)
-	time.Sleep(20 * time.Millisecond)
-	at := time.Now()
-	time.Sleep(20 * time.Millisecond)
+	// Record timestamps have millisecond resolution: at is the next millisecond, which
+	// no record produced so far has, and the next records are produced from it on.
+	at := time.Now().Truncate(time.Millisecond).Add(time.Millisecond)
+	for time.Now().Before(at) {
+		runtime.Gosched()
+	}
 	first := pl.totalRecords()
 	pl.produce(150)
 	r := pl.start(pl.options("replay"))
