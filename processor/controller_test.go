@@ -127,6 +127,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		r := pl.start(opts)
 		stop := startController()
 		if round < 3 {
+			// Kept: the close's moment is random on purpose, with partitions stalled.
 			time.Sleep(time.Duration(200+rng.IntN(300)) * time.Millisecond)
 		} else {
 			for p := range int32(testPartitions) {

@@ -228,10 +228,14 @@ func TestRebalanceUnderLoad(t *testing.T) {
 	opts := pl.options("three")
 	opts.Batch = BatchLimits{Records: 50, Age: 10 * time.Millisecond}
 	var members []*running
+	// Each membership change comes after 200 records produced in bursts 10ms apart, so
+	// that it happens under load.
 	step := func(change func()) {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
 		for range 5 {
 			pl.produce(40)
-			time.Sleep(10 * time.Millisecond)
+			<-tick.C
 		}
 		change()
 	}
