@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -306,33 +307,38 @@ func (g *gatedSource) SchemaByID(ctx context.Context, id int) (string, error) {
 }
 
 func TestSchemaCacheCollapsesConcurrentLookups(t *testing.T) {
-	f := newFixture(t, layoutV3, Options{})
-	gs := &gatedSource{mapSource: f.src, gate: make(chan struct{})}
-	d, err := NewDecoder(gs, Options{})
-	require.NoError(t, err)
-	value := f.value(t, "c", nil, ordersRow("NEW", []byte{1}, 1), srcBlock{}, "")
-
-	const n = 32
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range n {
-		wg.Go(func() {
-			_, err := d.Decode(t.Context(), f.key, value)
-			errs <- err
-		})
-	}
-	time.Sleep(50 * time.Millisecond) // let the goroutines pile up on the gate
-	close(gs.gate)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	// In a bubble, synctest.Wait returns once every goroutine is blocked: on the gate, or
+	// on the lookup another goroutine leads.
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, layoutV3, Options{})
+		gs := &gatedSource{mapSource: f.src, gate: make(chan struct{})}
+		d, err := NewDecoder(gs, Options{})
 		require.NoError(t, err)
-	}
-	require.Equal(t, int64(2), gs.calls.Load(), "one lookup per id (key and value) for all goroutines")
+		value := f.value(t, "c", nil, ordersRow("NEW", []byte{1}, 1), srcBlock{}, "")
 
-	_, err = d.Decode(t.Context(), f.key, value)
-	require.NoError(t, err)
-	require.Equal(t, int64(2), gs.calls.Load(), "cached")
+		const n = 32
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				_, err := d.Decode(t.Context(), f.key, value)
+				errs <- err
+			})
+		}
+		synctest.Wait() // the goroutines have piled up on the gate
+		require.Zero(t, gs.calls.Load(), "no lookup has passed the gate")
+		close(gs.gate)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Equal(t, int64(2), gs.calls.Load(), "one lookup per id (key and value) for all goroutines")
+
+		_, err = d.Decode(t.Context(), f.key, value)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), gs.calls.Load(), "cached")
+	})
 }
 
 func TestSchemaLookupHonoursContext(t *testing.T) {

@@ -41,7 +41,11 @@ func (f *fakeRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.authz = append(f.authz, r.Header.Get("Authorization"))
 	f.mu.Unlock()
 	if f.delay > 0 {
-		time.Sleep(f.delay)
+		select { // a slow registry, which stops when the client gives up
+		case <-time.After(f.delay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
 	if f.failures.Add(-1) >= 0 {

@@ -10,7 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/storetest"
 )
 
 func TestCommitCreateAndAppend(t *testing.T) {
@@ -226,29 +229,67 @@ func TestCommitCreateRace(t *testing.T) {
 	require.ErrorIs(t, err, deltalog.ErrProtocolChanged)
 }
 
-func TestCommitLostResponse(t *testing.T) {
+// faultTests are the commit fault tests that run against every store, through the
+// faultstore wrapper: the in-memory and local stores here, S3 in the integration tier.
+var faultTests = []struct {
+	name string
+	run  func(t *testing.T, st *faultstore.Store)
+}{
+	{"CommitLostResponse", testCommitLostResponse},
+	{"CheckpointFailureDoesNotFailCommit", testCheckpointFailureDoesNotFailCommit},
+}
+
+func TestCommitFaults(t *testing.T) {
+	stores := []struct {
+		name string
+		open func(t *testing.T) deltalog.Store
+	}{
+		{"mem", func(t *testing.T) deltalog.Store { return memstore.New(memstore.Options{}) }},
+		{"local", func(t *testing.T) deltalog.Store {
+			s, err := localstore.New(localstore.Options{Dir: t.TempDir(), NoSync: true})
+			require.NoError(t, err)
+			return s
+		}},
+	}
+	for _, st := range stores {
+		for _, ft := range faultTests {
+			t.Run(st.name+"/"+ft.name, func(t *testing.T) { ft.run(t, faultstore.Wrap(st.open(t))) })
+		}
+	}
+}
+
+func openFaultTable(t *testing.T, st *faultstore.Store, opts ...deltalog.Option) *deltalog.Table {
+	t.Helper()
+	tbl, err := deltalog.Open(t.Context(), st, append([]deltalog.Option{deltalog.WithClock(newTestClock().Now)}, opts...)...)
+	require.NoError(t, err)
+	return tbl
+}
+
+func testCommitLostResponse(t *testing.T, st *faultstore.Store) {
 	ctx := t.Context()
-	tbl, st, _ := newMemTable(t)
+	tbl := openFaultTable(t, st)
 	snap := createTable(t, tbl, nil)
 	// The put lands but the caller sees an error, as when a response is lost.
-	in := st.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000001.json", AfterWrite: true, Nth: 1})
+	in := st.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000001.json", AfterWrite: true, Nth: 1})
 	res, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
 	require.NoError(t, err)
 	require.Equal(t, 1, in.Fired())
 	require.Equal(t, int64(1), res.Version)
 	// A genuine failure (nothing written) is reported.
-	st.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000002.json", Nth: 1})
+	st.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000002.json", Nth: 1})
 	snap, err = tbl.Snapshot(ctx)
 	require.NoError(t, err)
 	_, err = tbl.Commit(ctx, snap, []deltalog.Action{addFile("b.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
-	require.ErrorIs(t, err, memstore.ErrInjected)
+	require.ErrorIs(t, err, faultstore.ErrInjected)
+	_, err = storetest.Read(ctx, st.Unwrap(), "_delta_log/00000000000000000002.json")
+	require.ErrorIs(t, err, deltalog.ErrNotExist)
 }
 
-func TestCheckpointFailureDoesNotFailCommit(t *testing.T) {
+func testCheckpointFailureDoesNotFailCommit(t *testing.T, st *faultstore.Store) {
 	ctx := t.Context()
-	tbl, st, _ := newMemTable(t, deltalog.CheckpointInterval(2))
+	tbl := openFaultTable(t, st, deltalog.CheckpointInterval(2))
 	snap := createTable(t, tbl, nil)
-	st.Inject(memstore.Fault{Ops: memstore.OpPut, Pattern: "_delta_log/*.checkpoint.parquet"})
+	in := st.Inject(faultstore.Fault{Ops: faultstore.OpPut, Pattern: "_delta_log/*.checkpoint.parquet"})
 	_, err := tbl.Commit(ctx, snap, []deltalog.Action{addFile("a.parquet")}, deltalog.Operation{Name: deltalog.OpWrite})
 	require.NoError(t, err)
 	snap, err = tbl.Snapshot(ctx)
@@ -257,7 +298,8 @@ func TestCheckpointFailureDoesNotFailCommit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), res.Version)
 	require.False(t, res.Checkpointed)
-	require.ErrorIs(t, res.CheckpointErr, memstore.ErrInjected)
+	require.ErrorIs(t, res.CheckpointErr, faultstore.ErrInjected)
+	require.Equal(t, 1, in.Fired())
 	snap, err = tbl.Snapshot(ctx)
 	require.NoError(t, err)
 	require.Len(t, snap.Files(), 2)

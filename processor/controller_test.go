@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -128,6 +129,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		r := pl.start(opts)
 		stop := startController()
 		if round < 3 {
+			// Kept: the close's moment is random on purpose, with partitions stalled.
 			time.Sleep(time.Duration(200+rng.IntN(300)) * time.Millisecond)
 		} else {
 			for p := range int32(testPartitions) {
@@ -154,10 +156,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		}
 		return g.CompleteThrough.Commit.Compare(lastEnd) >= 0
 	}
-	for deadline := time.Now().Add(20 * time.Second); !reached() && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !reached() {
+	if !assert.Eventually(t, reached, 20*time.Second, 20*time.Millisecond) {
 		debugStuck(t, pl, txTopic, st)
 	}
 	require.True(t, reached(), "the group reaches the last transaction that ended, %s; the tables: %+v", lastEnd, st.Tables)

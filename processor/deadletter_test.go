@@ -135,7 +135,8 @@ func TestBadInputFail(t *testing.T) {
 		}
 		return true
 	}, 20*time.Second, 20*time.Millisecond)
-	time.Sleep(200 * time.Millisecond)
+	// The customers table caught up after the stop was reported: the stopped table had
+	// that same time to move, had it been able to.
 	require.Equal(t, bad[0]-1, pl.txns(orders)[p0], "a stopped table must not move")
 	require.Equal(t, 1.0, metricSum(t, r.reg, "cdc2delta_table_failed"))
 
@@ -156,7 +157,9 @@ func TestRegistryOutageStallsWithoutLoss(t *testing.T) {
 	pl.produce(200)
 	pl.regDown.Store(true)
 	r := pl.start(pl.options("outage"))
-	time.Sleep(700 * time.Millisecond)
+	// Before asserting that nothing was applied, show that it could have been: every
+	// table has polled records and is trying to decode them.
+	waitRegistryWaiting(t, r, len(pl.tables))
 	for _, tb := range pl.tables {
 		require.Empty(t, pl.txns(tb), "nothing can be applied while the registry is down")
 	}
@@ -166,6 +169,21 @@ func TestRegistryOutageStallsWithoutLoss(t *testing.T) {
 	pl.waitCaughtUp()
 	pl.requireModel()
 	require.True(t, r.p.Status().Ready())
+}
+
+// waitRegistryWaiting waits until n tables of r have polled records and wait for the
+// schema registry to decode them: the precondition of "nothing applied in an outage".
+func waitRegistryWaiting(t *testing.T, r *running, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		waiting := 0
+		for _, ts := range r.p.Status().Tables {
+			if ts.Registry {
+				waiting++
+			}
+		}
+		return waiting == n
+	}, 20*time.Second, 10*time.Millisecond, "%d tables wait for the registry", n)
 }
 
 func get(t *testing.T, url string) (int, string) {

@@ -124,10 +124,13 @@ func orphanFiles(t testing.TB, store deltalog.Store) []string {
 
 // failGroupCommits makes the cluster refuse the group's offset commits
 // while on is set, as a coordinator does that cannot take them.
-func failGroupCommits(c *kfake.Cluster, group string, on *atomic.Bool) {
+func failGroupCommits(c *kfake.Cluster, group string, on *atomic.Bool, commits *atomic.Int64) {
 	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		r := req.(*kmsg.OffsetCommitRequest)
+		if r.Group == group {
+			commits.Add(1)
+		}
 		if !on.Load() || r.Group != group {
 			return nil, nil, false
 		}
@@ -176,7 +179,16 @@ func TestCrashPhases(t *testing.T) {
 			t.Cleanup(cluster.Close)
 			group := "crash"
 			failing := new(atomic.Bool)
-			failGroupCommits(cluster, group, failing)
+			groupCommits := new(atomic.Int64) // the group's offset commits, failed or not
+			failGroupCommits(cluster, group, failing, groupCommits)
+			// recommits waits until the processor has committed the group's offsets n more
+			// times: its idle re-commits come every RecommitInterval.
+			recommits := func(n int64) {
+				t.Helper()
+				from := groupCommits.Load()
+				require.Eventually(t, func() bool { return groupCommits.Load() >= from+n }, 20*time.Second, 5*time.Millisecond,
+					"%d more group commits", n)
+			}
 			pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 40, Snapshot: true, Redeliver: 0.1, MaxTxEvents: 3, KeyChangeRatio: 0.05},
 				cluster.ListenAddrs(), "faults")
 			pl.mem = map[string]*memstore.Store{}
@@ -239,7 +251,7 @@ func TestCrashPhases(t *testing.T) {
 				}
 			case groupCommitFail:
 				pl.waitCaughtUp()
-				time.Sleep(3 * opts.RecommitInterval) // idle re-commits fail too
+				recommits(2) // idle re-commits fail too
 				crash = pl.capture(group)
 			case bothCommitted:
 				pl.waitCaughtUp()
@@ -306,7 +318,7 @@ func TestCrashPhases(t *testing.T) {
 				20*time.Second, 20*time.Millisecond, "the restart owns every partition")
 			pl.waitCaughtUp()
 			pl.requireGroupOffsets(group)
-			time.Sleep(3 * opts.RecommitInterval) // time to (wrongly) re-read anything
+			recommits(3) // cycles enough to (wrongly) re-read anything
 			pl.requireModel()
 			require.Equal(t, float64(want), metricSum(t, r2.reg, "cdc2delta_events_consumed_total"), "nothing read twice")
 			for _, tb := range pl.tables {

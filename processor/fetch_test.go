@@ -30,10 +30,13 @@ func TestTrickleFetchesInBatches(t *testing.T) {
 		pl.waitCaughtUp()
 		n.Store(0)
 		start := time.Now()
+		// The trickle's rate is the input under test: a ticker paces it.
+		tick := time.NewTicker(10 * time.Millisecond)
 		for range trickle {
 			pl.produce(1)
-			time.Sleep(10 * time.Millisecond)
+			<-tick.C
 		}
+		tick.Stop()
 		pl.waitCaughtUp()
 		got := n.Load()
 		t.Logf("fetch_min_bytes %d (0: default): %d fetches for %d records in %v", minBytes, got, trickle, time.Since(start).Round(time.Millisecond))

@@ -72,6 +72,7 @@ func TestProcessorOracle(t *testing.T) {
 				pl.produce(150 + rng.IntN(300))
 				r := pl.start(opts)
 				if round < 3 {
+					// Kept: the close's moment is random on purpose (mid-batch, mid-commit).
 					time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
 				} else {
 					pl.waitCaughtUp()

@@ -31,15 +31,11 @@ func BenchmarkEndToEnd(b *testing.B) {
 		opts.Batch = BatchLimits{Records: 10_000, Age: 200 * time.Millisecond, MinRecords: 1, MaxDelay: 200 * time.Millisecond} // every batch at Age
 		opts.ClientOptions = append(opts.ClientOptions, kgo.FetchMaxWait(10*time.Millisecond))
 		r := pl.start(opts)
-		for r.p.Status().Partitions < 2*testPartitions {
-			time.Sleep(time.Millisecond)
-		}
+		require.Eventually(b, func() bool { return r.p.Status().Partitions == 2*testPartitions }, time.Minute, time.Millisecond)
 		// The clock starts once the group is joined: a join is a fixed
 		// cost that says nothing about throughput.
 		start, cpu0 := time.Now(), cpuTime(b)
-		for !r.applied(ends) {
-			time.Sleep(2 * time.Millisecond)
-		}
+		require.Eventually(b, func() bool { return r.applied(ends) }, 5*time.Minute, 2*time.Millisecond)
 		elapsed += time.Since(start)
 		// On a shared machine wall time says little; CPU time per event
 		// (all of the process: the in-process broker's share included)

@@ -6,8 +6,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,9 +188,12 @@ func TestUnsafeSchemaChangeStopsTable(t *testing.T) {
 func TestReplayFromTimestamp(t *testing.T) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 8, Keys: 30, Snapshot: true})
 	pl.produce(150)
-	time.Sleep(20 * time.Millisecond)
-	at := time.Now()
-	time.Sleep(20 * time.Millisecond)
+	// Record timestamps have millisecond resolution: at is the next millisecond, which
+	// no record produced so far has, and the next records are produced from it on.
+	at := time.Now().Truncate(time.Millisecond).Add(time.Millisecond)
+	for time.Now().Before(at) {
+		runtime.Gosched()
+	}
 	first := pl.totalRecords()
 	pl.produce(150)
 	r := pl.start(pl.options("replay"))
@@ -224,10 +229,14 @@ func TestRebalanceUnderLoad(t *testing.T) {
 	opts := pl.options("three")
 	opts.Batch = BatchLimits{Records: 50, Age: 10 * time.Millisecond}
 	var members []*running
+	// Each membership change comes after 200 records produced in bursts 10ms apart, so
+	// that it happens under load.
 	step := func(change func()) {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
 		for range 5 {
 			pl.produce(40)
-			time.Sleep(10 * time.Millisecond)
+			<-tick.C
 		}
 		change()
 	}
@@ -259,14 +268,21 @@ func TestCloseDuringSlowCommit(t *testing.T) {
 	pl.waitCaughtUp()
 
 	var faults []*memstore.Injection
+	var slowDone atomic.Int32 // slow commits that got past their delay
 	for _, tb := range pl.tables {
 		faults = append(faults, pl.memStore(tablePath(tb)).Inject(memstore.Fault{
-			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true}))
+			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true,
+			Then: func() { slowDone.Add(1) }}))
 	}
 	pl.produce(200)
 	require.Eventually(t, func() bool { return faults[0].Fired()+faults[1].Fired() > 0 }, 10*time.Second, 5*time.Millisecond)
 	pl.produce(200) // polled while the commit hangs
-	time.Sleep(200 * time.Millisecond)
+	// The case under test holds only if, at close, every record has been polled while a
+	// commit still hangs: show both before closing.
+	want := float64(pl.totalRecords())
+	require.Eventually(t, func() bool { return metricSum(t, r1.reg, "cdc2delta_events_consumed_total") == want },
+		20*time.Second, 5*time.Millisecond, "the later records are polled")
+	require.Zero(t, slowDone.Load(), "a commit still hangs when the processor closes")
 	r1.close(t)
 	for _, f := range faults {
 		f.Remove()
@@ -421,7 +437,7 @@ func TestRegistryOutageAllowsRebalance(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return metricSum(t, a.reg, "cdc2delta_events_consumed_total") == 0 && a.p.Status().Partitions == 2*testPartitions
 	}, 20*time.Second, 20*time.Millisecond)
-	time.Sleep(300 * time.Millisecond) // a is retrying the records it polled
+	waitRegistryWaiting(t, a, len(pl.tables)) // a is retrying the records it polled
 	b := pl.start(opts)
 	require.Eventually(t, func() bool {
 		return b.p.Status().Partitions > 0

@@ -302,9 +302,23 @@ func TestIntegrationRebalanceThreeInstances(t *testing.T) {
 	}
 	liveMembers := func() []*member { return slices.Collect(maps.Values(live)) }
 	settle := func(what string) {
-		waitMembersOwnAll(t, total, liveMembers()...)
+		ms := liveMembers()
+		waitMembersOwnAll(t, total, ms...)
 		t.Logf("%s: %d members own all partitions; %d events produced", what, len(live), pr.events.Load())
-		time.Sleep(2 * time.Second) // let the new owners apply under load
+		// Let the new owners apply under load: each member applies changes after the
+		// rebalance.
+		from := make([]float64, len(ms))
+		for i, m := range ms {
+			from[i] = metricSum(t, m.reg, "cdc2delta_events_applied_total")
+		}
+		require.Eventually(t, func() bool {
+			for i, m := range ms {
+				if metricSum(t, m.reg, "cdc2delta_events_applied_total") <= from[i] {
+					return false
+				}
+			}
+			return true
+		}, 90*time.Second, 50*time.Millisecond, "%s: every member applies changes", what)
 	}
 
 	add("", 0)
@@ -372,8 +386,21 @@ func TestIntegrationStaticMembershipRestart(t *testing.T) {
 	}
 	waitMembersOwnAll(t, total, ms...)
 	pl.waitAllApplied(t, time.Minute)
-	// Let the group settle: a cooperative rebalance may take two rounds.
-	time.Sleep(3 * time.Second)
+	// Let the group settle: a cooperative rebalance may take two rounds. Settled is
+	// the broker's group Stable with every member in one generation, owning all.
+	require.Eventually(t, func() bool {
+		described, err := pl.adm.DescribeGroups(t.Context(), group)
+		if err != nil || described[group].State != "Stable" {
+			return false
+		}
+		_, gen0 := ms[0].p.client.GroupMetadata()
+		for _, m := range ms[1:] {
+			if _, gen := m.p.client.GroupMetadata(); gen != gen0 {
+				return false
+			}
+		}
+		return true
+	}, 90*time.Second, 50*time.Millisecond, "the group settles")
 	waitMembersOwnAll(t, total, ms...)
 
 	restarted, others := ms[0], ms[1:]
@@ -397,7 +424,14 @@ func TestIntegrationStaticMembershipRestart(t *testing.T) {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		for watchCtx.Err() == nil {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-watchCtx.Done():
+				return
+			case <-tick.C:
+			}
 			for i, m := range others {
 				if a := m.assigned(); !slices.Equal(a, othersBefore[i]) {
 					watchMu.Lock()
@@ -405,13 +439,13 @@ func TestIntegrationStaticMembershipRestart(t *testing.T) {
 					watchMu.Unlock()
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
 	}()
 
 	restarted.close(t)
 	// Down for a while, well within the session timeout: a dynamic member
-	// would have left, and the others would have taken its partitions.
+	// would have left, and the others would have taken its partitions. Kept: the
+	// downtime itself is what is tested; there is no event to wait for.
 	time.Sleep(groupSessionTimeout / 4)
 	again := pl.startMember(t, group, restarted.name+"-again", fmt.Sprintf("%s-s0", prefix), 10*time.Second)
 	require.Eventually(t, func() bool { return slices.Equal(again.assigned(), before) },

@@ -106,7 +106,17 @@ func testRebalanceAvailability(t *testing.T, protocol string, regex bool) {
 		moved = time.Now()
 		return true
 	}, 3*time.Minute, 500*time.Millisecond, "the dead member's partitions never moved")
-	time.Sleep(5 * time.Second)
+	// The window ends once every partition has committed after the move: it then
+	// covers the steady state the group returned to.
+	require.Eventually(t, func() bool {
+		last := lastCommits(t, root, src)
+		for _, tp := range slices.Concat(survivorParts, victimParts) {
+			if !last[tp].After(moved) {
+				return false
+			}
+		}
+		return true
+	}, 3*time.Minute, 250*time.Millisecond, "not every partition committed after the move")
 	end := time.Now()
 
 	// Gaps of the survivors' partitions over [killed, end], and how long the

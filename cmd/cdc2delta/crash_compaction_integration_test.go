@@ -69,10 +69,8 @@ log: {level: debug}
 	for i := 0; i < attempts && hits < wantHits; i++ {
 		run := startRun(t, binary, cfgPath, filepath.Join(root, fmt.Sprintf("run-%02d.log", i)))
 		compacting := func() bool { return run.logCount("compacting table") > run.logCount("table compacted") }
-		deadline := time.Now().Add(30 * time.Second)
-		for !compacting() && time.Now().Before(deadline) {
-			time.Sleep(2 * time.Millisecond)
-		}
+		poll(30*time.Second, 2*time.Millisecond, compacting) // the kill counts only if it lands in one
+		// Kept: the kill's moment within the compaction is random on purpose.
 		time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
 		run.kill()
 		if compacting() {
@@ -89,10 +87,7 @@ log: {level: debug}
 	waitCaughtUp(t, tables, ends, final)
 	// The tables keep their debt (no tail file), so the last run compacts
 	// them too, within the maintainer's look (10 s), unkilled.
-	deadline := time.Now().Add(40 * time.Second)
-	for final.logCount("table compacted") == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll(40*time.Second, 50*time.Millisecond, func() bool { return final.logCount("table compacted") > 0 })
 	require.Equal(t, exitOK, final.terminate(), "SIGTERM must end the run cleanly; log:\n%s", final.logTail())
 
 	requireTablesMatchSource(t, src, tables, ends)

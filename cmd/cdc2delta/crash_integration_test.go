@@ -109,12 +109,12 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 	for i := range kills {
 		delay := 200*time.Millisecond + time.Duration(rng.Int64N(int64(2800*time.Millisecond)))
 		runs := startAll(fmt.Sprintf("%02d", i))
-		time.Sleep(delay)
+		time.Sleep(delay) // kept: the kill's moment is random on purpose
 		// Each instance dies at its own moment: the other goes on alone
 		// for up to half a second, taking over its partitions or not.
 		for _, j := range rng.Perm(instances) {
 			runs[j].kill()
-			time.Sleep(time.Duration(rng.Int64N(int64(500 * time.Millisecond))))
+			time.Sleep(time.Duration(rng.Int64N(int64(500 * time.Millisecond)))) // kept: likewise
 		}
 		n, c := 0, 0
 		for _, tb := range tables {
@@ -207,20 +207,25 @@ log: {level: info}
 // offsets, failing early if the run exits.
 func waitCaughtUp(t *testing.T, tables []crashTable, ends map[cdctable.TopicPartition]int64, runs ...*binaryRun) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
 	state := "no table yet"
-	for time.Now().Before(deadline) {
+	var exited *binaryRun
+	caughtUp := poll(3*time.Minute, 250*time.Millisecond, func() bool {
 		for _, run := range runs {
 			select {
 			case <-run.done:
-				t.Fatalf("run exited while catching up: %v; log:\n%s", run.err, run.logTail())
+				exited = run
+				return true
 			default:
 			}
 		}
-		if state = lagging(t, tables, ends); state == "" {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
+		state = lagging(t, tables, ends)
+		return state == ""
+	})
+	if exited != nil {
+		t.Fatalf("run exited while catching up: %v; log:\n%s", exited.err, exited.logTail())
+	}
+	if caughtUp {
+		return
 	}
 	tails := ""
 	for _, run := range runs {

@@ -136,20 +136,21 @@ func (f *runFixture) runUntilCaughtUp() string {
 	go func() {
 		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log, lookup: func(string) (string, bool) { return "", false }})
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	ended, code := false, 0
+	caughtUp := poll(60*time.Second, 50*time.Millisecond, func() bool {
 		select {
-		case code := <-done:
-			t.Fatalf("run ended early with %d: %s", code, log.String())
+		case code = <-done:
+			ended = true
+			return true
 		default:
 		}
-		if f.caughtUp(ends) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not caught up to %v; log:\n%s", ends, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return f.caughtUp(ends)
+	})
+	if ended {
+		t.Fatalf("run ended early with %d: %s", code, log.String())
+	}
+	if !caughtUp {
+		t.Fatalf("not caught up to %v; log:\n%s", ends, log.String())
 	}
 	cancel()
 	select {
