@@ -11,7 +11,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
-	"github.com/cdc2delta/cdc2delta/internal/fulltier"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 )
 
 // TestCommitFaultsS3 runs the commit fault tests against S3 (moto): the faults wrap the
