@@ -107,6 +107,26 @@ func TestTrackerHoldsUncoveredPartitions(t *testing.T) {
 			tr.Apply(cut.Change{Table: customers, Partition: 1, Pos: at(3)})
 		},
 		want: at(2),
+	}, {
+		// A controller restarted while nothing changes: the control row's
+		// highest applied position is a streaming change, which no other
+		// change shares, so caught-up partitions cover it.
+		name: "watermark: resumed, then caught up with nothing new",
+		run: func(tr *cut.Tracker) {
+			tr.Resume(customers, cut.Completeness{Through: at(2)}, cut.Completeness{Through: at(3)})
+			tr.Track(customers, 0, 1)
+			tr.CaughtUp(customers, 0, true)
+			tr.CaughtUp(customers, 1, true)
+		},
+		want: at(3),
+	}, {
+		name: "watermark: resumed at a snapshot row, then caught up",
+		run: func(tr *cut.Tracker) {
+			tr.Resume(customers, cut.Completeness{}, cut.Completeness{Through: snap})
+			tr.Track(customers, 0, 1)
+			tr.CaughtUp(customers, 0, true)
+			tr.CaughtUp(customers, 1, true)
+		},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			tr := cut.New(cut.Options{Transactions: c.transactions})

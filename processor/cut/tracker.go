@@ -158,10 +158,12 @@ func (t *Tracker) Resume(id codecs.TableID, complete, applied Completeness) {
 	if complete.Through.Compare(tb.through.Through) > 0 {
 		tb.through = complete
 	}
-	// Open: whether other changes share that position (a snapshot's rows)
-	// is not known.
+	// Open when it may be a snapshot row, one of many at its position: those
+	// carry no change LSN (codecs.Position). A streaming change is alone at
+	// its position, so a controller restarted while nothing changes still
+	// reaches it once the partitions are caught up.
 	if applied.Through.Compare(t.high.pos) > 0 {
-		t.high = bound{pos: applied.Through, millis: applied.CommitMillis, open: true}
+		t.high = bound{pos: applied.Through, millis: applied.CommitMillis, open: applied.Through.Change.IsZero()}
 	}
 }
 
