@@ -23,7 +23,9 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
+	"github.com/cdc2delta/cdc2delta/processor/controller"
 	"github.com/cdc2delta/cdc2delta/processor/cut"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // TestControlTable runs the processor and a controller, both stopped
@@ -80,11 +82,11 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond}
 	opts.ShutdownTimeout = time.Nanosecond
 	sinkOpts := opts.Sink
-	opts.PerTable = func(src TableSource) TableSettings {
+	opts.PerTable = func(src route.TableSource) TableSettings {
 		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
 	}
 	ctlStore := memstore.New(memstore.Options{})
-	copts := ControllerOptions{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore, Control: ctlStore,
+	copts := controller.Options{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore, Control: ctlStore,
 		Groups: map[string][]string{"sales": {"sales.dbo.customers", "sales.dbo.orders"}}, Decoder: opts.Decoder,
 		Interval: 20 * time.Millisecond, Logger: testLogger()}
 	if transactions {
@@ -98,7 +100,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		for range 2 {
 			reg = prometheus.NewRegistry()
 			copts.Registerer = reg
-			c, err := NewController(copts)
+			c, err := controller.New(copts)
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan error, 1)
@@ -413,12 +415,12 @@ func debugStuck(t *testing.T, pl *pipeline, txTopic string, st *control.State) {
 func TestControllerNamesAMissingTransactionTopic(t *testing.T) {
 	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 1}, nil, "ctlmiss", dbzgen.Orders())
 	opts := pl.options("ctlmiss")
-	c, err := NewController(ControllerOptions{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore,
+	c, err := controller.New(controller.Options{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore,
 		Control: memstore.New(memstore.Options{}), Decoder: opts.Decoder, TransactionTopic: "ctlmiss.transaction"})
 	require.NoError(t, err)
 	defer c.Close()
 	err = c.Round(t.Context())
-	require.ErrorIs(t, err, ErrOptions)
+	require.ErrorIs(t, err, controller.ErrOptions)
 	require.ErrorContains(t, err, "provide.transaction.metadata=true")
 }
 
@@ -430,7 +432,7 @@ func TestChangeLogCatchesUp(t *testing.T) {
 	tb := pl.tables[0]
 	withLog := pl.options("clog")
 	sinkOpts := withLog.Sink
-	withLog.PerTable = func(src TableSource) TableSettings {
+	withLog.PerTable = func(src route.TableSource) TableSettings {
 		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
 	}
 	without := pl.options("clog")

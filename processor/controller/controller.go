@@ -1,4 +1,8 @@
-package processor
+// Package controller keeps the control table (ADR 0029): how far each table
+// and each group of tables is complete. It runs beside the processor and
+// shares with it only the tables, the on-disk contract (cdctable) and the
+// topic routing (route).
+package controller
 
 import (
 	"context"
@@ -20,19 +24,20 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
 	"github.com/cdc2delta/cdc2delta/processor/cut"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
-// ControllerOptions configure a Controller.
-type ControllerOptions struct {
+// Options configure a Controller.
+type Options struct {
 	// Brokers and ClientOptions connect to Kafka as the processor does.
 	Brokers       []string
 	ClientOptions []kgo.Opt
 	// Topics or TopicRegex name the tables' topics, as for the processor.
 	Topics     []string
 	TopicRegex string
-	// TablePath routes a topic to its table (Options.TablePath).
+	// TablePath routes a topic to its table (processor.Options.TablePath).
 	TablePath string
-	// OpenStore opens a table's store by path, as Options.OpenStore.
+	// OpenStore opens a table's store by path, as processor.Options.OpenStore.
 	OpenStore func(ctx context.Context, path string) (deltalog.Store, error)
 	// Control is the control table's store.
 	Control deltalog.Store
@@ -60,11 +65,11 @@ type ControllerOptions struct {
 // is complete. It shares nothing with the processor but the tables and the
 // control table: any number of controllers, in any processes, may run.
 type Controller struct {
-	opts        ControllerOptions
+	opts        Options
 	log         *slog.Logger
 	client      *kgo.Client
 	adm         *kadm.Client
-	router      *Router
+	router      *route.Router
 	regex       *regexp.Regexp
 	tracker     *cut.Tracker
 	tables      map[string]*controlledTable // by topic
@@ -78,7 +83,7 @@ type Controller struct {
 
 // controlledTable is one table the controller follows.
 type controlledTable struct {
-	src   TableSource
+	src   route.TableSource
 	id    codecs.TableID
 	name  string
 	table *deltalog.Table
@@ -102,8 +107,8 @@ type versionMark struct {
 	high    cut.Completeness // the highest position applied through version
 }
 
-// NewController validates opts and creates the Kafka client.
-func NewController(opts ControllerOptions) (*Controller, error) {
+// New validates opts and creates the Kafka client.
+func New(opts Options) (*Controller, error) {
 	if opts.Control == nil || opts.OpenStore == nil || len(opts.Brokers) == 0 {
 		return nil, fmt.Errorf("%w: a controller needs brokers, OpenStore and a control table store", ErrOptions)
 	}
@@ -119,7 +124,7 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	router, err := NewRouter(opts.TablePath)
+	router, err := route.NewRouter(opts.TablePath)
 	if err != nil {
 		return nil, err
 	}
@@ -551,3 +556,7 @@ func millis(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms).UTC()
 }
+
+// ErrOptions reports options a controller cannot work with: missing ones, a
+// bad topic regex, or a transaction topic that does not exist.
+var ErrOptions = errors.New("controller: invalid options")
