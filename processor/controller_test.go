@@ -409,21 +409,6 @@ func debugStuck(t *testing.T, pl *pipeline, txTopic string, st *control.State) {
 	}
 }
 
-// TestControllerNamesAMissingTransactionTopic: a transaction topic that does
-// not exist fails each round with what to check, instead of waiting in
-// silence.
-func TestControllerNamesAMissingTransactionTopic(t *testing.T) {
-	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 1}, nil, "ctlmiss", dbzgen.Orders())
-	opts := pl.options("ctlmiss")
-	c, err := controller.New(controller.Options{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore,
-		Control: memstore.New(memstore.Options{}), Decoder: opts.Decoder, TransactionTopic: "ctlmiss.transaction"})
-	require.NoError(t, err)
-	defer c.Close()
-	err = c.Round(t.Context())
-	require.ErrorIs(t, err, controller.ErrOptions)
-	require.ErrorContains(t, err, "provide.transaction.metadata=true")
-}
-
 // TestChangeLogCatchesUp: a change log that lags its table (it was off for a
 // while) is caught up from its own txn on the next start, the table ignoring
 // what it already holds; the log then holds every record once.
