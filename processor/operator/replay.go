@@ -13,7 +13,7 @@ var (
 	// ErrGroupActive reports a replay requested while the group has
 	// members: their next commit would overwrite it (*GroupActiveError has
 	// the count).
-	ErrGroupActive = errors.New("processor: consumer group has active members; stop every instance first")
+	ErrGroupActive = errors.New("operator: consumer group has active members; stop every instance first")
 	// ErrNoPartition reports a replay whose topics and partition name no
 	// partition.
 	ErrNoPartition = errors.New("operator: no partition matches")

@@ -41,20 +41,20 @@ const (
 var (
 	// ErrNotNextOffset: the offset is not the partition's next unapplied
 	// offset (*NotNextOffsetError has the expected one).
-	ErrNotNextOffset = errors.New("processor: not the next unapplied offset")
+	ErrNotNextOffset = errors.New("operator: not the next unapplied offset")
 	// ErrNoTable: the table has no Delta log yet, so no commit can record
 	// the skip; only a *NoTableError, once the record is verified.
-	ErrNoTable = errors.New("processor: the table does not exist yet")
+	ErrNoTable = errors.New("operator: the table does not exist yet")
 	// ErrLatestReset: the partition has no txn and no group offset, and the
 	// reset policy is latest: the next run starts at the partition's end,
 	// so there is no record in its way to skip.
-	ErrLatestReset = errors.New("processor: the partition starts at its end (kafka.reset: latest)")
+	ErrLatestReset = errors.New("operator: the partition starts at its end (kafka.reset: latest)")
 	// ErrRecordDecodes: the record decodes, so skipping it would drop a
 	// valid change; SkipOptions.Force overrides.
-	ErrRecordDecodes = errors.New("processor: the record decodes")
+	ErrRecordDecodes = errors.New("operator: the record decodes")
 	// ErrRecordMissing: the partition holds no record at the offset
 	// (*RecordMissingError says why).
-	ErrRecordMissing = errors.New("processor: no record at the offset")
+	ErrRecordMissing = errors.New("operator: no record at the offset")
 )
 
 // NotNextOffsetError reports an offset SkipRecord refuses because the

@@ -14,7 +14,7 @@ import (
 const DefaultTablePath = "{database}/{schema}/{table}"
 
 // ErrRoute reports a topic that the table path template cannot name.
-var ErrRoute = errors.New("processor: cannot route topic")
+var ErrRoute = errors.New("route: cannot route topic")
 
 // Router maps a Kafka topic to the path of its Delta table.
 //
