@@ -20,7 +20,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/operator"
 )
 
-// skipOptions are operator.SkipOptions for a record of tb, decoded like opts does.
+// skipOptions are SkipOptions for a record of tb, decoded like opts does.
 func (pl *pipeline) skipOptions(opts Options, tb *dbzgen.Table, part int32, off int64) operator.SkipOptions {
 	return operator.SkipOptions{Store: pl.store(tb), Table: tablePath(tb), Brokers: pl.brokers, Group: opts.Group,
 		Decoder: opts.Decoder, TopicPartition: cdctable.TopicPartition{Topic: tb.Topic(), Partition: part}, Offset: off,
@@ -57,7 +57,7 @@ func commitInfo(t *testing.T, s deltalog.Store, v int64) *deltalog.CommitInfo {
 }
 
 // TestSkipRecord stops a table under bad_input: fail at a poison record,
-// checks what operator.SkipRecord refuses, skips the record and checks that a fresh
+// checks what SkipRecord refuses, skips the record and checks that a fresh
 // run resumes after it with everything else applied exactly once.
 func TestSkipRecord(t *testing.T) {
 	ctx := t.Context()
@@ -111,7 +111,7 @@ func TestSkipRecord(t *testing.T) {
 		name     string
 		opts     operator.SkipOptions
 		wantErr  error
-		wantNext int64 // operator.ErrNotNextOffset's expected offset
+		wantNext int64 // ErrNotNextOffset's expected offset
 		want     string
 	}{
 		{"already applied", pl.skipOptions(opts, orders, 0, poison-1), operator.ErrNotNextOffset, poison, "is behind the next unapplied offset"},
@@ -175,7 +175,7 @@ func TestSkipRecord(t *testing.T) {
 	pl.requireModel()
 }
 
-// TestSkipRecordRace commits a concurrent txn between operator.SkipRecord's check and
+// TestSkipRecordRace commits a concurrent txn between SkipRecord's check and
 // its commit: one of the same partition makes it re-check and refuse, one
 // of another partition lets it through.
 func TestSkipRecordRace(t *testing.T) {
@@ -261,7 +261,7 @@ func TestSkipRecordForce(t *testing.T) {
 	require.Equal(t, next, pl.txns(orders)[tp])
 }
 
-// TestSkipOptionsValidate checks the options operator.SkipRecord refuses outright.
+// TestSkipOptionsValidate checks the options SkipRecord refuses outright.
 func TestSkipOptionsValidate(t *testing.T) {
 	dec, err := codecs.NewDecoder(mapSource{}, codecs.Options{})
 	require.NoError(t, err)
@@ -291,13 +291,13 @@ func TestSkipOptionsValidate(t *testing.T) {
 	}
 }
 
-// TestSkipNextOffset checks operator.SkipRecord in every state a partition can be in:
+// TestSkipNextOffset checks SkipRecord in every state a partition can be in:
 // no Delta log, a log without the partition's txn, or a txn; no group
 // offset, or one of ours or of an operator's, ahead of or behind the txn;
 // either reset policy; an offset below, at and above the partition's next
 // unapplied offset. Every record is bad, so only the offset decides. A
-// table without a log cannot record a skip: operator.SkipRecord verifies the offset
-// all the same and returns a *operator.NoTableError naming it.
+// table without a log cannot record a skip: SkipRecord verifies the offset
+// all the same and returns a *NoTableError naming it.
 func TestSkipNextOffset(t *testing.T) {
 	ctx := t.Context()
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 24, Keys: 5})
@@ -344,9 +344,9 @@ func TestSkipNextOffset(t *testing.T) {
 		name string
 		state
 		offset int64
-		// want: nil (skipped), operator.ErrNoTable (verified, no log to record it),
-		// operator.ErrNotNextOffset (next is the expected one), operator.ErrLatestReset or
-		// operator.ErrRecordMissing.
+		// want: nil (skipped), ErrNoTable (verified, no log to record it),
+		// ErrNotNextOffset (next is the expected one), ErrLatestReset or
+		// ErrRecordMissing.
 		want error
 		next int64
 	}{
