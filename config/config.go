@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/controller"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -348,7 +349,7 @@ func Default() Config {
 			VacuumInterval: Duration(m.VacuumInterval), Concurrency: m.Concurrency, TailFileSize: ByteSize(m.TailFileSize)},
 		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(p.RetryBudget)},
-		Control:  Control{Interval: Duration(processor.DefaultControlInterval)},
+		Control:  Control{Interval: Duration(controller.DefaultInterval)},
 		Metrics:  Metrics{Listen: defaultMetrics},
 		Log:      Log{Level: defaultLogLevel, Format: "text"},
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // clientOptions builds the franz-go consumer: a group with manual commits,
@@ -56,14 +57,14 @@ func (p *Processor) clientOptions() []kgo.Opt {
 }
 
 // onOffsetsFetched keeps the group's committed offsets with their metadata,
-// which startOffset needs to tell an operator's reset from our own commit.
+// which cdctable.StartOffset needs to tell an operator's reset from our own commit.
 func (p *Processor) onOffsetsFetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
-	got := make(map[cdctable.TopicPartition]committedOffset)
+	got := make(map[cdctable.TopicPartition]cdctable.CommittedOffset)
 	add := func(topic string, part int32, off int64, meta *string) {
 		if off < 0 {
 			return
 		}
-		c := committedOffset{Offset: off}
+		c := cdctable.CommittedOffset{Offset: off}
 		if meta != nil {
 			c.Meta = *meta
 		}
@@ -137,7 +138,7 @@ func (p *Processor) onAssigned(ctx context.Context, offsets map[string]map[int32
 
 // tableLocked returns the table src routes to, creating it and starting its
 // worker on first use; mu must be held.
-func (p *Processor) tableLocked(src TableSource) *table {
+func (p *Processor) tableLocked(src route.TableSource) *table {
 	if t := p.mu.tables[src.Path]; t != nil {
 		return t
 	}

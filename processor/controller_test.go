@@ -26,7 +26,9 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/harness/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
+	"github.com/cdc2delta/cdc2delta/processor/controller"
 	"github.com/cdc2delta/cdc2delta/processor/cut"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // TestControlTable runs the processor and a controller, both stopped
@@ -83,11 +85,11 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 	opts.Batch = BatchLimits{Records: 1 + rng.IntN(40), Age: 10 * time.Millisecond, MinRecords: 1, MaxDelay: 10 * time.Millisecond} // every batch at Age
 	opts.ShutdownTimeout = time.Nanosecond
 	sinkOpts := opts.Sink
-	opts.PerTable = func(src TableSource) TableSettings {
+	opts.PerTable = func(src route.TableSource) TableSettings {
 		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
 	}
 	ctlStore := memstore.New(memstore.Options{})
-	copts := ControllerOptions{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore, Control: ctlStore,
+	copts := controller.Options{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore, Control: ctlStore,
 		Groups: map[string][]string{"sales": {"sales.dbo.customers", "sales.dbo.orders"}}, Decoder: opts.Decoder,
 		Interval: 20 * time.Millisecond, Logger: testLogger()}
 	if transactions {
@@ -101,7 +103,7 @@ func testControlTableThen(t *testing.T, transactions bool, seed uint64, brokers 
 		for range 2 {
 			reg = prometheus.NewRegistry()
 			copts.Registerer = reg
-			c, err := NewController(copts)
+			c, err := controller.New(copts)
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(t.Context())
 			done := make(chan error, 1)
@@ -408,21 +410,6 @@ func debugStuck(t *testing.T, pl *pipeline, txTopic string, st *control.State) {
 	}
 }
 
-// TestControllerNamesAMissingTransactionTopic: a transaction topic that does
-// not exist fails each round with what to check, instead of waiting in
-// silence.
-func TestControllerNamesAMissingTransactionTopic(t *testing.T) {
-	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 1}, nil, "ctlmiss", dbzgen.Orders())
-	opts := pl.options("ctlmiss")
-	c, err := NewController(ControllerOptions{Brokers: pl.brokers, Topics: pl.topics(), OpenStore: opts.OpenStore,
-		Control: memstore.New(memstore.Options{}), Decoder: opts.Decoder, TransactionTopic: "ctlmiss.transaction"})
-	require.NoError(t, err)
-	defer c.Close()
-	err = c.Round(t.Context())
-	require.ErrorIs(t, err, ErrOptions)
-	require.ErrorContains(t, err, "provide.transaction.metadata=true")
-}
-
 // TestChangeLogCatchesUp: a change log that lags its table (it was off for a
 // while) is caught up from its own txn on the next start, the table ignoring
 // what it already holds; the log then holds every record once.
@@ -431,7 +418,7 @@ func TestChangeLogCatchesUp(t *testing.T) {
 	tb := pl.tables[0]
 	withLog := pl.options("clog")
 	sinkOpts := withLog.Sink
-	withLog.PerTable = func(src TableSource) TableSettings {
+	withLog.PerTable = func(src route.TableSource) TableSettings {
 		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
 	}
 	without := pl.options("clog")
@@ -474,7 +461,7 @@ func TestControllerRoundHasAKafkaDeadline(t *testing.T) {
 	t.Cleanup(cluster.Close)
 	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 1}, cluster.ListenAddrs(), "ctlhang", dbzgen.Orders())
 	opts := pl.options("ctlhang")
-	c, err := NewController(ControllerOptions{Brokers: pl.brokers, TopicRegex: `^ctlhang\.`, OpenStore: opts.OpenStore,
+	c, err := controller.New(controller.Options{Brokers: pl.brokers, TopicRegex: `^ctlhang\.`, OpenStore: opts.OpenStore,
 		Control: memstore.New(memstore.Options{}), KafkaTimeout: timeout})
 	require.NoError(t, err)
 	defer c.Close()

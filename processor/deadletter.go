@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/internal/deadline"
 )
 
 // Policy is what happens to a record that cannot be applied because of its
@@ -252,7 +253,7 @@ func (d *deadLetters) produce(ctx context.Context, dt *dlqTopic, rec *kgo.Record
 
 // timedOut names kafka.brokers when ctx's deadline ended a dead-letter step.
 func (d *deadLetters) timedOut(ctx context.Context, err error) error {
-	return noAnswer(ctx, err, fmt.Sprintf("kafka.brokers %v", d.p.opts.Brokers), d.p.opts.DeadLetterTimeout)
+	return deadline.NoAnswer(ctx, err, fmt.Sprintf("kafka.brokers %v", d.p.opts.Brokers), d.p.opts.DeadLetterTimeout)
 }
 
 func (d *deadLetters) close() {

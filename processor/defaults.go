@@ -47,6 +47,3 @@ func DefaultMaintenance() Maintenance {
 		TailFileSize: merge.DefaultTailFileSize}
 }
 
-// DefaultControlInterval is how often a Controller brings the control table
-// up to date.
-const DefaultControlInterval = 5 * time.Second

@@ -28,10 +28,10 @@
 // Policy (deadletter.go); schema-level problems stop the table whatever the
 // policy.
 //
-// Skipping (skip.go): SkipRecord moves a table stopped at a poison record
-// past it with a Delta commit holding only that partition's txn, after
-// checking in the same snapshot that the record is the next unapplied one;
-// the commit's conflict detection on the txn makes it exactly once.
+// Beside the pipeline, sharing only the tables, the on-disk contract
+// (package cdctable) and the topic routing (package route): package
+// controller keeps the control table, and package operator holds the
+// operator's commands (skip a record, replay, lag).
 //
 // Health (health.go, kafkaerrors.go): /readyz fails, naming each cause,
 // while Kafka is unreachable, a table is opening, stopped, stalled or waits

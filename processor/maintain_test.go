@@ -22,6 +22,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // TestMaintenanceBoundsTables runs tables through many small commits with
@@ -39,7 +40,7 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 		CheckpointCommits: 5, CheckpointInterval: time.Hour, CheckpointMaxCommits: maxCommits,
 		TailFileSize: -1} // every commit adds a file, for compaction to pack
 	sinkOpts := opts.Sink
-	opts.PerTable = func(src TableSource) TableSettings { // and every table keeps a change log
+	opts.PerTable = func(src route.TableSource) TableSettings { // and every table keeps a change log
 		return TableSettings{Sink: sinkOpts, ChangeLog: src.Path + "_changes"}
 	}
 	r := pl.start(opts)

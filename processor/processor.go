@@ -18,6 +18,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // Errors returned by New and Run.
@@ -62,7 +63,7 @@ type Options struct {
 	// offset starts: "earliest" (default, captures the snapshot) or "latest".
 	ResetOffset string
 
-	// TablePath is the table path template (default DefaultTablePath).
+	// TablePath is the table path template (default route.DefaultTablePath).
 	TablePath string
 	// OpenStore returns the store rooted at a table path.
 	OpenStore func(ctx context.Context, tablePath string) (deltalog.Store, error)
@@ -75,7 +76,7 @@ type Options struct {
 	// path, the first one routed names it. Store and TableName of the
 	// returned options are set by the processor and a nil Logger is the
 	// processor's.
-	PerTable func(TableSource) TableSettings
+	PerTable func(route.TableSource) TableSettings
 	// Decoder decodes record keys and values.
 	Decoder *codecs.Decoder
 
@@ -183,7 +184,7 @@ type Processor struct {
 	// (default costEvery; tests set 0).
 	costEvery time.Duration
 	m         *metrics
-	router    *Router
+	router    *route.Router
 	client    *kgo.Client
 	retry     retryPolicy
 	dlq       *deadLetters
@@ -201,7 +202,7 @@ type Processor struct {
 		sync.Mutex
 		tables   map[string]*table
 		parts    map[cdctable.TopicPartition]*partition
-		fetched  map[cdctable.TopicPartition]committedOffset // from the last OffsetFetch
+		fetched  map[cdctable.TopicPartition]cdctable.CommittedOffset // from the last OffsetFetch
 		buffered int64
 		routeErr map[cdctable.TopicPartition]error
 		// starts are partitions whose start offsets their tables found,
@@ -249,7 +250,7 @@ func New(opts Options, options ...Option) (*Processor, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	r, err := NewRouter(opts.TablePath)
+	r, err := route.NewRouter(opts.TablePath)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}

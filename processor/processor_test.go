@@ -21,6 +21,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 func TestEndToEnd(t *testing.T) {
@@ -200,14 +202,14 @@ func TestReplayFromTimestamp(t *testing.T) {
 	pl.waitCaughtUp()
 	pl.requireModel()
 
-	_, err := ReplayFrom(t.Context(), pl.adm, "replay", at, pl.topics()...)
-	require.ErrorIs(t, err, ErrGroupActive)
+	_, err := operator.ReplayFrom(t.Context(), pl.adm, operator.ReplayOptions{Group: "replay", Topics: pl.topics(), Partition: -1, At: at})
+	require.ErrorIs(t, err, operator.ErrGroupActive)
 	r.close(t)
 	before := map[string][]string{}
 	for _, tb := range pl.tables {
 		before[tb.Def().Name] = pl.tableRows(tb)
 	}
-	offs, err := ReplayFrom(t.Context(), pl.adm, "replay", at, pl.topics()...)
+	offs, err := operator.ReplayFrom(t.Context(), pl.adm, operator.ReplayOptions{Group: "replay", Topics: pl.topics(), Partition: -1, At: at})
 	require.NoError(t, err)
 	var sum int64
 	offs.Each(func(o kadm.Offset) { sum += o.At })
@@ -303,10 +305,10 @@ func TestPerTableSettings(t *testing.T) {
 	pl.produce(200)
 	customers, orders := pl.tables[0], pl.tables[1]
 	var mu sync.Mutex
-	var seen []TableSource
+	var seen []route.TableSource
 	opts := pl.options("per-table")
 	opts.Maintenance.TailFileSize = -1 // every update leaves a vector or a rewrite to see
-	opts.PerTable = func(src TableSource) TableSettings {
+	opts.PerTable = func(src route.TableSource) TableSettings {
 		mu.Lock()
 		seen = append(seen, src)
 		mu.Unlock()
@@ -325,7 +327,7 @@ func TestPerTableSettings(t *testing.T) {
 	require.Empty(t, r.p.Status().Failed)
 
 	mu.Lock()
-	require.ElementsMatch(t, []TableSource{
+	require.ElementsMatch(t, []route.TableSource{
 		{Topic: customers.Topic(), Database: "sales", Schema: "dbo", Table: "customers", Path: tablePath(customers)},
 		{Topic: orders.Topic(), Database: "sales", Schema: "dbo", Table: "orders", Path: tablePath(orders)},
 	}, seen, "PerTable is called once per table, with the names from its topic")
@@ -376,9 +378,9 @@ func (pl *pipeline) logDeletionVectors(tb *dbzgen.Table) int {
 // could not check are refused with ErrOptions (the topic is then reported
 // unroutable instead of retried).
 func TestTableSettings(t *testing.T) {
-	src := TableSource{Topic: "p.db.dbo.t", Database: "db", Schema: "dbo", Table: "t", Path: "db/dbo/t"}
-	per := func(ts TableSettings) func(TableSource) TableSettings {
-		return func(TableSource) TableSettings { return ts }
+	src := route.TableSource{Topic: "p.db.dbo.t", Database: "db", Schema: "dbo", Table: "t", Path: "db/dbo/t"}
+	per := func(ts TableSettings) func(route.TableSource) TableSettings {
+		return func(route.TableSource) TableSettings { return ts }
 	}
 	tests := []struct {
 		name    string

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // tableSettings returns the merge options, bad-input policy and change log path of the table
 // src routes to: PerTable's, else the Sink template; the policy is
 // PerTable's, else TablePolicies', else BadInput. A setting New could not
 // check is refused here with ErrOptions.
-func (p *Processor) tableSettings(src TableSource) (merge.Options, Policy, string, error) {
+func (p *Processor) tableSettings(src route.TableSource) (merge.Options, Policy, string, error) {
 	so, pol, logPath := p.opts.Sink, Policy(""), ""
 	if p.opts.PerTable != nil {
 		ts := p.opts.PerTable(src)

@@ -17,11 +17,12 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
 )
 
 // skipOptions are SkipOptions for a record of tb, decoded like opts does.
-func (pl *pipeline) skipOptions(opts Options, tb *dbzgen.Table, part int32, off int64) SkipOptions {
-	return SkipOptions{Store: pl.store(tb), Table: tablePath(tb), Brokers: pl.brokers, Group: opts.Group,
+func (pl *pipeline) skipOptions(opts Options, tb *dbzgen.Table, part int32, off int64) operator.SkipOptions {
+	return operator.SkipOptions{Store: pl.store(tb), Table: tablePath(tb), Brokers: pl.brokers, Group: opts.Group,
 		Decoder: opts.Decoder, TopicPartition: cdctable.TopicPartition{Topic: tb.Topic(), Partition: part}, Offset: off,
 		FetchTimeout: 10 * time.Second}
 }
@@ -85,8 +86,8 @@ func TestSkipRecord(t *testing.T) {
 
 	// A caught-up partition's next record is not written yet.
 	for tp, txn := range pl.txns(customers) {
-		_, err := SkipRecord(ctx, pl.skipOptions(opts, customers, tp.Partition, txn+1))
-		require.ErrorIs(t, err, ErrRecordMissing)
+		_, err := operator.SkipRecord(ctx, pl.skipOptions(opts, customers, tp.Partition, txn+1))
+		require.ErrorIs(t, err, operator.ErrRecordMissing)
 		require.ErrorContains(t, err, "not written yet")
 		break
 	}
@@ -108,24 +109,24 @@ func TestSkipRecord(t *testing.T) {
 
 	refusals := []struct {
 		name     string
-		opts     SkipOptions
+		opts     operator.SkipOptions
 		wantErr  error
 		wantNext int64 // ErrNotNextOffset's expected offset
 		want     string
 	}{
-		{"already applied", pl.skipOptions(opts, orders, 0, poison-1), ErrNotNextOffset, poison, "is behind the next unapplied offset"},
-		{"beyond the next", pl.skipOptions(opts, orders, 0, poison+1), ErrNotNextOffset, poison, "would drop the records before it"},
-		{"far beyond", pl.skipOptions(opts, orders, 0, poison+100), ErrNotNextOffset, poison, fmt.Sprintf("txn is %d", poison-1)},
-		{"record decodes", pl.skipOptions(opts, customers, pending.Partition, pendingNext), ErrRecordDecodes, 0, "would drop a valid change"},
-		{"no txn, earliest", noTxn, ErrNotNextOffset, 0, "log start"},
+		{"already applied", pl.skipOptions(opts, orders, 0, poison-1), operator.ErrNotNextOffset, poison, "is behind the next unapplied offset"},
+		{"beyond the next", pl.skipOptions(opts, orders, 0, poison+1), operator.ErrNotNextOffset, poison, "would drop the records before it"},
+		{"far beyond", pl.skipOptions(opts, orders, 0, poison+100), operator.ErrNotNextOffset, poison, fmt.Sprintf("txn is %d", poison-1)},
+		{"record decodes", pl.skipOptions(opts, customers, pending.Partition, pendingNext), operator.ErrRecordDecodes, 0, "would drop a valid change"},
+		{"no txn, earliest", noTxn, operator.ErrNotNextOffset, 0, "log start"},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := SkipRecord(ctx, tc.opts)
+			_, err := operator.SkipRecord(ctx, tc.opts)
 			require.ErrorIs(t, err, tc.wantErr)
 			require.ErrorContains(t, err, tc.want)
-			if tc.wantErr == ErrNotNextOffset {
-				ne, ok := errors.AsType[*NotNextOffsetError](err)
+			if tc.wantErr == operator.ErrNotNextOffset {
+				ne, ok := errors.AsType[*operator.NotNextOffsetError](err)
 				require.True(t, ok)
 				require.Equal(t, tc.wantNext, ne.Next)
 			}
@@ -135,21 +136,21 @@ func TestSkipRecord(t *testing.T) {
 
 	so := pl.skipOptions(opts, orders, 0, poison)
 	so.Reason = "producer bug, ticket 42"
-	res, err := SkipRecord(ctx, so)
+	res, err := operator.SkipRecord(ctx, so)
 	require.NoError(t, err)
 	require.Equal(t, poison, res.Offset)
 	require.False(t, res.Forced)
 	require.Contains(t, res.DecodeError, "bad confluent wire header")
 	require.Equal(t, poison, pl.txns(orders)[p0])
 	ci := commitInfo(t, pl.store(orders), res.Version)
-	require.Equal(t, SkipOperation, ci.Operation)
+	require.Equal(t, operator.SkipOperation, ci.Operation)
 	require.Equal(t, map[string]string{
 		"topic": orders.Topic(), "partition": "0", "offset": fmt.Sprint(poison),
 		"error": res.DecodeError, "reason": "producer bug, ticket 42", "forced": "false",
 	}, ci.OperationParameters.Texts())
 
-	_, err = SkipRecord(ctx, so)
-	require.ErrorIs(t, err, ErrNotNextOffset, "a second skip of the same record is refused")
+	_, err = operator.SkipRecord(ctx, so)
+	require.ErrorIs(t, err, operator.ErrNotNextOffset, "a second skip of the same record is refused")
 
 	r = pl.start(opts)
 	pl.waitCaughtUp()
@@ -163,7 +164,7 @@ func TestSkipRecord(t *testing.T) {
 	// An operator's replay from the start re-reads the skipped record: the
 	// table got past it once and does not stop again.
 	r.close(t)
-	_, err = ReplayFrom(ctx, pl.adm, "skip", time.UnixMilli(0), pl.topics()...)
+	_, err = operator.ReplayFrom(ctx, pl.adm, operator.ReplayOptions{Group: "skip", Topics: pl.topics(), Partition: -1, At: time.UnixMilli(0)})
 	require.NoError(t, err)
 	r = pl.start(opts)
 	require.Eventually(t, func() bool {
@@ -204,25 +205,25 @@ func TestSkipRecordRace(t *testing.T) {
 
 	other := cdctable.TopicPartition{Topic: "elsewhere", Partition: 7}
 	so := pl.skipOptions(opts, orders, 1, poison)
-	so.beforeCommit = func(attempt int) {
+	so.BeforeCommit = func(attempt int) {
 		if attempt == 0 {
 			concurrent(other, 5)
 		}
 	}
-	res, err := SkipRecord(ctx, so)
+	res, err := operator.SkipRecord(ctx, so)
 	require.NoError(t, err, "another partition's txn does not conflict")
 	require.Zero(t, res.Retries)
 	require.Equal(t, poison, pl.txns(orders)[p1])
 
 	// Undo, as RESTORE would, then race a skip of the same record.
 	concurrent(p1, poison-1)
-	so.beforeCommit = func(attempt int) {
+	so.BeforeCommit = func(attempt int) {
 		if attempt == 0 {
 			concurrent(p1, poison) // another skip won
 		}
 	}
-	_, err = SkipRecord(ctx, so)
-	require.ErrorIs(t, err, ErrNotNextOffset, "the re-check sees the winner's txn")
+	_, err = operator.SkipRecord(ctx, so)
+	require.ErrorIs(t, err, operator.ErrNotNextOffset, "the re-check sees the winner's txn")
 	require.Equal(t, poison, pl.txns(orders)[p1])
 }
 
@@ -247,16 +248,16 @@ func TestSkipRecordForce(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, next, int64(0))
 	so := pl.skipOptions(opts, orders, tp.Partition, next)
-	_, err := SkipRecord(ctx, so)
-	require.ErrorIs(t, err, ErrRecordDecodes)
+	_, err := operator.SkipRecord(ctx, so)
+	require.ErrorIs(t, err, operator.ErrRecordDecodes)
 	so.Force, so.Reason = true, "known duplicate"
-	res, err := SkipRecord(ctx, so)
+	res, err := operator.SkipRecord(ctx, so)
 	require.NoError(t, err)
 	require.True(t, res.Forced)
 	require.Empty(t, res.DecodeError)
 	ci := commitInfo(t, pl.store(orders), res.Version)
-	require.Equal(t, "true", ci.OperationParameters.Text(SkipParamForced))
-	require.Equal(t, "known duplicate", ci.OperationParameters.Text(SkipParamReason))
+	require.Equal(t, "true", ci.OperationParameters.Text(operator.SkipParamForced))
+	require.Equal(t, "known duplicate", ci.OperationParameters.Text(operator.SkipParamReason))
 	require.Equal(t, next, pl.txns(orders)[tp])
 }
 
@@ -266,25 +267,25 @@ func TestSkipOptionsValidate(t *testing.T) {
 	require.NoError(t, err)
 	st, err := localstore.New(localstore.Options{Dir: t.TempDir()})
 	require.NoError(t, err)
-	good := SkipOptions{Store: st, Brokers: []string{"b:9092"}, Decoder: dec, TopicPartition: cdctable.TopicPartition{Topic: "t"}}
+	good := operator.SkipOptions{Store: st, Brokers: []string{"b:9092"}, Decoder: dec, TopicPartition: cdctable.TopicPartition{Topic: "t"}}
 	tests := []struct {
 		name   string
-		change func(o *SkipOptions)
+		change func(o *operator.SkipOptions)
 		want   string
 	}{
-		{"no store", func(o *SkipOptions) { o.Store = nil }, "no store"},
-		{"no decoder", func(o *SkipOptions) { o.Decoder = nil }, "no decoder"},
-		{"no brokers", func(o *SkipOptions) { o.Brokers = nil }, "no brokers"},
-		{"negative offset", func(o *SkipOptions) { o.Offset = -1 }, "offset -1"},
-		{"no topic", func(o *SkipOptions) { o.Topic = "" }, `topic ""`},
-		{"bad reset", func(o *SkipOptions) { o.ResetOffset = "middle" }, "reset offset"},
+		{"no store", func(o *operator.SkipOptions) { o.Store = nil }, "no store"},
+		{"no decoder", func(o *operator.SkipOptions) { o.Decoder = nil }, "no decoder"},
+		{"no brokers", func(o *operator.SkipOptions) { o.Brokers = nil }, "no brokers"},
+		{"negative offset", func(o *operator.SkipOptions) { o.Offset = -1 }, "offset -1"},
+		{"no topic", func(o *operator.SkipOptions) { o.Topic = "" }, `topic ""`},
+		{"bad reset", func(o *operator.SkipOptions) { o.ResetOffset = "middle" }, "reset offset"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			o := good
 			tc.change(&o)
-			_, err := SkipRecord(t.Context(), o)
-			require.ErrorIs(t, err, ErrOptions)
+			_, err := operator.SkipRecord(t.Context(), o)
+			require.ErrorIs(t, err, operator.ErrOptions)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -349,34 +350,34 @@ func TestSkipNextOffset(t *testing.T) {
 		want error
 		next int64
 	}{
-		{"no log, log start", noLog, 0, ErrNoTable, 0},
-		{"no log, beyond the log start", noLog, 4, ErrNotNextOffset, 0},
-		{"no log, moved log start", noLogMoved, 3, ErrNoTable, 3},
-		{"no log, below the moved log start", noLogMoved, 1, ErrNotNextOffset, 3},
-		{"no log, beyond the moved log start", noLogMoved, 9, ErrNotNextOffset, 3},
-		{"no log, our group offset", noLogGroup, 5, ErrNoTable, 5},
-		{"no log, below our group offset", noLogGroup, 4, ErrNotNextOffset, 5},
-		{"no log, beyond our group offset", noLogGroup, 6, ErrNotNextOffset, 5},
-		{"no log, an operator's group offset", noLogOps, 5, ErrNoTable, 5},
-		{"no log, beyond an operator's group offset", noLogOps, 7, ErrNotNextOffset, 5},
-		{"no log, latest", noLogLate, 0, ErrLatestReset, 0},
-		{"no log, latest, not written yet", noLogLate, 10, ErrRecordMissing, 0},
+		{"no log, log start", noLog, 0, operator.ErrNoTable, 0},
+		{"no log, beyond the log start", noLog, 4, operator.ErrNotNextOffset, 0},
+		{"no log, moved log start", noLogMoved, 3, operator.ErrNoTable, 3},
+		{"no log, below the moved log start", noLogMoved, 1, operator.ErrNotNextOffset, 3},
+		{"no log, beyond the moved log start", noLogMoved, 9, operator.ErrNotNextOffset, 3},
+		{"no log, our group offset", noLogGroup, 5, operator.ErrNoTable, 5},
+		{"no log, below our group offset", noLogGroup, 4, operator.ErrNotNextOffset, 5},
+		{"no log, beyond our group offset", noLogGroup, 6, operator.ErrNotNextOffset, 5},
+		{"no log, an operator's group offset", noLogOps, 5, operator.ErrNoTable, 5},
+		{"no log, beyond an operator's group offset", noLogOps, 7, operator.ErrNotNextOffset, 5},
+		{"no log, latest", noLogLate, 0, operator.ErrLatestReset, 0},
+		{"no log, latest, not written yet", noLogLate, 10, operator.ErrRecordMissing, 0},
 		{"no txn, log start", noTxn, 0, nil, 0},
-		{"no txn, beyond the log start", noTxn, 2, ErrNotNextOffset, 0},
+		{"no txn, beyond the log start", noTxn, 2, operator.ErrNotNextOffset, 0},
 		{"no txn, group offset", noTxnGroup, 5, nil, 0},
-		{"no txn, below the group offset", noTxnGroup, 4, ErrNotNextOffset, 5},
-		{"no txn, beyond the group offset", noTxnGroup, 7, ErrNotNextOffset, 5},
-		{"no txn, latest", noTxnLate, 3, ErrLatestReset, 0},
+		{"no txn, below the group offset", noTxnGroup, 4, operator.ErrNotNextOffset, 5},
+		{"no txn, beyond the group offset", noTxnGroup, 7, operator.ErrNotNextOffset, 5},
+		{"no txn, latest", noTxnLate, 3, operator.ErrLatestReset, 0},
 		{"no txn, latest, group offset", noTxnLateG, 5, nil, 0},
 		{"txn", txn, 5, nil, 0},
-		{"txn, applied", txn, 4, ErrNotNextOffset, 5},
-		{"txn, beyond", txn, 6, ErrNotNextOffset, 5},
+		{"txn, applied", txn, 4, operator.ErrNotNextOffset, 5},
+		{"txn, beyond", txn, 6, operator.ErrNotNextOffset, 5},
 		{"txn, group ahead", txnAhead, 5, nil, 0},
-		{"txn, at the group ahead", txnAhead, 8, ErrNotNextOffset, 5},
+		{"txn, at the group ahead", txnAhead, 8, operator.ErrNotNextOffset, 5},
 		{"txn, our group behind", txnBehind, 5, nil, 0},
-		{"txn, at our group behind", txnBehind, 2, ErrNotNextOffset, 5},
+		{"txn, at our group behind", txnBehind, 2, operator.ErrNotNextOffset, 5},
 		{"txn, an operator's replay behind", txnReplay, 5, nil, 0},
-		{"txn, at an operator's replay", txnReplay, 2, ErrNotNextOffset, 5},
+		{"txn, at an operator's replay", txnReplay, 2, operator.ErrNotNextOffset, 5},
 		{"txn, latest", txnLate, 5, nil, 0},
 	}
 	for i, tc := range tests {
@@ -399,7 +400,7 @@ func TestSkipNextOffset(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, resp.Error())
 			}
-			res, err := SkipRecord(ctx, SkipOptions{Store: st, Table: "t", Brokers: pl.brokers, Group: group,
+			res, err := operator.SkipRecord(ctx, operator.SkipOptions{Store: st, Table: "t", Brokers: pl.brokers, Group: group,
 				ResetOffset: tc.reset, Decoder: dec, TopicPartition: tp, Offset: tc.offset, FetchTimeout: 10 * time.Second})
 			if tc.want == nil {
 				require.NoError(t, err)
@@ -409,12 +410,12 @@ func TestSkipNextOffset(t *testing.T) {
 			}
 			require.ErrorIs(t, err, tc.want)
 			switch tc.want {
-			case ErrNotNextOffset:
-				ne, ok := errors.AsType[*NotNextOffsetError](err)
+			case operator.ErrNotNextOffset:
+				ne, ok := errors.AsType[*operator.NotNextOffsetError](err)
 				require.True(t, ok)
 				require.Equal(t, tc.next, ne.Next)
-			case ErrNoTable:
-				ne, ok := errors.AsType[*NoTableError](err)
+			case operator.ErrNoTable:
+				ne, ok := errors.AsType[*operator.NoTableError](err)
 				require.True(t, ok, "%v", err)
 				require.Equal(t, tc.next, ne.Offset)
 				require.Contains(t, ne.DecodeError, "bad confluent wire header")

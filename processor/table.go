@@ -6,6 +6,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // TableState is where a table's pipeline is.
@@ -34,7 +35,7 @@ var tableStates = []TableState{TableOpening, TableRunning, TableRetrying, TableS
 // Tables never wait for each other.
 type table struct {
 	path     string
-	src      TableSource
+	src      route.TableSource
 	sinkOpts merge.Options
 	policy   Policy
 	logPath  string // the change log's path; "" for none
@@ -85,7 +86,7 @@ type partition struct {
 	tp    cdctable.TopicPartition
 	table *table
 	// committed is the group's offset when it was assigned (nil: none).
-	committed *committedOffset
+	committed *cdctable.CommittedOffset
 	// starting is set once its table asked for its start offset; started
 	// once the loop set it and fetching may begin.
 	starting, started bool

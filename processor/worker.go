@@ -249,7 +249,7 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 			// and the table ignores what it already holds.
 			from = v
 		}
-		next, why := startOffset(from, hasTxn, pt.committed)
+		next, why := cdctable.StartOffset(from, hasTxn, pt.committed)
 		pt.start, pt.version = next, version
 		if hasTxn {
 			pt.txn = txn
@@ -262,7 +262,7 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 			p.m.deltaOffset.WithLabelValues(partLabels(pt.tp)...).Set(float64(txn))
 		}
 		log := p.log.Info
-		if why == startReplay || why == startAheadOfDelta {
+		if why == cdctable.StartReplay || why == cdctable.StartAheadOfDelta {
 			log = p.log.Warn
 		}
 		log("partition assigned", "table", t.path, "topic", pt.tp.Topic, "partition", pt.tp.Partition,

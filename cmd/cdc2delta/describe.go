@@ -130,14 +130,13 @@ func describeSnapshot(loc string, snap *deltalog.Snapshot) tableDescription {
 	rows, rowsKnown := int64(0), true
 	for _, f := range snap.Files() {
 		d.SizeInBytes += f.Size
-		st, ok, err := deltalog.ParseStats(f.Stats)
+		n, ok, err := f.LiveRows()
 		if !ok || err != nil {
 			rowsKnown = false
 		}
-		rows += st.NumRecords
+		rows += n
 		if f.DeletionVector != nil {
 			d.DeletionVectors++
-			rows -= f.DeletionVector.Cardinality
 		}
 	}
 	if rowsKnown {

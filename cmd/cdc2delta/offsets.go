@@ -3,16 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
-	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/config"
-	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 func offsetsCommand() command {
@@ -34,7 +34,7 @@ func offsetsCommand() command {
 				}
 				if *asJSON {
 					if rows == nil {
-						rows = []processor.PartitionLag{}
+						rows = []operator.PartitionLag{}
 					}
 					enc := json.NewEncoder(e.stdout)
 					enc.SetIndent("", "  ")
@@ -58,7 +58,7 @@ func offsetsCommand() command {
 }
 
 // partitionOffsets is the lag of every partition the configuration consumes.
-func partitionOffsets(ctx context.Context, c config.Config) ([]processor.PartitionLag, error) {
+func partitionOffsets(ctx context.Context, c config.Config) ([]operator.PartitionLag, error) {
 	cl, adm, err := newAdmin(c.Kafka)
 	if err != nil {
 		return nil, err
@@ -68,33 +68,20 @@ func partitionOffsets(ctx context.Context, c config.Config) ([]processor.Partiti
 	if err != nil {
 		return nil, err
 	}
-	router, err := processor.NewRouter(c.Tables.Path)
+	router, err := route.NewRouter(c.Tables.Path)
 	if err != nil {
 		return nil, usagef("tables.path: %v", err)
 	}
-	return processor.Lag(ctx, adm, c.Kafka.GroupID, topics, router, storeOpener(c.Storage.S3))
+	return operator.Lag(ctx, adm, c.Kafka.GroupID, topics, router, storeOpener(c.Storage.S3))
 }
 
 // resolveTopics returns the configured topics, or those matching topic_regex.
 func resolveTopics(ctx context.Context, adm *kadm.Client, k config.Kafka) ([]string, error) {
-	if k.TopicRegex == "" {
-		return k.Topics, nil
-	}
-	re, err := regexp.Compile(k.TopicRegex)
-	if err != nil {
+	topics, err := operator.Topics(ctx, adm, k.Topics, k.TopicRegex)
+	if errors.Is(err, operator.ErrOptions) {
 		return nil, usagef("kafka.topic_regex: %v", err)
 	}
-	all, err := adm.ListTopics(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing topics: %w", err)
-	}
-	var topics []string
-	for _, t := range all.Names() {
-		if re.MatchString(t) {
-			topics = append(topics, t)
-		}
-	}
-	return topics, nil
+	return topics, err
 }
 
 // newAdmin connects an admin client with the configured connection settings.

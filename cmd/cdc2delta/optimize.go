@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strconv"
@@ -37,8 +36,7 @@ func optimizeCommand() command {
 				}
 				opts := tableops.OptimizeOptions{TargetSize: size}
 				if *orderByKey {
-					raw, ok := snap.Metadata().Configuration[cdctable.PropKeyColumns]
-					if !ok || json.Unmarshal([]byte(raw), &opts.OrderBy) != nil || len(opts.OrderBy) == 0 {
+					if opts.OrderBy, err = cdctable.KeyColumns(snap.Metadata()); err != nil {
 						return usagef("--order-by-key: the table has no valid %s property", cdctable.PropKeyColumns)
 					}
 				}

@@ -22,8 +22,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
-	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // quickstartPartitions is the partition count of the sample topics.
@@ -161,7 +161,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 		return fmt.Errorf("listing offsets: %w", err)
 	}
 
-	router, err := processor.NewRouter(c.Tables.Path)
+	router, err := route.NewRouter(c.Tables.Path)
 	if err != nil {
 		return err
 	}

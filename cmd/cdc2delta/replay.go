@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
 )
 
 func replayCommand() command {
@@ -39,19 +40,17 @@ func replayCommand() command {
 				if *partition >= 0 && *topic == "" {
 					return usagef("--partition needs --topic")
 				}
+				ro := operator.ReplayOptions{Group: c.Kafka.GroupID, Partition: int32(*partition), Offset: max(*toOffset, 0)}
+				if *toTime != "" {
+					if ro.At, err = parseTime(*toTime); err != nil {
+						return err
+					}
+				}
 				cl, adm, err := newAdmin(c.Kafka)
 				if err != nil {
 					return err
 				}
 				defer cl.Close()
-				groups, err := adm.DescribeGroups(ctx, c.Kafka.GroupID)
-				if err != nil {
-					return fmt.Errorf("describing group %s: %w", c.Kafka.GroupID, err)
-				}
-				if g, ok := groups[c.Kafka.GroupID]; ok && len(g.Members) > 0 {
-					return fmt.Errorf("group %s has %d active members: stop every cdc2delta instance first, "+
-						"since Kafka only lets an empty group's offsets be reset", c.Kafka.GroupID, len(g.Members))
-				}
 				topics, err := resolveTopics(ctx, adm, c.Kafka)
 				if err != nil {
 					return err
@@ -62,47 +61,13 @@ func replayCommand() command {
 					}
 					topics = []string{*topic}
 				}
-				var listed kadm.ListedOffsets
-				switch {
-				case *toEarliest:
-					listed, err = adm.ListStartOffsets(ctx, topics...)
-				case *toTime != "":
-					ts, perr := parseTime(*toTime)
-					if perr != nil {
-						return perr
-					}
-					listed, err = adm.ListOffsetsAfterMilli(ctx, ts.UnixMilli(), topics...)
-				default:
-					listed, err = adm.ListStartOffsets(ctx, topics...)
-				}
-				if err == nil {
-					err = listed.Error()
-				}
-				if err != nil {
-					return fmt.Errorf("listing offsets: %w", err)
-				}
-				// Empty metadata marks the commit as an operator's reset, which run honours
-				// as a replay (ADR 0020); the per-row position guard keeps it idempotent.
-				var to kadm.Offsets
-				listed.Each(func(o kadm.ListedOffset) {
-					if *partition >= 0 && o.Partition != int32(*partition) {
-						return
-					}
-					at := o.Offset
-					if *toOffset >= 0 {
-						at = max(o.Offset, *toOffset) // never below the log start
-					}
-					to.AddOffset(o.Topic, o.Partition, at, -1)
-				})
-				if len(to) == 0 {
+				ro.Topics = topics
+				to, err := operator.ReplayFrom(ctx, adm, ro)
+				if errors.Is(err, operator.ErrNoPartition) {
 					return usagef("no partition matches")
 				}
-				resp, err := adm.CommitOffsets(ctx, c.Kafka.GroupID, to)
-				if err == nil {
-					err = resp.Error()
-				}
 				if err != nil {
-					return fmt.Errorf("committing offsets of group %s: %w", c.Kafka.GroupID, err)
+					return err
 				}
 				for _, o := range to.Sorted() {
 					fmt.Fprintf(e.stdout, "%s[%d] -> %d\n", o.Topic, o.Partition, o.At)

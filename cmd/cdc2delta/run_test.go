@@ -24,6 +24,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a running command.
@@ -95,7 +97,7 @@ metrics: {listen: ""}
 log: {level: warn}
 `, topics[0][:len(topics[0])-len(".dbo.Customers")], regURL, filepath.ToSlash(root), topics[1]), 0o600))
 
-	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
+	router, err := route.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
 	tableDir := func(tb *dbzgen.Table) string {
 		p, err := router.Route(tb.Topic())
@@ -167,7 +169,7 @@ log: {level: warn}
 	code := runEnv(ctx, []string{"cdc2delta", "offsets", "--config", cfgPath, "--json"}, &env{stdout: &out, stderr: &stderr,
 		lookup: func(k string) (string, bool) { return brokers[0], k == "TEST_BROKER" }})
 	require.Equal(t, exitOK, code, stderr.String())
-	var rows []processor.PartitionLag
+	var rows []operator.PartitionLag
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rows))
 	require.Len(t, rows, 4, "2 topics x 2 partitions")
 	for _, r := range rows {
@@ -286,7 +288,7 @@ func TestProcessorOptions(t *testing.T) {
 
 	// Each table gets the defaults patched by its overrides.
 	route := func(topic string) processor.TableSettings {
-		r, err := processor.NewRouter(opts.TablePath)
+		r, err := route.NewRouter(opts.TablePath)
 		require.NoError(t, err)
 		src, err := r.Source(topic)
 		require.NoError(t, err)
@@ -509,7 +511,7 @@ tables:
 	opts, err := processorOptions(c, nil)
 	require.NoError(t, err)
 	for table, want := range map[string][]string{"a": {"region"}, "b": {"day", "kind"}} {
-		got := opts.PerTable(processor.TableSource{Topic: "p.db.dbo." + table, Database: "db", Schema: "dbo", Table: table})
+		got := opts.PerTable(route.TableSource{Topic: "p.db.dbo." + table, Database: "db", Schema: "dbo", Table: table})
 		require.Equal(t, want, got.Sink.PartitionBy, table)
 	}
 }

@@ -22,8 +22,9 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
-	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // runFixture is a Kafka cluster (kfake unless fixtureOptions.brokers names a real
@@ -85,7 +86,7 @@ batch: {max_records: 50, max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
 `, kafka, regURL, filepath.ToSlash(root)), 0o600))
-	router, err := processor.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
+	router, err := route.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
 	f.dir, err = router.Route(f.orders.Topic())
 	require.NoError(t, err)
@@ -167,7 +168,7 @@ func (f *runFixture) highWatermarks() map[int32]int64 {
 	out := map[int32]int64{}
 	r := cli(f.t, "offsets", "--config", f.cfg, "--json")
 	require.Equal(f.t, exitOK, r.code, r.stderr)
-	var rows []processor.PartitionLag
+	var rows []operator.PartitionLag
 	require.NoError(f.t, json.Unmarshal([]byte(r.stdout), &rows))
 	for _, row := range rows {
 		out[row.Partition] = row.HighWatermark

@@ -8,8 +8,9 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/operator"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 func skipCommand() command {
@@ -36,7 +37,7 @@ func skipCommand() command {
 				if !configuredTopic(c.Kafka.Topics, c.Kafka.TopicRegex, *topic) {
 					return usagef("--topic %q is not one of the configured topics (kafka.topics or kafka.topic_regex)", *topic)
 				}
-				router, err := processor.NewRouter(c.Tables.Path)
+				router, err := route.NewRouter(c.Tables.Path)
 				if err != nil {
 					return usagef("tables.path: %v", err)
 				}
@@ -57,7 +58,7 @@ func skipCommand() command {
 					return err
 				}
 				tp := cdctable.TopicPartition{Topic: *topic, Partition: int32(*partition)}
-				res, err := processor.SkipRecord(ctx, processor.SkipOptions{
+				res, err := operator.SkipRecord(ctx, operator.SkipOptions{
 					Store: store, Table: table, Brokers: c.Kafka.Brokers, ClientOptions: clientOpts,
 					Group: c.Kafka.GroupID, ResetOffset: c.Kafka.Reset, Decoder: dec,
 					TopicPartition: tp, Offset: *offset, Reason: *reason, Force: *force,
@@ -66,7 +67,7 @@ func skipCommand() command {
 					return skipRefusal(err, cf.path, tp, *offset)
 				}
 				fmt.Fprintf(e.stdout, "skipped %s[%d] offset %d: table %s version %d records it (%s)\n",
-					res.Topic, res.Partition, res.Offset, res.Table, res.Version, processor.SkipOperation)
+					res.Topic, res.Partition, res.Offset, res.Table, res.Version, operator.SkipOperation)
 				switch {
 				case res.DecodeError != "":
 					fmt.Fprintf(e.stdout, "  error:  %s\n", res.DecodeError)
@@ -98,22 +99,22 @@ func configuredTopic(topics []string, regex, topic string) bool {
 // command is printed only where following it drops no record but this one.
 func skipRefusal(err error, cfgPath string, tp cdctable.TopicPartition, offset int64) error {
 	replay := fmt.Sprintf("cdc2delta replay --config %s --topic %s --partition %d --to-offset %d", cfgPath, tp.Topic, tp.Partition, offset+1)
-	if ne, ok := errors.AsType[*processor.NotNextOffsetError](err); ok {
+	if ne, ok := errors.AsType[*operator.NotNextOffsetError](err); ok {
 		return usagef("refused: %v.\nOnly the record a table stopped at can be skipped, and that is always its partition's "+
 			"next unapplied offset, here %d: check it against the `table stopped` log line, /readyz or `cdc2delta offsets`", ne, ne.Next)
 	}
 	switch {
-	case errors.Is(err, processor.ErrRecordDecodes):
+	case errors.Is(err, operator.ErrRecordDecodes):
 		return usagef("refused: %v.\nA table stopped by bad input stops at a record that does not decode: check the offset against the "+
 			"`table stopped` log line; to drop this change anyway, add --force", err)
-	case errors.Is(err, processor.ErrRecordMissing):
+	case errors.Is(err, operator.ErrRecordMissing):
 		return usagef("refused: %v.\nCheck --topic, --partition and --offset against the `table stopped` log line", err)
-	case errors.Is(err, processor.ErrNoTable):
+	case errors.Is(err, operator.ErrNoTable):
 		// SkipRecord verified the record: the partition starts at it, and
 		// starts after it once the group's offset is offset+1.
 		return usagef("not skipped: %v.\nUntil the table exists the consumer group's offset decides where the partition starts: "+
 			"stop every instance and run `%s` (it moves only this partition, past this one record), then restart", err, replay)
-	case errors.Is(err, processor.ErrLatestReset):
+	case errors.Is(err, operator.ErrLatestReset):
 		return usagef("refused: %v; there is nothing to skip.\nTo have it read every record after offset %d instead, stop every instance "+
 			"and run `%s`, then restart", err, offset, replay)
 	}

@@ -128,24 +128,20 @@ func printCut(ctx context.Context, w io.Writer, c config.Config, st *control.Sta
 	open := storeOpener(c.Storage.S3)
 	var notes, snippets []string
 	for _, m := range members {
-		i := slices.IndexFunc(st.Versions[m], func(r control.Row) bool { return r.CompleteThrough.Compare(g.CompleteThrough) >= 0 })
-		if i < 0 {
+		v, exact, ok := st.CutVersion(m, g.CompleteThrough)
+		if !ok {
 			tt.add(m, "-", "-")
 			notes = append(notes, fmt.Sprintf("%s: no version recorded complete through the cut yet", m))
 			continue
 		}
-		v := st.Versions[m][i]
-		exact := "yes"
-		switch {
-		case v.LastApplied == (codecs.Position{}):
-			exact = "unknown"
+		switch exact {
+		case control.ExactUnknown:
 			notes = append(notes, fmt.Sprintf("%s: version %d was recorded after a restart; whether it holds changes after the cut is not known", m, v.DeltaVersion))
-		case v.LastApplied.Compare(g.CompleteThrough) > 0:
-			exact = "no"
+		case control.NotExact:
 			notes = append(notes, fmt.Sprintf("%s: version %d also holds changes up to commit LSN %s, after the cut; no version of this current-state table sits exactly on it",
 				m, v.DeltaVersion, v.LastApplied.Commit))
 		}
-		tt.add(m, strconv.FormatInt(v.DeltaVersion, 10), exact)
+		tt.add(m, strconv.FormatInt(v.DeltaVersion, 10), string(exact))
 		snippets = append(snippets, readVersion(ctx, open, m, v.TablePath, v.DeltaVersion)...)
 	}
 	if err := tt.write(w); err != nil {

@@ -30,6 +30,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/controller"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // processorOptions maps the configuration onto processor.Options. Each table gets its
@@ -49,8 +51,8 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return processor.Options{}, err
 	}
 	tables := c.Tables
-	perTable := func(src processor.TableSource) processor.TableSettings {
-		s := tables.Settings(config.Source{Topic: src.Topic, Database: src.Database, Schema: src.Schema, Table: src.Table})
+	perTable := func(src route.TableSource) processor.TableSettings {
+		s := tables.Settings(configSource(src))
 		ts := processor.TableSettings{Sink: runopts.Sink(s, logger), BadInput: processor.Policy(s.BadInput)}
 		if c.Memory.KeyIndex == config.KeyIndexDisk {
 			ts.Sink.IndexDir, ts.Sink.IndexMemoryKeys = keyIndexDir(c.Memory, src.Path), c.Memory.KeyIndexMemoryKeys
@@ -185,12 +187,12 @@ func keyColumns(c config.Config) map[string][]string {
 
 // topicSource names the source table of a Debezium topic
 // (<prefix>.<database>.<schema>.<table>); the names stay empty for a shorter topic.
-func topicSource(topic string) config.Source {
-	src := config.Source{Topic: topic}
-	if f := strings.Split(topic, "."); len(f) >= 3 {
-		src.Database, src.Schema, src.Table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
-	}
-	return src
+func topicSource(topic string) config.Source { return configSource(route.ParseTopic(topic)) }
+
+// configSource is the source table the router named, as the configuration's
+// overrides match it.
+func configSource(src route.TableSource) config.Source {
+	return config.Source{Topic: src.Topic, Database: src.Database, Schema: src.Schema, Table: src.Table}
 }
 
 // overrideSource is the source table an override names: by topic, or by
@@ -245,7 +247,7 @@ func storeURLProblems(c config.Config, reported []string) []string {
 			bad = append(bad, "control.path: "+err.Error())
 		}
 	}
-	if r, err := processor.NewRouter(c.Tables.Path); err == nil && check("tables.path", c.Tables.Path) {
+	if r, err := route.NewRouter(c.Tables.Path); err == nil && check("tables.path", c.Tables.Path) {
 		const topic = "topic.database.schema.table"
 		table, _ := r.Route(topic) // cannot fail: the topic names every part
 		if _, err := s3store.ParseURL(table); err != nil {
@@ -303,7 +305,7 @@ func newLogger(l config.Log, w io.Writer) *slog.Logger {
 
 // newController builds the control table's keeper from the configuration and the
 // processor's options, which it shares the connection and routing of.
-func newController(ctx context.Context, c config.Config, opts processor.Options, logger *slog.Logger, reg prometheus.Registerer) (*processor.Controller, error) {
+func newController(ctx context.Context, c config.Config, opts processor.Options, logger *slog.Logger, reg prometheus.Registerer) (*controller.Controller, error) {
 	store, err := opts.OpenStore(ctx, c.Control.Path)
 	if err != nil {
 		return nil, fmt.Errorf("control.path: %w", err)
@@ -312,13 +314,13 @@ func newController(ctx context.Context, c config.Config, opts processor.Options,
 	for _, g := range c.Control.Groups {
 		groups[g.Name] = g.Tables
 	}
-	co := processor.ControllerOptions{
+	co := controller.Options{
 		Brokers: opts.Brokers, ClientOptions: opts.ClientOptions, Topics: c.Kafka.Topics, TopicRegex: c.Kafka.TopicRegex,
 		TablePath: opts.TablePath, OpenStore: opts.OpenStore, Control: store, Groups: groups,
 		TransactionTopic: c.Control.TransactionTopic, Decoder: opts.Decoder, Interval: time.Duration(c.Control.Interval), Logger: logger,
 		Registerer: reg,
 	}
-	ctl, err := processor.NewController(co)
+	ctl, err := controller.New(co)
 	if err != nil {
 		return nil, fmt.Errorf("control table: %w", err)
 	}

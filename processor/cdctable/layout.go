@@ -25,6 +25,20 @@ type Layout struct {
 	PosField, OpField, TimeField, DeletedField int
 }
 
+// KeyColumns reads the key columns (PropKeyColumns) of the table of meta,
+// or returns an error matching ErrNotCDCTable when it has none.
+func KeyColumns(meta deltalog.Metadata) ([]string, error) {
+	raw, ok := meta.Configuration[PropKeyColumns]
+	if !ok {
+		return nil, ErrNotCDCTable
+	}
+	var keys []string
+	if err := json.Unmarshal([]byte(raw), &keys); err != nil || len(keys) == 0 {
+		return nil, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, PropKeyColumns, raw)
+	}
+	return keys, nil
+}
+
 // LayoutOf reads the layout of the table of meta, or returns an error
 // matching ErrNotCDCTable for a table cdc2delta does not maintain.
 func LayoutOf(meta deltalog.Metadata) (Layout, error) {
@@ -33,12 +47,8 @@ func LayoutOf(meta deltalog.Metadata) (Layout, error) {
 		return Layout{}, err
 	}
 	l := Layout{Schema: schema}
-	raw, ok := meta.Configuration[PropKeyColumns]
-	if !ok {
-		return Layout{}, ErrNotCDCTable
-	}
-	if err := json.Unmarshal([]byte(raw), &l.KeyNames); err != nil || len(l.KeyNames) == 0 {
-		return Layout{}, fmt.Errorf("%w: bad %s %q", ErrNotCDCTable, PropKeyColumns, raw)
+	if l.KeyNames, err = KeyColumns(meta); err != nil {
+		return Layout{}, err
 	}
 	find := func(name string) int {
 		for i, f := range schema.Fields {

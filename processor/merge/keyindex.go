@@ -434,14 +434,11 @@ const maxReserveHint = 1 << 26
 func liveRows(files []*deltalog.Add) int {
 	var n int64
 	for _, add := range files {
-		st, ok, err := deltalog.ParseStatsSummary(add.Stats)
+		live, ok, err := add.LiveRows()
 		if err != nil || !ok {
 			continue
 		}
-		n += st.NumRecords
-		if add.DeletionVector != nil {
-			n -= add.DeletionVector.Cardinality
-		}
+		n += live
 	}
 	return int(min(max(n, 0), maxReserveHint))
 }

@@ -96,14 +96,10 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 
 // countRemoved adds the rows a removed file had live to goneRows.
 func (d *indexDelta) countRemoved(add *deltalog.Add) {
-	st, ok, err := deltalog.ParseStatsSummary(add.Stats)
+	n, ok, err := add.LiveRows()
 	if err != nil || !ok {
 		d.goneRows = -1
 		return
-	}
-	n := st.NumRecords
-	if add.DeletionVector != nil {
-		n -= add.DeletionVector.Cardinality
 	}
 	d.count(n)
 }

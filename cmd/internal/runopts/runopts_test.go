@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/processor"
+	"github.com/cdc2delta/cdc2delta/processor/controller"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
@@ -21,7 +22,7 @@ func TestDefaultsAgree(t *testing.T) {
 	got.TablePath = ""
 	require.Equal(t, processor.DefaultOptions(), got)
 	require.Equal(t, merge.DefaultIndexMemoryKeys, config.Default().Memory.KeyIndexMemoryKeys)
-	require.Equal(t, processor.DefaultControlInterval, time.Duration(config.Default().Control.Interval))
+	require.Equal(t, controller.DefaultInterval, time.Duration(config.Default().Control.Interval))
 }
 
 // TestSettledDefaults: the five batch defaults the configuration and the

@@ -19,6 +19,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // ErrCatchUp is returned when the processor does not catch up in time.
@@ -210,7 +211,7 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 		return nil, fmt.Errorf("creating decoder: %w", err)
 	}
 	r := &run{group: cfg.Prefix + "-group", total: cfg.Partitions * len(src.tables), stores: map[string]deltalog.Store{}}
-	router, err := processor.NewRouter(processor.DefaultTablePath)
+	router, err := route.NewRouter(route.DefaultTablePath)
 	if err != nil {
 		return nil, err
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
-	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // ScaleOutConfig shapes RunScaleOut: one table's backlog on a real broker,
@@ -253,7 +253,7 @@ func runScaleOut(ctx context.Context, cfg ScaleOutConfig, src *source, group str
 			return out, nil, fmt.Errorf("%w: %w", ErrCatchUp, err)
 		}
 	}
-	router, err := processor.NewRouter(processor.DefaultTablePath)
+	router, err := route.NewRouter(route.DefaultTablePath)
 	if err != nil {
 		return out, nil, err
 	}

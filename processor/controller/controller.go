@@ -1,4 +1,8 @@
-package processor
+// Package controller keeps the control table (ADR 0029): how far each table
+// and each group of tables is complete. It runs beside the processor and
+// shares with it only the tables, the on-disk contract (cdctable) and the
+// topic routing (route).
+package controller
 
 import (
 	"context"
@@ -17,22 +21,28 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/deadline"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/control"
 	"github.com/cdc2delta/cdc2delta/processor/cut"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
-// ControllerOptions configure a Controller.
-type ControllerOptions struct {
+// DefaultInterval is how often a Controller brings the control table up to
+// date (control.interval).
+const DefaultInterval = 5 * time.Second
+
+// Options configure a Controller.
+type Options struct {
 	// Brokers and ClientOptions connect to Kafka as the processor does.
 	Brokers       []string
 	ClientOptions []kgo.Opt
 	// Topics or TopicRegex name the tables' topics, as for the processor.
 	Topics     []string
 	TopicRegex string
-	// TablePath routes a topic to its table (Options.TablePath).
+	// TablePath routes a topic to its table (processor.Options.TablePath).
 	TablePath string
-	// OpenStore opens a table's store by path, as Options.OpenStore.
+	// OpenStore opens a table's store by path, as processor.Options.OpenStore.
 	OpenStore func(ctx context.Context, path string) (deltalog.Store, error)
 	// Control is the control table's store.
 	Control deltalog.Store
@@ -64,11 +74,11 @@ type ControllerOptions struct {
 // is complete. It shares nothing with the processor but the tables and the
 // control table: any number of controllers, in any processes, may run.
 type Controller struct {
-	opts        ControllerOptions
+	opts        Options
 	log         *slog.Logger
 	client      *kgo.Client
 	adm         *kadm.Client
-	router      *Router
+	router      *route.Router
 	regex       *regexp.Regexp
 	tracker     *cut.Tracker
 	tables      map[string]*controlledTable // by topic
@@ -82,7 +92,7 @@ type Controller struct {
 
 // controlledTable is one table the controller follows.
 type controlledTable struct {
-	src   TableSource
+	src   route.TableSource
 	id    codecs.TableID
 	name  string
 	table *deltalog.Table
@@ -106,8 +116,8 @@ type versionMark struct {
 	high    cut.Completeness // the highest position applied through version
 }
 
-// NewController validates opts and creates the Kafka client.
-func NewController(opts ControllerOptions) (*Controller, error) {
+// New validates opts and creates the Kafka client.
+func New(opts Options) (*Controller, error) {
 	if opts.Control == nil || opts.OpenStore == nil || len(opts.Brokers) == 0 {
 		return nil, fmt.Errorf("%w: a controller needs brokers, OpenStore and a control table store", ErrOptions)
 	}
@@ -115,7 +125,7 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 		return nil, fmt.Errorf("%w: reading the transaction topic needs a decoder", ErrOptions)
 	}
 	if opts.Interval <= 0 {
-		opts.Interval = DefaultControlInterval
+		opts.Interval = DefaultInterval
 	}
 	if opts.KafkaTimeout <= 0 {
 		opts.KafkaTimeout = 10 * time.Second
@@ -126,7 +136,7 @@ func NewController(opts ControllerOptions) (*Controller, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	router, err := NewRouter(opts.TablePath)
+	router, err := route.NewRouter(opts.TablePath)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +252,7 @@ func (c *Controller) Round(ctx context.Context) error {
 
 // admin runs one Kafka admin request under the round's Kafka deadline.
 func (c *Controller) admin(ctx context.Context, fn func(context.Context) error) error {
-	return withDeadline(ctx, c.opts.KafkaTimeout, fmt.Sprintf("kafka.brokers %v", c.opts.Brokers), fn)
+	return deadline.Run(ctx, c.opts.KafkaTimeout, fmt.Sprintf("kafka.brokers %v", c.opts.Brokers), fn)
 }
 
 // readTransactions takes what the transaction topic has now.
@@ -579,3 +589,7 @@ func millis(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms).UTC()
 }
+
+// ErrOptions reports options a controller cannot work with: missing ones, a
+// bad topic regex, or a transaction topic that does not exist.
+var ErrOptions = errors.New("controller: invalid options")

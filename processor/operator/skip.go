@@ -1,4 +1,4 @@
-package processor
+package operator
 
 import (
 	"context"
@@ -41,20 +41,20 @@ const (
 var (
 	// ErrNotNextOffset: the offset is not the partition's next unapplied
 	// offset (*NotNextOffsetError has the expected one).
-	ErrNotNextOffset = errors.New("processor: not the next unapplied offset")
+	ErrNotNextOffset = errors.New("operator: not the next unapplied offset")
 	// ErrNoTable: the table has no Delta log yet, so no commit can record
 	// the skip; only a *NoTableError, once the record is verified.
-	ErrNoTable = errors.New("processor: the table does not exist yet")
+	ErrNoTable = errors.New("operator: the table does not exist yet")
 	// ErrLatestReset: the partition has no txn and no group offset, and the
 	// reset policy is latest: the next run starts at the partition's end,
 	// so there is no record in its way to skip.
-	ErrLatestReset = errors.New("processor: the partition starts at its end (kafka.reset: latest)")
+	ErrLatestReset = errors.New("operator: the partition starts at its end (kafka.reset: latest)")
 	// ErrRecordDecodes: the record decodes, so skipping it would drop a
 	// valid change; SkipOptions.Force overrides.
-	ErrRecordDecodes = errors.New("processor: the record decodes")
+	ErrRecordDecodes = errors.New("operator: the record decodes")
 	// ErrRecordMissing: the partition holds no record at the offset
 	// (*RecordMissingError says why).
-	ErrRecordMissing = errors.New("processor: no record at the offset")
+	ErrRecordMissing = errors.New("operator: no record at the offset")
 )
 
 // NotNextOffsetError reports an offset SkipRecord refuses because the
@@ -160,8 +160,9 @@ type SkipOptions struct {
 	// FetchTimeout bounds reading the record (default 30s).
 	FetchTimeout time.Duration
 
-	// beforeCommit, when set, runs before each commit attempt (tests).
-	beforeCommit func(attempt int)
+	// BeforeCommit, when set, runs before each commit attempt: tests race
+	// a concurrent commit against the skip with it.
+	BeforeCommit func(attempt int)
 }
 
 // SkipResult is what SkipRecord committed.
@@ -235,8 +236,8 @@ func SkipRecord(ctx context.Context, o SkipOptions) (SkipResult, error) {
 			SkipParamForced:    strconv.FormatBool(res.Forced),
 		}}
 		actions := []deltalog.Action{{Txn: &deltalog.Txn{AppID: appID, Version: o.Offset}}}
-		if o.beforeCommit != nil {
-			o.beforeCommit(attempt)
+		if o.BeforeCommit != nil {
+			o.BeforeCommit(attempt)
 		}
 		// The commit read the partition's txn and no file: a concurrent
 		// commit of that txn conflicts, one of other partitions does not.
@@ -283,7 +284,7 @@ func (o *SkipOptions) validate() error {
 
 // check reads the latest snapshot (nil: the table has no Delta log yet)
 // and verifies that Offset is the partition's next unapplied offset in it,
-// by startOffset's rule; it returns where that offset comes from. Without a
+// by cdctable.StartOffset's rule; it returns where that offset comes from. Without a
 // log nothing is applied, so the group's offset or the reset policy decides,
 // as for a table without the partition's txn.
 func (o *SkipOptions) check(ctx context.Context, tbl *deltalog.Table, adm *kadm.Client) (*deltalog.Snapshot, string, error) {
@@ -303,18 +304,18 @@ func (o *SkipOptions) check(ctx context.Context, tbl *deltalog.Table, adm *kadm.
 	if snap != nil {
 		noTxn = "the table has no txn for the partition"
 	}
-	var committed *committedOffset
+	var committed *cdctable.CommittedOffset
 	if !hasTxn {
 		if committed, err = o.groupOffset(ctx, adm); err != nil {
 			return nil, "", err
 		}
 	}
-	next, why := startOffset(txn, hasTxn, committed)
+	next, why := cdctable.StartOffset(txn, hasTxn, committed)
 	from := ""
 	switch why {
-	case startFromGroup:
+	case cdctable.StartFromGroup:
 		from = "the group's committed offset; " + noTxn
-	case startFromReset:
+	case cdctable.StartFromReset:
 		start, end, err := o.bounds(ctx, adm)
 		if err != nil {
 			return nil, "", err
@@ -342,7 +343,7 @@ func (o *SkipOptions) check(ctx context.Context, tbl *deltalog.Table, adm *kadm.
 
 // groupOffset is the group's committed offset of the partition (nil:
 // none).
-func (o *SkipOptions) groupOffset(ctx context.Context, adm *kadm.Client) (*committedOffset, error) {
+func (o *SkipOptions) groupOffset(ctx context.Context, adm *kadm.Client) (*cdctable.CommittedOffset, error) {
 	if o.Group == "" {
 		return nil, nil
 	}
@@ -360,7 +361,7 @@ func (o *SkipOptions) groupOffset(ctx context.Context, adm *kadm.Client) (*commi
 	if r.Err != nil {
 		return nil, fmt.Errorf("fetching the offset of group %s for %s/%d: %w", o.Group, o.Topic, o.Partition, r.Err)
 	}
-	return &committedOffset{Offset: r.At, Meta: r.Metadata}, nil
+	return &cdctable.CommittedOffset{Offset: r.At, Meta: r.Metadata}, nil
 }
 
 // bounds returns the partition's log start and end offsets.

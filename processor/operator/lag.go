@@ -1,4 +1,4 @@
-package processor
+package operator
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // PartitionLag is one partition's position. Lag counts the records not yet
@@ -31,7 +32,7 @@ type PartitionLag struct {
 // committed offset, the high watermark and the lag, sorted by topic and
 // partition. Topics the router cannot name a table for are left out, as the
 // processor leaves them.
-func Lag(ctx context.Context, adm *kadm.Client, group string, topics []string, router *Router,
+func Lag(ctx context.Context, adm *kadm.Client, group string, topics []string, router *route.Router,
 	openStore func(context.Context, string) (deltalog.Store, error)) ([]PartitionLag, error) {
 	if len(topics) == 0 {
 		return nil, nil

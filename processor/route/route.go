@@ -1,4 +1,7 @@
-package processor
+// Package route maps a Kafka topic to the Delta table it feeds: the source
+// database, schema and table its name carries, and the table path the
+// tables.path template makes of them.
+package route
 
 import (
 	"errors"
@@ -11,7 +14,7 @@ import (
 const DefaultTablePath = "{database}/{schema}/{table}"
 
 // ErrRoute reports a topic that the table path template cannot name.
-var ErrRoute = errors.New("processor: cannot route topic")
+var ErrRoute = errors.New("route: cannot route topic")
 
 // Router maps a Kafka topic to the path of its Delta table.
 //
@@ -67,10 +70,7 @@ func (r *Router) Source(topic string) (TableSource, error) {
 	if topic == "" {
 		return TableSource{}, fmt.Errorf("%w: empty topic name", ErrRoute)
 	}
-	src := TableSource{Topic: topic}
-	if f := strings.Split(topic, "."); len(f) >= 3 {
-		src.Database, src.Schema, src.Table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
-	}
+	src := ParseTopic(topic)
 	if r.parts {
 		if src.Table == "" && src.Schema == "" && src.Database == "" {
 			return TableSource{}, fmt.Errorf("%w %q: template %q needs a topic named <prefix>.<database>.<schema>.<table>", ErrRoute, topic, r.template)
@@ -86,6 +86,17 @@ func (r *Router) Source(topic string) (TableSource, error) {
 		"{table}", src.Table,
 	).Replace(r.template)
 	return src, nil
+}
+
+// ParseTopic names the source table of a Debezium topic
+// (<prefix>.<database>.<schema>.<table>): the last three dot-separated parts;
+// the names stay empty for a topic with fewer parts. Path is left empty.
+func ParseTopic(topic string) TableSource {
+	src := TableSource{Topic: topic}
+	if f := strings.Split(topic, "."); len(f) >= 3 {
+		src.Database, src.Schema, src.Table = f[len(f)-3], f[len(f)-2], f[len(f)-1]
+	}
+	return src
 }
 
 func stripPlaceholders(s string) string {
