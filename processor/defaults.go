@@ -46,4 +46,3 @@ func DefaultMaintenance() Maintenance {
 		CheckpointInterval: time.Minute, CheckpointMaxCommits: 100, Concurrency: 1,
 		TailFileSize: merge.DefaultTailFileSize}
 }
-
