@@ -47,7 +47,7 @@ const (
 	oracleReplayEnv  = "CDC2DELTA_ORACLE_REPLAY"
 )
 
-// ErrScriptMismatch reports a script whose decisions do not fit the run
+// errScriptMismatch reports a script whose decisions do not fit the run
 // that plays it: the oracle's code changed since the script was saved.
 var errScriptMismatch = errors.New("oracle script does not fit this oracle")
 
