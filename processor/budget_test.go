@@ -316,7 +316,9 @@ func (s slowDataFiles) Put(ctx context.Context, p string, data []byte) error {
 // first forced batch is visible well after max_delay (nothing was learnt
 // yet: the bound could fail); from the third on, the table forces its
 // batches sooner by half again that time, and they are visible within
-// max_delay.
+// max_delay. The same decisions on a fake clock, to the millisecond and
+// with a control, are TestMaxDelayLeadOnFakeClock; this one shows that the
+// pipeline learns the lead from its real commits.
 func TestMaxDelayCountsCommitTime(t *testing.T) {
 	// A commit's time (slow) is large enough that the late first batch (about
 	// maxDelay+slow) and the later ones (about maxDelay) are told apart at

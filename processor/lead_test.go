@@ -43,3 +43,65 @@ func TestLearnLead(t *testing.T) {
 	old.learnLead(same, t0, t0, t0.Add(5*time.Second), true)
 	require.Equal(t, time.Second, old.limits(same).MaxDelay, "MaxDelay = Age (the old behaviour) is left alone")
 }
+
+// TestMaxDelayLeadOnFakeClock drives a table's commit decisions
+// (commitDueLocked, the worker's) and its lead on a fake clock: a trickle
+// of an event every 100ms, min_records above what arrives, each commit
+// taking slow to land, the worker waking when the decision says. The first
+// forced batch is visible at max_delay plus its commit time (nothing
+// learnt yet), and from the second on every forced batch within max_delay,
+// to the millisecond; without the lead (the control) none is.
+func TestMaxDelayLeadOnFakeClock(t *testing.T) {
+	const maxDelay, slow, every = 4 * time.Second, time.Second, 100 * time.Millisecond
+	l := BatchLimits{Records: 1000, Age: 20 * time.Millisecond, MinRecords: 1000, MaxDelay: maxDelay}.withDefaults()
+	run := func(lead bool) []time.Duration {
+		p := &Processor{opts: Options{Batch: l}, idleClose: time.Minute}
+		p.mu.budget = newCommitBudget(l)
+		var tb table
+		now := time.Unix(1_000_000, 0)
+		end := now.Add(30 * time.Second)
+		nextEvent := now
+		var waits []time.Duration
+		var landing time.Time // the commit in flight lands then; zero: none
+		var flight work
+		var flightStart time.Time
+		for now.Before(end) {
+			if now.Equal(nextEvent) {
+				tb.pend.add(now, l, entry{kind: entryChange, size: 1, produced: now})
+				nextEvent = now.Add(every)
+			}
+			if !landing.IsZero() && !now.Before(landing) {
+				waits = append(waits, landing.Sub(flight.produced))
+				if lead {
+					tb.learnLead(l, flight.produced, flightStart, landing, true)
+				}
+				landing = time.Time{}
+			}
+			wake := nextEvent
+			if landing.IsZero() {
+				why, sleep := p.commitDueLocked(&tb, now, false, false)
+				if why != "" {
+					require.Equal(t, commitMaxDelay, why)
+					flight, flightStart, landing = tb.pend.take(tb.limits(l)), now, now.Add(slow)
+				} else if at := now.Add(sleep); at.Before(wake) {
+					wake = at
+				}
+			}
+			if !landing.IsZero() && landing.Before(wake) {
+				wake = landing
+			}
+			now = wake
+		}
+		return waits
+	}
+	waits := run(true)
+	t.Logf("forced batches visible after %v", waits)
+	require.GreaterOrEqual(t, len(waits), 5)
+	require.Equal(t, maxDelay+slow, waits[0], "the first forced batch is late by its commit time")
+	for i, w := range waits[1:] {
+		require.LessOrEqual(t, w, maxDelay, "forced batch %d is visible within max_delay", i+1)
+	}
+	for i, w := range run(false) {
+		require.Greater(t, w, maxDelay, "without the lead, forced batch %d is late", i)
+	}
+}

@@ -88,12 +88,17 @@ func TestOracle(t *testing.T) {
 
 // oracleRun is one workload's state.
 type oracleRun struct {
-	t   *testing.T
+	t   testing.TB
 	rng *rand.Rand
 	// split draws the re-splits after failures and the faults aimed at
 	// commits, apart from rng so that runs without them replay the
 	// workloads of seeds kept from before.
-	split   *rand.Rand
+	split *rand.Rand
+	// tape hands out the decisions drawn from rng and split, or, when a
+	// script replays (rng and split nil), the script's.
+	tape    *tape
+	script  *oracleScript // the run's input, saved when it fails
+	hook    checkHook     // a test-only check on every version, nil but in the script's own test
 	cfg     oracleConfig
 	store   *memstore.Store
 	sink    *merge.Sink
@@ -111,21 +116,66 @@ type oracleRun struct {
 	indexKeys int
 }
 
-func runOracle(t *testing.T, seed uint64) {
+// checkHook is called with every version checked and its rows as
+// rendered; an error fails the check.
+type checkHook func(batch int, version int64, rows string) error
+
+func runOracle(t testing.TB, seed uint64) { recordOracle(t, seed, recordOptions{}) }
+
+// recordOptions are the script's own test's: a hook, where to save the
+// script, whether to save it when the run passes too, and where to put its
+// path (a failed run ends by runtime.Goexit, returning nothing).
+type recordOptions struct {
+	hook   checkHook
+	dir    string
+	always bool
+	saved  *string
+}
+
+// recordOracle runs the workload of seed, saving it as a script when it
+// fails.
+func recordOracle(t testing.TB, seed uint64, o recordOptions) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	cfg := newOracleConfig(rng)
 	t.Logf("seed %d: %+v", seed, cfg)
 	src := history(rng, cfg)
 	recs := deliver(rng, cfg, src.events)
-	r := &oracleRun{t: t, rng: rng, split: rand.New(rand.NewPCG(seed, 0x5b17)), cfg: cfg, store: memstore.New(memstore.Options{}), version: -1,
-		model: cdcmodel.New(cdcmodel.Options{SoftDelete: cfg.soft}), txns: map[string]int64{},
-		tail: []int64{-1, merge.DefaultTailFileSize, 4 << 10}[seed%3]}
-	if seed/3%2 == 1 {
-		r.indexDir, r.indexKeys = t.TempDir(), []int{1, 5, 40}[seed/6%3]
+	h := scriptHeader{Seed: seed, Soft: cfg.soft, CoW: cfg.cow, Partitioned: cfg.partitioned, Snapshot: cfg.snapshot,
+		TargetFileSize: cfg.targetFileSize, CheckpointEvery: cfg.checkpointEvery, MaxBatch: cfg.maxBatch,
+		Tail: []int64{-1, merge.DefaultTailFileSize, 4 << 10}[seed%3], IndexOnDisk: seed/3%2 == 1}
+	if h.IndexOnDisk {
+		h.IndexKeys = []int{1, 5, 40}[seed/6%3]
+	}
+	queue := batches(rng, cfg, recs)
+	r := newOracleRun(t, h, &tape{t: t})
+	r.cfg, r.rng, r.split, r.hook = cfg, rng, rand.New(rand.NewPCG(seed, 0x5b17)), o.hook
+	r.script = &oracleScript{header: h, src: src, batches: queue}
+	defer func() {
+		if t.Failed() || o.always {
+			path := r.saveScript(o.dir)
+			if o.saved != nil {
+				*o.saved = path
+			}
+		}
+	}()
+	r.play(queue, src)
+}
+
+func newOracleRun(t testing.TB, h scriptHeader, tp *tape) *oracleRun {
+	r := &oracleRun{t: t, tape: tp, cfg: h.config(), store: memstore.New(memstore.Options{}), version: -1,
+		model: cdcmodel.New(cdcmodel.Options{SoftDelete: h.Soft}), txns: map[string]int64{}, tail: h.Tail}
+	if h.IndexOnDisk {
+		r.indexDir, r.indexKeys = t.TempDir(), h.IndexKeys
 	}
 	t.Logf("tail file size %d, index on disk %v flushed every %d keys", r.tail, r.indexDir != "", r.indexKeys)
 	r.sink = r.open()
-	queue := batches(rng, cfg, recs)
+	return r
+}
+
+// play applies the batches and checks every version, then the final rows
+// against the source's.
+func (r *oracleRun) play(queue [][]cdcmodel.Record, src *source) {
+	t, cfg, tp := r.t, r.cfg, r.tape
 	var done [][]cdcmodel.Record // the batches applied, in order
 	unresolved := 0
 	for i := 0; len(queue) > 0; i++ {
@@ -134,18 +184,19 @@ func runOracle(t *testing.T, seed uint64) {
 		n, again := r.step(i, b)
 		unresolved += n
 		if again {
-			k := r.split.IntN(min(3, len(queue)+1))
-			queue = append(resplit(r.split, cfg, b, queue[:k]), queue[k:]...)
+			k := tp.intN(r.split, "resplit batches", min(3, len(queue)+1))
+			cut := func(n int) int { return tp.intN(r.split, "resplit cut", n) }
+			queue = append(resplit(cut, cfg, b, queue[:k]), queue[k:]...)
 			continue
 		}
-		if len(done) > 0 && rng.IntN(8) == 0 {
-			old := done[rng.IntN(len(done))]
-			if pass := rng.IntN(2) == 0; r.applied(old) {
+		if len(done) > 0 && tp.intN(r.rng, "rewind", 8) == 0 {
+			old := done[tp.intN(r.rng, "rewind batch", len(done))]
+			if pass := tp.intN(r.rng, "rewind passes tombstones", 2) == 0; r.applied(old) {
 				r.rewind(i, old, pass)
 			}
 		}
 		done = append(done, b)
-		if rng.Float64() < cfg.crash {
+		if tp.chance(r.rng, "crash", cfg.crash) {
 			r.sink = r.open()
 		}
 	}
@@ -229,17 +280,18 @@ func (r *oracleRun) open() *merge.Sink {
 func (r *oracleRun) step(i int, recs []cdcmodel.Record) (unresolved int, again bool) {
 	t := r.t
 	ctx := t.Context()
-	b := engineBatch(recs, r.rng.IntN(2) == 0)
+	tp := r.tape
+	b := engineBatch(recs, tp.intN(r.rng, "pass tombstones", 2) == 0)
 	var res merge.Result
 	landed := false // a failed attempt's commit that reached the log
 	for attempt := 0; ; attempt++ {
 		var inj *memstore.Injection
-		if attempt == 0 && r.rng.Float64() < r.cfg.fault {
-			f := memstore.Fault{Ops: memstore.OpWrite, Nth: 1 + r.rng.IntN(6), AfterWrite: r.rng.IntN(2) == 0}
-			if r.rng.IntN(4) == 0 {
-				f = memstore.Fault{Ops: memstore.OpGet, Nth: 1 + r.rng.IntN(4)}
+		if attempt == 0 && tp.chance(r.rng, "fault", r.cfg.fault) {
+			f := memstore.Fault{Ops: memstore.OpWrite, Nth: 1 + tp.intN(r.rng, "fault write nth", 6), AfterWrite: tp.intN(r.rng, "fault after write", 2) == 0}
+			if tp.intN(r.rng, "fault get", 4) == 0 {
+				f = memstore.Fault{Ops: memstore.OpGet, Nth: 1 + tp.intN(r.rng, "fault get nth", 4)}
 			}
-			if r.split.IntN(3) == 0 {
+			if tp.intN(r.split, "fault commit", 3) == 0 {
 				// The commit itself fails, everything before it written.
 				f = memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1}
 			}
@@ -256,10 +308,10 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) (unresolved int, again b
 		require.ErrorIs(t, err, memstore.ErrInjected, "batch %d", i)
 		require.Zero(t, attempt, "batch %d: it failed without a fault", i)
 		landed = landed || r.latest(ctx) > r.version
-		if r.rng.IntN(2) == 0 {
+		if tp.intN(r.rng, "crash after failure", 2) == 0 {
 			r.sink = r.open() // a crash; else the same Sink reloads
 		}
-		if r.split.IntN(2) == 0 {
+		if tp.intN(r.split, "give up batch", 2) == 0 {
 			again = true
 			break
 		}
@@ -300,7 +352,7 @@ func (r *oracleRun) latest(ctx context.Context) int64 {
 		r.table, err = deltalog.Open(ctx, r.store)
 		require.NoError(r.t, err)
 	}
-	if r.snap == nil || r.rng.IntN(8) == 0 {
+	if r.snap == nil || r.tape.intN(r.rng, "read from scratch", 8) == 0 {
 		r.snap, err = r.table.Snapshot(ctx)
 	} else {
 		r.snap, err = r.table.Update(ctx, r.snap)
@@ -321,9 +373,13 @@ func (r *oracleRun) check(i int, want cdcmodel.Commit) {
 	require.NoError(t, err)
 	cols := r.model.Columns()
 	require.Equal(t, cols, got.Columns, "batch %d version %d: columns", i, r.version)
-	require.Equal(t, cdcmodel.RenderRows(r.model.Rows(), cols), cdcmodel.RenderRows(got.Rows, cols), "batch %d version %d: rows", i, r.version)
+	rows := cdcmodel.RenderRows(got.Rows, cols)
+	require.Equal(t, cdcmodel.RenderRows(r.model.Rows(), cols), rows, "batch %d version %d: rows", i, r.version)
 	require.Equal(t, cdcmodel.RenderChanges(want.Changes, cols), cdcmodel.RenderChanges(got.Changes, cols), "batch %d version %d: change data feed", i, r.version)
 	require.Equal(t, r.txns, got.Txns, "batch %d version %d: txn versions", i, r.version)
+	if r.hook != nil {
+		require.NoError(t, r.hook(i, r.version, fmt.Sprint(rows)), "batch %d version %d: hook", i, r.version)
+	}
 }
 
 // checkSource compares the model's final rows (live ones) with the source's:

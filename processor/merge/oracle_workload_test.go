@@ -358,21 +358,22 @@ func batches(rng *rand.Rand, cfg oracleConfig, fetches [][]cdcmodel.Record) [][]
 // batches, as a restart or rebalance that re-reads them from the txn
 // versions on with other batch caps does. The first cut falls inside the
 // failed batch, or for a batch of one record after a record of the next,
-// so no new batch is the failed one (unless nothing follows it).
-func resplit(rng *rand.Rand, cfg oracleConfig, failed []cdcmodel.Record, next [][]cdcmodel.Record) [][]cdcmodel.Record {
+// so no new batch is the failed one (unless nothing follows it). intN
+// draws the cuts.
+func resplit(intN func(int) int, cfg oracleConfig, failed []cdcmodel.Record, next [][]cdcmodel.Record) [][]cdcmodel.Record {
 	recs := slices.Clone(failed)
 	for _, b := range next {
 		recs = append(recs, b...)
 	}
 	first := len(failed)
 	if len(failed) > 1 {
-		first = 1 + rng.IntN(len(failed)-1)
+		first = 1 + intN(len(failed)-1)
 	} else if len(recs) > 1 {
-		first = 2 + rng.IntN(min(len(recs)-1, cfg.maxBatch))
+		first = 2 + intN(min(len(recs)-1, cfg.maxBatch))
 	}
 	out := [][]cdcmodel.Record{recs[:first]}
 	for recs = recs[first:]; len(recs) > 0; {
-		n := min(len(recs), 1+rng.IntN(cfg.maxBatch))
+		n := min(len(recs), 1+intN(cfg.maxBatch))
 		out = append(out, recs[:n])
 		recs = recs[n:]
 	}
