@@ -21,9 +21,11 @@
 // layout, and reused for every later record carrying that id. Concurrent
 // misses on one id share one lookup. Avro logical types are decoded by this
 // package, not by goavro, so decimals never pass through big.Rat. Row images
-// and keys are decoded by goavro; the envelope's framework fields (op, the
-// source block) are read in place and the row image the op does not need is
-// skipped (ADR 0004), with a goavro-only fallback for unfamiliar envelopes.
+// and keys of the shapes Debezium writes are read by a decoder compiled from
+// the schema (rowdec.go, ADR 0033), other shapes by goavro; the envelope's
+// framework fields (op, the source block) are read in place and the row image
+// the op does not need is skipped (ADR 0004), with a goavro-only fallback for
+// unfamiliar envelopes.
 //
 // # Types
 //
