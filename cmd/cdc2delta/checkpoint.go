@@ -27,7 +27,7 @@ func checkpointCommand() command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "checkpoint written at version %d (%d actions)\n", lc.Version, lc.Size)
+				fmt.Fprintf(e.stdout, "checkpoint written at version %d (%s)\n", lc.Version, plural(int(lc.Size), "action"))
 				return nil
 			}
 		},

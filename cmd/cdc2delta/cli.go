@@ -80,6 +80,7 @@ func commands() []command {
 		replayCommand(),
 		skipCommand(),
 		statusCommand(),
+		versionCommand(),
 	}
 }
 
@@ -133,16 +134,19 @@ func runEnv(ctx context.Context, args []string, e *env) int {
 	case "-h", "-help", "--help", "help":
 		printUsage(e.stdout, cmds)
 		return exitOK
-	case "version", "--version":
-		fmt.Fprintln(e.stdout, "cdc2delta", version)
-		return exitOK
+	case "--version":
+		name = "version"
 	}
 	for _, c := range cmds {
 		if c.name == name {
 			return c.exec(ctx, args[2:], e)
 		}
 	}
-	fmt.Fprintf(e.stderr, "cdc2delta: unknown command %q\n\n", name)
+	fmt.Fprintf(e.stderr, "cdc2delta: unknown command %q\n", name)
+	if s := suggest(name, cmds); s != "" {
+		fmt.Fprintf(e.stderr, "\nDid you mean this?\n  %s %s\n", e.selfCmd(), s)
+	}
+	fmt.Fprintln(e.stderr)
 	printUsage(e.stderr, cmds)
 	return exitUsage
 }
@@ -200,11 +204,27 @@ func (c command) printHelp(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 	if hasFlags {
 		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(w, fs)
 	}
 	fmt.Fprintln(w, "\nExit codes: 0 success, 1 runtime failure, 2 usage or configuration error.")
+}
+
+// printFlags prints fs's flags as flag.PrintDefaults does, but spelled --name as the
+// docs and the error messages spell them (the flag package accepts both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	// PrintDefaults starts each flag's line with "  -name" and its usage lines with
+	// "    \t", so only flag lines start with "  -".
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "  -"); ok {
+			lines[i] = "  --" + rest
+		}
+	}
+	fmt.Fprint(w, strings.Join(lines, ""))
 }
 
 func printUsage(w io.Writer, cmds []command) {

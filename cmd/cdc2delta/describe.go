@@ -224,11 +224,11 @@ func (d tableDescription) print(w io.Writer) error {
 	} else {
 		kv("Partitioned by", strings.Join(d.PartitionColumns, ", "))
 	}
-	size := fmt.Sprintf("%d files, %s", d.NumFiles, humanBytes(d.SizeInBytes))
+	size := plural(int(d.NumFiles), "file") + ", " + humanBytes(d.SizeInBytes)
 	if d.NumRows != nil {
-		size += fmt.Sprintf(", %d rows", *d.NumRows)
+		size += ", " + plural(int(*d.NumRows), "row")
 	}
-	kv("Data", size+fmt.Sprintf(", %d deletion vectors", d.DeletionVectors))
+	kv("Data", size+", "+plural(int(d.DeletionVectors), "deletion vector"))
 	printAbsolutePaths(&b, d.AbsolutePaths)
 	b.WriteString("\nSchema:\n")
 	tt := newTextTable("  COLUMN", "TYPE", "NULLABLE", "COMMENT")

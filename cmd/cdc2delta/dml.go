@@ -151,8 +151,8 @@ func printDML(w io.Writer, op, loc string, m tableops.DMLMetrics, dryRun, cdc bo
 		return nil
 	}
 	fmt.Fprintf(w, "%s %s in %s of %s as version %d (%s)\n", verb, plural(int(rows), "row"), plural(m.MatchedFiles, "file"), loc, m.Version, scanned)
-	fmt.Fprintf(w, "files: %d removed, %d added; deletion vectors: %d added, %d updated; %d rows copied; %d change data files",
-		m.NumRemovedFiles, m.NumAddedFiles, m.NumDeletionVectorsAdded, m.NumDeletionVectorsUpdated, m.NumCopiedRows, m.NumAddedChangeFiles)
+	fmt.Fprintf(w, "files: %d removed, %d added; deletion vectors: %d added, %d updated; %s copied; %s",
+		m.NumRemovedFiles, m.NumAddedFiles, m.NumDeletionVectorsAdded, m.NumDeletionVectorsUpdated, plural(int(m.NumCopiedRows), "row"), plural(int(m.NumAddedChangeFiles), "change data file"))
 	if m.Retries > 0 {
 		fmt.Fprintf(w, "; planned again %s after losing commit races", plural(m.Retries, "time"))
 	}

@@ -149,7 +149,7 @@ func TestOptimize(t *testing.T) {
 
 	r := exe(t, "optimize", "--order-by-key", dir)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "compacted 2 files into 1 (1 deletion vectors purged)")
+	require.Contains(t, r.stdout, "compacted 2 files into 1 (1 deletion vector purged)")
 
 	snap, err := tbl.Snapshot(ctx)
 	require.NoError(t, err)

@@ -48,8 +48,8 @@ func optimizeCommand() command {
 					fmt.Fprintln(e.stdout, "nothing to optimize")
 					return nil
 				}
-				fmt.Fprintf(e.stdout, "compacted %d files into %d (%d deletion vectors purged)\n",
-					m.NumRemovedFiles, m.NumAddedFiles, m.NumDeletionVectorsRemoved)
+				fmt.Fprintf(e.stdout, "compacted %s into %d (%s purged)\n",
+					plural(int(m.NumRemovedFiles), "file"), m.NumAddedFiles, plural(int(m.NumDeletionVectorsRemoved), "deletion vector"))
 				return nil
 			}
 		},

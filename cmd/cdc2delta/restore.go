@@ -48,8 +48,8 @@ func restoreCommand() command {
 				if err != nil {
 					return fmt.Errorf("restoring %s to version %d: %w", loc, target.Version(), err)
 				}
-				fmt.Fprintf(e.stdout, "restored %s to version %d as version %d: %d files removed, %d files restored, %d files now\n",
-					loc, target.Version(), m.Version, m.NumRemovedFiles, m.NumRestoredFiles, m.NumOfFilesAfterRestore)
+				fmt.Fprintf(e.stdout, "restored %s to version %d as version %d: %s removed, %s restored, %s now\n",
+					loc, target.Version(), m.Version, plural(int(m.NumRemovedFiles), "file"), plural(int(m.NumRestoredFiles), "file"), plural(int(m.NumOfFilesAfterRestore), "file"))
 				return nil
 			}
 		},

@@ -17,8 +17,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
-var version = deltalog.Version
-
 // storeFlags are the storage options shared by the table commands. Their defaults come
 // from the environment so scripts can set them once.
 type storeFlags struct {

@@ -56,7 +56,7 @@ func TestDescribe(t *testing.T) {
 
 	r = cli(t, "describe", "--version", "0", dir)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "1 files")
+	require.Regexp(t, `\nData: +1 file, [^,]+, 3 rows, 0 deletion vectors\n`, r.stdout)
 	require.Contains(t, r.stdout, "3 rows")
 	require.Contains(t, r.stdout, "order id")
 	require.Contains(t, r.stdout, "orders-0  10")
