@@ -14,6 +14,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/storetest"
+	"github.com/cdc2delta/cdc2delta/internal/buildinfo"
 )
 
 func TestCommitCreateAndAppend(t *testing.T) {
@@ -48,7 +49,7 @@ func TestCommitCreateAndAppend(t *testing.T) {
 	require.Equal(t, float64(0), ci["readVersion"])
 	require.Equal(t, "Serializable", ci["isolationLevel"])
 	require.Equal(t, true, ci["isBlindAppend"])
-	require.Equal(t, "cdc2delta/"+deltalog.Version, ci["engineInfo"])
+	require.Equal(t, "cdc2delta/"+buildinfo.Version(), ci["engineInfo"])
 	require.NotEmpty(t, ci["txnId"])
 	require.Equal(t, map[string]any{"numFiles": "1"}, ci["operationMetrics"])
 

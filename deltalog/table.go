@@ -7,10 +7,9 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
-)
 
-// Version is the cdc2delta version recorded in commitInfo.engineInfo.
-const Version = "0.1.0"
+	"github.com/cdc2delta/cdc2delta/internal/buildinfo"
+)
 
 // Table is a handle on one Delta table in a Store. It holds no table state: every
 // Snapshot call reads the log. It is safe for concurrent use.
@@ -56,7 +55,7 @@ func RetryBackoff(first, maxWait time.Duration) Option {
 	return func(o *tableOptions) { o.backoffBase, o.backoffMax = first, maxWait }
 }
 
-// EngineInfo overrides commitInfo.engineInfo. Default "cdc2delta/<Version>".
+// EngineInfo overrides commitInfo.engineInfo. Default "cdc2delta/" and the binary's release (buildinfo.Version).
 func EngineInfo(s string) Option { return func(o *tableOptions) { o.engineInfo = s } }
 
 // CheckpointInterval sets the checkpoint cadence used when the table has no
@@ -95,7 +94,7 @@ func Open(ctx context.Context, store Store, opts ...Option) (*Table, error) {
 		commitRetries:   10,
 		backoffBase:     5 * time.Millisecond,
 		backoffMax:      time.Second,
-		engineInfo:      "cdc2delta/" + Version,
+		engineInfo:      "cdc2delta/" + buildinfo.Version(),
 		readConcurrency: 16,
 	}
 	for _, opt := range opts {

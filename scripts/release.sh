@@ -58,7 +58,7 @@ for target in $targets; do
 	bin="$stage/$name/$exe"
 	log "building $name"
 	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath \
-		-ldflags "-s -w -X main.version=$version" -o "$bin" ./cmd/cdc2delta
+		-ldflags "-s -w -X github.com/cdc2delta/cdc2delta/internal/buildinfo.stamped=$version" -o "$bin" ./cmd/cdc2delta
 
 	# The binary is for its target and static.
 	meta="$(go version -m "$bin")"
