@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,14 +26,19 @@ func offsetsCommand() command {
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			cf := addConfigFlags(fs)
 			asJSON := fs.Bool("json", false, "print a JSON array")
+			timeout := addTimeoutFlag(fs)
 			return func(ctx context.Context, args []string) error {
 				c, err := cf.load(args, e.lookup)
 				if err != nil {
 					return err
 				}
-				rows, err := partitionOffsets(ctx, c)
+				d, err := timeout.get()
 				if err != nil {
 					return err
+				}
+				rows, err := partitionOffsets(ctx, c, d)
+				if err != nil {
+					return kafkaFailure(err, c.Kafka)
 				}
 				if *asJSON {
 					if rows == nil {
@@ -57,14 +65,15 @@ func offsetsCommand() command {
 	}
 }
 
-// partitionOffsets is the lag of every partition the configuration consumes.
-func partitionOffsets(ctx context.Context, c config.Config) ([]operator.PartitionLag, error) {
+// partitionOffsets is the lag of every partition the configuration consumes;
+// each Kafka request waits at most timeout.
+func partitionOffsets(ctx context.Context, c config.Config, timeout time.Duration) ([]operator.PartitionLag, error) {
 	cl, adm, err := newAdmin(c.Kafka)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	topics, err := resolveTopics(ctx, adm, c.Kafka)
+	topics, err := resolveTopics(ctx, adm, timeout, c.Kafka)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +81,12 @@ func partitionOffsets(ctx context.Context, c config.Config) ([]operator.Partitio
 	if err != nil {
 		return nil, usagef("tables.path: %v", err)
 	}
-	return operator.Lag(ctx, adm, c.Kafka.GroupID, topics, router, storeOpener(c.Storage.S3))
+	return operator.Lag(ctx, adm, timeout, c.Kafka.GroupID, topics, router, storeOpener(c.Storage.S3))
 }
 
 // resolveTopics returns the configured topics, or those matching topic_regex.
-func resolveTopics(ctx context.Context, adm *kadm.Client, k config.Kafka) ([]string, error) {
-	topics, err := operator.Topics(ctx, adm, k.Topics, k.TopicRegex)
+func resolveTopics(ctx context.Context, adm *kadm.Client, timeout time.Duration, k config.Kafka) ([]string, error) {
+	topics, err := operator.Topics(ctx, adm, timeout, k.Topics, k.TopicRegex)
 	if errors.Is(err, operator.ErrOptions) {
 		return nil, usagef("kafka.topic_regex: %v", err)
 	}
@@ -95,4 +104,29 @@ func newAdmin(k config.Kafka) (*kgo.Client, *kadm.Client, error) {
 		return nil, nil, err
 	}
 	return cl, kadm.NewClient(cl), nil
+}
+
+// timeoutFlag is --timeout of the commands that talk to Kafka.
+type timeoutFlag struct{ d *time.Duration }
+
+func addTimeoutFlag(fs *flag.FlagSet) timeoutFlag {
+	return timeoutFlag{fs.Duration("timeout", operator.DefaultTimeout,
+		"how long each Kafka request waits for an answer before the command fails")}
+}
+
+func (t timeoutFlag) get() (time.Duration, error) {
+	if *t.d <= 0 {
+		return 0, usagef("--timeout %s: give a duration above 0, such as 30s", *t.d)
+	}
+	return *t.d, nil
+}
+
+// kafkaFailure says what to check when a Kafka request got no answer.
+func kafkaFailure(err error, k config.Kafka) error {
+	if !errors.Is(err, operator.ErrKafkaNoAnswer) {
+		return err
+	}
+	return fmt.Errorf("%w\ncheck that kafka.brokers (%s) are Kafka brokers, up and reachable from here, and that "+
+		"kafka.tls and kafka.sasl match their listener; --timeout sets how long each request waits",
+		err, strings.Join(k.Brokers, ", "))
 }

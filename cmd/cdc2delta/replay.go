@@ -23,8 +23,13 @@ func replayCommand() command {
 			toOffset := fs.Int64("to-offset", -1, "replay from this offset")
 			toTime := fs.String("to-timestamp", "", "replay from the first record at or after this time (RFC 3339 or a date)")
 			toEarliest := fs.Bool("to-earliest", false, "replay from the start of each partition")
+			timeout := addTimeoutFlag(fs)
 			return func(ctx context.Context, args []string) error {
 				c, err := cf.load(args, e.lookup)
+				if err != nil {
+					return err
+				}
+				d, err := timeout.get()
 				if err != nil {
 					return err
 				}
@@ -40,7 +45,7 @@ func replayCommand() command {
 				if *partition >= 0 && *topic == "" {
 					return usagef("--partition needs --topic")
 				}
-				ro := operator.ReplayOptions{Group: c.Kafka.GroupID, Partition: int32(*partition), Offset: max(*toOffset, 0)}
+				ro := operator.ReplayOptions{Group: c.Kafka.GroupID, Partition: int32(*partition), Offset: max(*toOffset, 0), Timeout: d}
 				if *toTime != "" {
 					if ro.At, err = parseTime(*toTime); err != nil {
 						return err
@@ -51,9 +56,9 @@ func replayCommand() command {
 					return err
 				}
 				defer cl.Close()
-				topics, err := resolveTopics(ctx, adm, c.Kafka)
+				topics, err := resolveTopics(ctx, adm, d, c.Kafka)
 				if err != nil {
-					return err
+					return kafkaFailure(err, c.Kafka)
 				}
 				if *topic != "" {
 					if !slices.Contains(topics, *topic) {
@@ -67,7 +72,7 @@ func replayCommand() command {
 					return usagef("no partition matches")
 				}
 				if err != nil {
-					return err
+					return kafkaFailure(err, c.Kafka)
 				}
 				for _, o := range to.Sorted() {
 					fmt.Fprintf(e.stdout, "%s[%d] -> %d\n", o.Topic, o.Partition, o.At)

@@ -26,8 +26,13 @@ func skipCommand() command {
 			offset := fs.Int64("offset", -1, "the record's offset: the one the table stopped at (its next unapplied offset). Required")
 			reason := fs.String("reason", "", "why, recorded in the commit (DESCRIBE HISTORY shows it)")
 			force := fs.Bool("force", false, "skip the record even if it decodes, dropping its change")
+			timeout := addTimeoutFlag(fs)
 			return func(ctx context.Context, args []string) error {
 				c, err := cf.load(args, e.lookup)
+				if err != nil {
+					return err
+				}
+				d, err := timeout.get()
 				if err != nil {
 					return err
 				}
@@ -61,10 +66,10 @@ func skipCommand() command {
 				res, err := operator.SkipRecord(ctx, operator.SkipOptions{
 					Store: store, Table: table, Brokers: c.Kafka.Brokers, ClientOptions: clientOpts,
 					Group: c.Kafka.GroupID, ResetOffset: c.Kafka.Reset, Decoder: dec,
-					TopicPartition: tp, Offset: *offset, Reason: *reason, Force: *force,
+					TopicPartition: tp, Offset: *offset, Reason: *reason, Force: *force, FetchTimeout: d,
 				})
 				if err != nil {
-					return skipRefusal(err, cf.path, tp, *offset)
+					return kafkaFailure(skipRefusal(err, cf.path, tp, *offset), c.Kafka)
 				}
 				fmt.Fprintf(e.stdout, "skipped %s[%d] offset %d: table %s version %d records it (%s)\n",
 					res.Topic, res.Partition, res.Offset, res.Table, res.Version, operator.SkipOperation)

@@ -9,6 +9,10 @@
 // past it with a Delta commit holding only that partition's txn, after
 // checking in the same snapshot that the record is the next unapplied one;
 // the commit's conflict detection on the txn makes it exactly once.
+//
+// Every Kafka request waits at most a timeout (kafka.go): a broker that
+// accepts connections and never answers fails the command with
+// ErrKafkaNoAnswer instead of holding it.
 package operator
 
 import "errors"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,20 +32,21 @@ type PartitionLag struct {
 // Lag reports, for every partition of topics, the table's txn, the group's
 // committed offset, the high watermark and the lag, sorted by topic and
 // partition. Topics the router cannot name a table for are left out, as the
-// processor leaves them.
-func Lag(ctx context.Context, adm *kadm.Client, group string, topics []string, router *route.Router,
+// processor leaves them. Each Kafka request waits at most timeout
+// (DefaultTimeout when 0).
+func Lag(ctx context.Context, adm *kadm.Client, timeout time.Duration, group string, topics []string, router *route.Router,
 	openStore func(context.Context, string) (deltalog.Store, error)) ([]PartitionLag, error) {
 	if len(topics) == 0 {
 		return nil, nil
 	}
-	ends, err := adm.ListEndOffsets(ctx, topics...)
+	ends, err := kafkaCall(ctx, timeout, func(ctx context.Context) (kadm.ListedOffsets, error) { return adm.ListEndOffsets(ctx, topics...) })
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing end offsets: %w", err)
 	}
-	committed, err := adm.FetchOffsets(ctx, group)
+	committed, err := kafkaCall(ctx, timeout, func(ctx context.Context) (kadm.OffsetResponses, error) { return adm.FetchOffsets(ctx, group) })
 	// A group that never committed has no offsets; some brokers say so with an error.
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		committed, err = kadm.OffsetResponses{}, nil

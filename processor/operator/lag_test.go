@@ -68,7 +68,7 @@ func TestLag(t *testing.T) {
 		deltalog.Operation{Name: deltalog.OpCreateTable}, deltalog.ExactVersion())
 	require.NoError(t, err)
 
-	rows, err := Lag(t.Context(), adm, "g", []string{unmade, applied, "unroutable"}, router, open)
+	rows, err := Lag(t.Context(), adm, 0, "g", []string{unmade, applied, "unroutable"}, router, open)
 	require.NoError(t, err)
 	ptr := func(v int64) *int64 { return &v }
 	require.Equal(t, []PartitionLag{

@@ -47,6 +47,8 @@ type ReplayOptions struct {
 	// is the start of each partition.
 	At     time.Time
 	Offset int64
+	// Timeout bounds each Kafka request (DefaultTimeout when 0).
+	Timeout time.Duration
 }
 
 // ReplayFrom resets the group's offsets for the topics to where o says, as
@@ -61,7 +63,7 @@ func ReplayFrom(ctx context.Context, adm *kadm.Client, o ReplayOptions) (kadm.Of
 	if o.Offset < 0 || !o.At.IsZero() && o.Offset != 0 {
 		return nil, fmt.Errorf("%w: replay: give a time or an offset of at least 0, not offset %d and time %v", ErrOptions, o.Offset, o.At)
 	}
-	described, err := adm.DescribeGroups(ctx, o.Group)
+	described, err := kafkaCall(ctx, o.Timeout, func(ctx context.Context) (kadm.DescribedGroups, error) { return adm.DescribeGroups(ctx, o.Group) })
 	if err != nil {
 		return nil, fmt.Errorf("describing group %s: %w", o.Group, err)
 	}
@@ -71,10 +73,12 @@ func ReplayFrom(ctx context.Context, adm *kadm.Client, o ReplayOptions) (kadm.Of
 	var listed kadm.ListedOffsets
 	what := "start offsets"
 	if o.At.IsZero() {
-		listed, err = adm.ListStartOffsets(ctx, o.Topics...)
+		listed, err = kafkaCall(ctx, o.Timeout, func(ctx context.Context) (kadm.ListedOffsets, error) { return adm.ListStartOffsets(ctx, o.Topics...) })
 	} else {
 		what = "offsets after " + o.At.Format(time.RFC3339Nano)
-		listed, err = adm.ListOffsetsAfterMilli(ctx, o.At.UnixMilli(), o.Topics...)
+		listed, err = kafkaCall(ctx, o.Timeout, func(ctx context.Context) (kadm.ListedOffsets, error) {
+			return adm.ListOffsetsAfterMilli(ctx, o.At.UnixMilli(), o.Topics...)
+		})
 	}
 	if err == nil {
 		err = listed.Error()
@@ -93,7 +97,7 @@ func ReplayFrom(ctx context.Context, adm *kadm.Client, o ReplayOptions) (kadm.Of
 	if len(offs) == 0 {
 		return nil, fmt.Errorf("replaying group %s: %w", o.Group, ErrNoPartition)
 	}
-	resp, err := adm.CommitOffsets(ctx, o.Group, offs)
+	resp, err := kafkaCall(ctx, o.Timeout, func(ctx context.Context) (kadm.OffsetResponses, error) { return adm.CommitOffsets(ctx, o.Group, offs) })
 	if err == nil {
 		err = resp.Error()
 	}

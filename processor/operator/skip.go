@@ -14,6 +14,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/deadline"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
@@ -157,7 +158,8 @@ type SkipOptions struct {
 	// Force skips a record that decodes (ErrRecordDecodes otherwise), or
 	// one whose decoding needs a schema registry that does not answer.
 	Force bool
-	// FetchTimeout bounds reading the record (default 30s).
+	// FetchTimeout bounds each Kafka request and reading the record
+	// (DefaultTimeout when 0).
 	FetchTimeout time.Duration
 
 	// BeforeCommit, when set, runs before each commit attempt: tests race
@@ -277,7 +279,7 @@ func (o *SkipOptions) validate() error {
 		return fmt.Errorf("%w: skip: %v", ErrOptions, bad)
 	}
 	if o.FetchTimeout <= 0 {
-		o.FetchTimeout = 30 * time.Second
+		o.FetchTimeout = DefaultTimeout
 	}
 	return nil
 }
@@ -347,7 +349,7 @@ func (o *SkipOptions) groupOffset(ctx context.Context, adm *kadm.Client) (*cdcta
 	if o.Group == "" {
 		return nil, nil
 	}
-	offs, err := adm.FetchOffsets(ctx, o.Group)
+	offs, err := kafkaCall(ctx, o.FetchTimeout, func(ctx context.Context) (kadm.OffsetResponses, error) { return adm.FetchOffsets(ctx, o.Group) })
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return nil, nil // a group that never committed
 	}
@@ -367,7 +369,7 @@ func (o *SkipOptions) groupOffset(ctx context.Context, adm *kadm.Client) (*cdcta
 // bounds returns the partition's log start and end offsets.
 func (o *SkipOptions) bounds(ctx context.Context, adm *kadm.Client) (start, end int64, err error) {
 	get := func(what string, list func(context.Context, ...string) (kadm.ListedOffsets, error)) (int64, error) {
-		l, err := list(ctx, o.Topic)
+		l, err := kafkaCall(ctx, o.FetchTimeout, func(ctx context.Context) (kadm.ListedOffsets, error) { return list(ctx, o.Topic) })
 		if err != nil {
 			return 0, fmt.Errorf("listing the %s offsets of %s: %w", what, o.Topic, err)
 		}
@@ -439,7 +441,10 @@ func (o *SkipOptions) fetch(ctx context.Context, adm *kadm.Client) (*kgo.Record,
 	for {
 		fs := cl.PollRecords(fctx, 100)
 		if err := fctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s/%d offset %d: no record within %s: %w", o.Topic, o.Partition, o.Offset, o.FetchTimeout, err)
+			if ctx.Err() == nil {
+				err = noAnswerError{deadline.NoAnswer(fctx, err, "kafka.brokers", o.FetchTimeout)}
+			}
+			return nil, fmt.Errorf("reading %s/%d offset %d: %w", o.Topic, o.Partition, o.Offset, err)
 		}
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) {

@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // Topics returns the topics an operator command acts on: topics, or, when
 // regex is set, the topics on the cluster whose names match it, as the
-// processor consumes them.
-func Topics(ctx context.Context, adm *kadm.Client, topics []string, regex string) ([]string, error) {
+// processor consumes them. Listing the topics waits at most timeout
+// (DefaultTimeout when 0).
+func Topics(ctx context.Context, adm *kadm.Client, timeout time.Duration, topics []string, regex string) ([]string, error) {
 	if regex == "" {
 		return topics, nil
 	}
@@ -19,7 +21,7 @@ func Topics(ctx context.Context, adm *kadm.Client, topics []string, regex string
 	if err != nil {
 		return nil, fmt.Errorf("%w: topic regex: %v", ErrOptions, err)
 	}
-	all, err := adm.ListTopics(ctx)
+	all, err := kafkaCall(ctx, timeout, func(ctx context.Context) (kadm.TopicDetails, error) { return adm.ListTopics(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("listing topics: %w", err)
 	}
