@@ -154,6 +154,7 @@ func (f *runFixture) runUntilCaughtUp() string {
 // runUntilLogged runs `cdc2delta run` until its log says want, then stops it with a
 // cancel (SIGTERM), checks exit 0 and returns what it wrote.
 func (f *runFixture) runUntilLogged(want string) string {
+	f.t.Helper()
 	r := f.start()
 	defer r.cancel()
 	require.Eventually(f.t, func() bool { return strings.Contains(r.log.String(), want) }, 60*time.Second, 50*time.Millisecond,
@@ -169,6 +170,7 @@ type inProcessRun struct {
 	cancel context.CancelFunc
 }
 
+// start runs `cdc2delta run` in the background; stop ends it.
 func (f *runFixture) start() *inProcessRun {
 	ctx, cancel := context.WithCancel(f.t.Context())
 	r := &inProcessRun{t: f.t, done: make(chan int, 1), cancel: cancel}
