@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 )
 
@@ -15,7 +16,7 @@ import (
 // goroutines, and checks every bitmap and that the file was fetched once.
 func TestDVReaderFetchesEachFileOnce(t *testing.T) {
 	ctx := t.Context()
-	s := memstore.New(memstore.Options{})
+	s := faultstore.Wrap(memstore.New(memstore.Options{}))
 	var bitmaps []*roaring64.Bitmap
 	for i := range 40 {
 		bm := roaring64.New()
@@ -27,13 +28,13 @@ func TestDVReaderFetchesEachFileOnce(t *testing.T) {
 	dvs, err := deltalog.WriteDeletionVectors(ctx, s, "", bitmaps)
 	require.NoError(t, err)
 	// A failed fetch is not kept: the reader retries it.
-	in := s.Inject(memstore.Fault{Ops: memstore.OpGet, Nth: 1})
+	in := s.Inject(faultstore.Fault{Ops: faultstore.OpGet, Nth: 1})
 	r := deltalog.NewDVReader(s)
 	_, err = r.Read(ctx, &dvs[0])
-	require.ErrorIs(t, err, memstore.ErrInjected)
+	require.ErrorIs(t, err, faultstore.ErrInjected)
 	in.Remove()
 
-	gets := s.Calls(memstore.OpGet)
+	gets := s.Calls(faultstore.OpGet)
 	var wg sync.WaitGroup
 	got := make([]*roaring64.Bitmap, len(dvs))
 	errs := make([]error, len(dvs))
@@ -49,7 +50,7 @@ func TestDVReaderFetchesEachFileOnce(t *testing.T) {
 		require.NoError(t, errs[i], "vector %d", i)
 		require.True(t, bitmaps[i].Equals(got[i]), "vector %d", i)
 	}
-	require.Equal(t, 1, s.Calls(memstore.OpGet)-gets, "one Get for the file")
+	require.Equal(t, 1, s.Calls(faultstore.OpGet)-gets, "one Get for the file")
 
 	// A descriptor pointing past the file is corrupt, not a panic.
 	bad := dvs[39]

@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
@@ -325,7 +324,7 @@ func TestMaxDelayCountsCommitTime(t *testing.T) {
 	// maxDelay+slow/3 with a third of a second or more each side.
 	const maxDelay, slow, every = 2 * time.Second, time.Second, 100 * time.Millisecond
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 30})
-	pl.mem = map[string]*memstore.Store{}
+	pl.mem = map[string]memTable{}
 	opts := pl.options("lead")
 	opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {
 		return slowDataFiles{pl.memStore(path), slow}, nil

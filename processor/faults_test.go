@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -33,8 +34,8 @@ func (pl *pipeline) capture(group string) crashState {
 	pl.t.Helper()
 	pl.memMu.Lock()
 	st := crashState{stores: map[string]*memstore.Store{}}
-	for path, s := range pl.mem {
-		st.stores[path] = s.Clone()
+	for path, mt := range pl.mem {
+		st.stores[path] = mt.durable.Clone()
 	}
 	pl.memMu.Unlock()
 	resp, err := pl.adm.FetchOffsets(pl.t.Context(), group)
@@ -50,7 +51,10 @@ func (pl *pipeline) capture(group string) crashState {
 func (pl *pipeline) restore(group string, st crashState) {
 	pl.t.Helper()
 	pl.memMu.Lock()
-	pl.mem = st.stores
+	pl.mem = map[string]memTable{}
+	for path, s := range st.stores {
+		pl.mem[path] = newMemTable(s)
+	}
 	pl.memMu.Unlock()
 	offs := st.group.Offsets()
 	for _, topic := range pl.topics() {
@@ -191,7 +195,7 @@ func TestCrashPhases(t *testing.T) {
 			}
 			pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 21, Keys: 40, Snapshot: true, Redeliver: 0.1, MaxTxEvents: 3, KeyChangeRatio: 0.05},
 				cluster.ListenAddrs(), "faults")
-			pl.mem = map[string]*memstore.Store{}
+			pl.mem = map[string]memTable{}
 			opts := pl.options(group)
 
 			// Warm up: every partition is in Delta and in the group.
@@ -216,8 +220,8 @@ func TestCrashPhases(t *testing.T) {
 			case logCommitFails, logCommitLands:
 				for _, tb := range pl.tables {
 					path := tablePath(tb)
-					pl.memStore(path).Inject(memstore.Fault{
-						Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1,
+					pl.memStore(path).Inject(faultstore.Fault{
+						Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1,
 						Err:        fmt.Errorf("%w: injected", deltalog.ErrUnavailable),
 						AfterWrite: tc.phase == logCommitLands,
 						Then: func() {
@@ -346,7 +350,7 @@ func (pl *pipeline) tableRowsIn(store *memstore.Store, path string) []string {
 	pl.t.Helper()
 	pl.memMu.Lock()
 	saved := pl.mem[path]
-	pl.mem[path] = store
+	pl.mem[path] = newMemTable(store)
 	pl.memMu.Unlock()
 	defer func() {
 		pl.memMu.Lock()

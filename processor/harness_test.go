@@ -25,6 +25,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
@@ -48,9 +49,9 @@ type pipeline struct {
 	regDown  *atomic.Bool
 	// stalls hold partitions back at the processor when a test asks.
 	stalls *stalls
-	// mem, when set, holds the tables in memory stores by path instead of
-	// under root.
-	mem   map[string]*memstore.Store
+	// mem, when set, holds the tables in memory by path instead of under
+	// root.
+	mem   map[string]memTable
 	memMu sync.Mutex
 }
 
@@ -241,14 +242,27 @@ func tablePath(tb *dbzgen.Table) string {
 	return filepath.Join(d.Database, d.Schema, d.Name)
 }
 
-// memStore returns the memory store of a table path, creating it once.
-func (pl *pipeline) memStore(path string) *memstore.Store {
+// memTable is a table held in memory. The pipeline reaches it through
+// faults, where a test injects failures; durable is what a restarted
+// process would find.
+type memTable struct {
+	faults  *faultstore.Store
+	durable *memstore.Store
+}
+
+func newMemTable(durable *memstore.Store) memTable {
+	return memTable{faults: faultstore.Wrap(durable), durable: durable}
+}
+
+// memStore returns the store of a table path held in memory, creating it
+// once.
+func (pl *pipeline) memStore(path string) *faultstore.Store {
 	pl.memMu.Lock()
 	defer pl.memMu.Unlock()
-	if pl.mem[path] == nil {
-		pl.mem[path] = memstore.New(memstore.Options{})
+	if _, ok := pl.mem[path]; !ok {
+		pl.mem[path] = newMemTable(memstore.New(memstore.Options{}))
 	}
-	return pl.mem[path]
+	return pl.mem[path].faults
 }
 
 func (pl *pipeline) store(tb *dbzgen.Table) deltalog.Store {

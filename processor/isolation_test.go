@@ -31,7 +31,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -70,7 +70,7 @@ func newIsoEnv(t *testing.T, local bool, faulted int) *isoEnv {
 	pl := newPipelineOn(t, dbzgen.WorkloadOptions{Seed: 11, Keys: 40, Snapshot: true, Redeliver: 0.05, MaxTxEvents: 3, SkipTombstones: true},
 		cluster.ListenAddrs(), "shop")
 	if !local {
-		pl.mem = map[string]*memstore.Store{}
+		pl.mem = map[string]memTable{}
 	}
 	e := &isoEnv{t: t, pl: pl, cluster: cluster, group: "iso", faulted: pl.tables[faulted], healthy: pl.tables[1-faulted], regStatus: map[int]int{}}
 	e.fpath, e.hpath = tablePath(e.faulted), tablePath(e.healthy)
@@ -134,8 +134,8 @@ func (e *isoEnv) refuseSchemas(tb *dbzgen.Table, code int) {
 	}
 }
 
-// mem is the faulted table's memory store.
-func (e *isoEnv) mem() *memstore.Store {
+// mem is the faulted table's memory store, behind its fault wrapper.
+func (e *isoEnv) mem() *faultstore.Store {
 	require.NotNil(e.t, e.pl.mem, "the case runs on memstore")
 	return e.pl.memStore(e.fpath)
 }
@@ -339,7 +339,7 @@ type isolationCase struct {
 func TestIsolation(t *testing.T) {
 	writeFault := func(err error) func(t *testing.T, e *isoEnv) func() {
 		return func(t *testing.T, e *isoEnv) func() {
-			in := e.mem().Inject(memstore.Fault{Ops: memstore.OpWrite, Err: err})
+			in := e.mem().Inject(faultstore.Fault{Ops: faultstore.OpWrite, Err: err})
 			return in.Remove
 		}
 	}
@@ -789,7 +789,7 @@ func TestIsolationTransientStorageOutage(t *testing.T) {
 	pl.waitCaughtUp()
 	before := pl.txns(e.faulted)
 
-	outage := e.mem().Inject(memstore.Fault{Err: fmt.Errorf("injected outage: %w", deltalog.ErrUnavailable)})
+	outage := e.mem().Inject(faultstore.Fault{Err: fmt.Errorf("injected outage: %w", deltalog.ErrUnavailable)})
 	pl.produce(200)
 	var h health
 	require.Eventually(t, func() bool {
@@ -816,7 +816,7 @@ func TestIsolationTransientStorageOutage(t *testing.T) {
 	ends := pl.endOffsets(e.healthy.Topic())
 	require.Eventually(t, func() bool { return pl.tableAt(e.healthy, ends) }, 20*time.Second, 20*time.Millisecond,
 		"the healthy table reaches the end offsets")
-	require.Equal(t, before, txnsIn(t, e.mem().Clone(), e.faulted), "nothing reached the faulted store")
+	require.Equal(t, before, txnsIn(t, e.mem().Unwrap(), e.faulted), "nothing reached the faulted store")
 	require.Equal(t, TableStalled, tableState(r.p.Status(), e.fpath))
 
 	// The store is back: the table recovers by itself.

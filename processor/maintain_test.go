@@ -335,7 +335,7 @@ func (s refusingCheckpoints) Put(ctx context.Context, p string, data []byte) err
 // keep ingesting to the end offsets and compaction goes on.
 func TestMaintenanceFailureStaysInMaintenance(t *testing.T) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 47, Keys: 60, Snapshot: true})
-	pl.mem = map[string]*memstore.Store{}
+	pl.mem = map[string]memTable{}
 	opts := pl.options("refuse")
 	opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {
 		return refusingCheckpoints{pl.memStore(path)}, nil

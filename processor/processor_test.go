@@ -17,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
@@ -264,16 +264,16 @@ func TestRebalanceUnderLoad(t *testing.T) {
 // by the pending ones (which would move the txn past it and lose it).
 func TestCloseDuringSlowCommit(t *testing.T) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 12, Keys: 50, Snapshot: true, Redeliver: 0.05})
-	pl.mem = map[string]*memstore.Store{}
+	pl.mem = map[string]memTable{}
 	pl.produce(100)
 	r1 := pl.start(pl.options("slow"))
 	pl.waitCaughtUp()
 
-	var faults []*memstore.Injection
+	var faults []*faultstore.Injection
 	var slowDone atomic.Int32 // slow commits that got past their delay
 	for _, tb := range pl.tables {
-		faults = append(faults, pl.memStore(tablePath(tb)).Inject(memstore.Fault{
-			Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true,
+		faults = append(faults, pl.memStore(tablePath(tb)).Inject(faultstore.Fault{
+			Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, Delay: 10 * time.Second, DelayOnly: true,
 			Then: func() { slowDone.Add(1) }}))
 	}
 	pl.produce(200)

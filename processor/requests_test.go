@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
@@ -96,7 +95,7 @@ func TestStoreRequestsPerCommit(t *testing.T) {
 			pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 61, Keys: 2000, Snapshot: true}, nil, "req", dbzgen.Orders())
 			tb := pl.tables[0]
 			n := &requestCounts{}
-			pl.mem = map[string]*memstore.Store{}
+			pl.mem = map[string]memTable{}
 			mem := pl.memStore(tablePath(tb))
 			opts := pl.options("req")
 			opts.OpenStore = func(_ context.Context, path string) (deltalog.Store, error) {

@@ -27,7 +27,6 @@ import (
 func TestFrozenKafkaIsReported(t *testing.T) {
 	const bound = 30 * time.Second // 8 s of silence, a 5 s ping, the 2 s check, a loaded machine
 	kafka := fulltier.StartKafka(t)
-	ctx := t.Context()
 	prefix := fmt.Sprintf("frozenkafka%d", time.Now().UnixNano())
 	src := newCrashSource(t, kafka.Brokers, prefix, dbzgen.WorkloadOptions{Seed: 38, Keys: 100, Snapshot: true, MaxTxEvents: 3})
 	root := t.TempDir()
@@ -50,18 +49,14 @@ metrics: {listen: %q}
 		d := tb.Def()
 		tables[i] = crashTable{t: t, dir: filepath.Join(root, "tables", d.Database, d.Schema, d.Name)}
 	}
-	readyz := func() (int, string) { return httpGet(t, "http://"+metrics+"/readyz") }
-
-	require.NoError(t, src.produce(ctx, 300))
-	run := startRun(t, binary, cfgPath, filepath.Join(root, "run.log"))
-	waitCaughtUp(t, tables, src.endOffsets(), run)
-	code, body := readyz()
-	require.Equal(t, http.StatusOK, code, body)
+	run := startFrozenRun(t, src, tables, metrics, cfgPath, root)
 
 	kafka.Freeze()
 	frozen := time.Now()
+	var code int
+	var body string
 	if !assert.Eventually(t, func() bool {
-		code, body = readyz()
+		code, body = run.readyz()
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "kafka unreachable")
 	}, bound, 100*time.Millisecond) {
 		t.Fatalf("/readyz %d %s after the freeze: %s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, run.logTail())
@@ -71,12 +66,5 @@ metrics: {listen: %q}
 		bound-time.Since(frozen)+time.Second, 100*time.Millisecond, "log:\n%s", run.logTail())
 
 	kafka.Thaw()
-	require.NoError(t, src.produce(ctx, 100))
-	ends := src.endOffsets()
-	waitCaughtUp(t, tables, ends, run)
-	if !assert.Eventually(t, func() bool { code, body = readyz(); return code == http.StatusOK }, 30*time.Second, 100*time.Millisecond) {
-		t.Fatalf("/readyz after the thaw: %d %s", code, body)
-	}
-	require.Equal(t, exitOK, run.terminate(), "log:\n%s", run.logTail())
-	requireTablesMatchSource(t, src, tables, ends)
+	run.afterThaw(30 * time.Second)
 }

@@ -71,21 +71,19 @@ metrics: {listen: %q}
 		require.NoError(t, err)
 		tables[i] = crashTable{t: t, dir: "s3://" + bucket + "/" + prefix, st: st}
 	}
-	readyz := func() (int, string) { return httpGet(t, "http://"+metrics+"/readyz") }
-
 	// The pipeline works against this moto: the freeze is what breaks it.
-	require.NoError(t, src.produce(ctx, 300))
-	run := startRun(t, binary, cfgPath, filepath.Join(root, "run.log"))
-	waitCaughtUp(t, tables, src.endOffsets(), run)
-	code, body := readyz()
-	require.Equal(t, http.StatusOK, code, body)
+	run := startFrozenRun(t, src, tables, metrics, cfgPath, root)
 
 	moto.Freeze()
 	frozen := time.Now()
 	require.NoError(t, src.produce(ctx, 300)) // Kafka still answers: every table has work
-	var stalledAfter time.Duration
+	var (
+		stalledAfter time.Duration
+		code         int
+		body         string
+	)
 	if !assert.Eventually(t, func() bool {
-		code, body = readyz()
+		code, body = run.readyz()
 		for _, tb := range tables {
 			if !strings.Contains(body, "table "+tb.dir+" stalled") {
 				return false
@@ -111,12 +109,5 @@ metrics: {listen: %q}
 		len(tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
 
 	moto.Thaw()
-	require.NoError(t, src.produce(ctx, 100))
-	ends := src.endOffsets()
-	waitCaughtUp(t, tables, ends, run)
-	if !assert.Eventually(t, func() bool { code, body = readyz(); return code == http.StatusOK }, 10*time.Second, 100*time.Millisecond) {
-		t.Fatalf("/readyz after the thaw: %d %s", code, body)
-	}
-	require.Equal(t, exitOK, run.terminate(), "log:\n%s", run.logTail())
-	requireTablesMatchSource(t, src, tables, ends)
+	run.afterThaw(10 * time.Second)
 }

@@ -130,17 +130,12 @@ func (f *runFixture) runUntilCaughtUp() string {
 	for p, off := range f.highWatermarks() {
 		ends[p] = off - 1
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var log syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log, lookup: func(string) (string, bool) { return "", false }})
-	}()
+	r := f.start()
+	defer r.cancel()
 	ended, code := false, 0
 	caughtUp := poll(60*time.Second, 50*time.Millisecond, func() bool {
 		select {
-		case code = <-done:
+		case code = <-r.done:
 			ended = true
 			return true
 		default:
@@ -148,19 +143,55 @@ func (f *runFixture) runUntilCaughtUp() string {
 		return f.caughtUp(ends)
 	})
 	if ended {
-		t.Fatalf("run ended early with %d: %s", code, log.String())
+		t.Fatalf("run ended early with %d: %s", code, r.log.String())
 	}
 	if !caughtUp {
-		t.Fatalf("not caught up to %v; log:\n%s", ends, log.String())
+		t.Fatalf("not caught up to %v; log:\n%s", ends, r.log.String())
 	}
-	cancel()
+	return r.stop()
+}
+
+// runUntilLogged runs `cdc2delta run` until its log says want, then stops it with a
+// cancel (SIGTERM), checks exit 0 and returns what it wrote.
+func (f *runFixture) runUntilLogged(want string) string {
+	f.t.Helper()
+	r := f.start()
+	defer r.cancel()
+	require.Eventually(f.t, func() bool { return strings.Contains(r.log.String(), want) }, 60*time.Second, 50*time.Millisecond,
+		"the log does not say %q", want)
+	return r.stop()
+}
+
+// inProcessRun is `cdc2delta run` on the fixture's config, in this process.
+type inProcessRun struct {
+	t      *testing.T
+	log    syncBuffer
+	done   chan int // the exit code
+	cancel context.CancelFunc
+}
+
+// start runs `cdc2delta run` in the background; stop ends it.
+func (f *runFixture) start() *inProcessRun {
+	ctx, cancel := context.WithCancel(f.t.Context())
+	r := &inProcessRun{t: f.t, done: make(chan int, 1), cancel: cancel}
+	go func() {
+		r.done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &r.log, stderr: &r.log,
+			lookup: func(string) (string, bool) { return "", false }})
+	}()
+	return r
+}
+
+// stop cancels the run (SIGTERM), checks that it exits 0 and returns what it wrote.
+func (r *inProcessRun) stop() string {
+	r.t.Helper()
+	r.cancel()
 	select {
-	case code := <-done:
-		require.Equal(t, exitOK, code, log.String())
+	case code := <-r.done:
+		require.Equal(r.t, exitOK, code, r.log.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("run did not stop; log:\n%s", log.String())
+		r.t.Fatalf("run did not stop; log:\n%s", r.log.String())
 	}
-	return log.String()
+	return r.log.String()
 }
 
 func (f *runFixture) highWatermarks() map[int32]int64 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"fmt"
 	"regexp"
@@ -28,17 +27,7 @@ func TestSkipCommand(t *testing.T) {
 	f.produce(60)
 
 	// run stops the table at the poison record, naming the command.
-	ctx, cancel := context.WithCancel(t.Context())
-	var log syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log,
-			lookup: func(string) (string, bool) { return "", false }})
-	}()
-	hint := fmt.Sprintf("cdc2delta skip --config FILE --topic %s --partition 0 --offset %d", f.orders.Topic(), poison)
-	require.Eventually(t, func() bool { return strings.Contains(log.String(), hint) }, 60*time.Second, 50*time.Millisecond, "no hint")
-	cancel()
-	require.Equal(t, exitOK, <-done, log.String())
+	f.runUntilLogged(fmt.Sprintf("cdc2delta skip --config FILE --topic %s --partition 0 --offset %d", f.orders.Topic(), poison))
 	require.Eventually(t, func() bool { return f.caughtUp(map[int32]int64{0: poison - 1}) }, 10*time.Second, 50*time.Millisecond)
 
 	skip := func(args ...string) result {
@@ -110,17 +99,7 @@ func testSkipBeforeTable(t *testing.T, o fixtureOptions) {
 	poison := res[0].Record.Offset
 	f.produce(150)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	var log syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log,
-			lookup: func(string) (string, bool) { return "", false }})
-	}()
-	hint := fmt.Sprintf("cdc2delta skip --config FILE --topic %s --partition 0 --offset %d", f.orders.Topic(), poison)
-	require.Eventually(t, func() bool { return strings.Contains(log.String(), hint) }, 60*time.Second, 50*time.Millisecond, "no hint")
-	cancel()
-	require.Equal(t, exitOK, <-done, log.String())
+	f.runUntilLogged(fmt.Sprintf("cdc2delta skip --config FILE --topic %s --partition 0 --offset %d", f.orders.Topic(), poison))
 	_, err := f.table().Snapshot(t.Context())
 	require.ErrorIs(t, err, deltalog.ErrNotExist, "the poison record came first: no table")
 

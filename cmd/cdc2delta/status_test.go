@@ -20,37 +20,56 @@ func statusPos(n int) codecs.Position {
 	return codecs.Position{Commit: l, Change: l, Serial: 1}
 }
 
-// TestStatus prints the control table and a group's cut: the first version of each
-// table complete through it, and whether it sits exactly on it.
-func TestStatus(t *testing.T) {
-	dir := t.TempDir()
+// statusAt is the commit time of transaction n.
+func statusAt(n int) time.Time { return time.Date(2024, 3, 15, 0, 0, n, 0, time.UTC) }
+
+// statusTable is the control row of a table at version v, complete through
+// transaction complete and last changed by transaction last.
+func statusTable(name string, v int64, complete, last int) control.Row {
+	return control.Row{Kind: control.KindTable, Name: name, TablePath: "tables/" + name, DeltaVersion: v, ScanFrom: -1,
+		CompleteThrough: statusPos(complete), CompleteThroughCommit: statusAt(complete), LastApplied: statusPos(last), LastAppliedCommit: statusAt(last)}
+}
+
+// openStatusControl creates a control table in dir/control.
+func openStatusControl(t *testing.T, dir string) (*control.Table, string) {
+	t.Helper()
 	ctlDir := filepath.Join(dir, "control")
 	st, err := localstore.New(localstore.Options{Dir: ctlDir})
 	require.NoError(t, err)
 	ctl, err := control.Open(t.Context(), st, nil)
 	require.NoError(t, err)
-	at := func(n int) time.Time { return time.Date(2024, 3, 15, 0, 0, n, 0, time.UTC) }
-	row := func(name string, v int64, complete, last int) control.Row {
-		return control.Row{Kind: control.KindTable, Name: name, TablePath: "tables/" + name, DeltaVersion: v, ScanFrom: -1,
-			CompleteThrough: statusPos(complete), CompleteThroughCommit: at(complete), LastApplied: statusPos(last), LastAppliedCommit: at(last)}
-	}
-	group := func(n int) control.Row {
-		return control.Row{Kind: control.KindGroup, Name: "sales", DeltaVersion: -1, ScanFrom: -1,
-			CompleteThrough: statusPos(n), CompleteThroughCommit: at(n), FinalizedUntil: at(n)}
-	}
-	_, err = ctl.Advance(t.Context(), control.Update{Tables: []control.Row{row("sales.dbo.orders", 4, 5, 5), row("sales.dbo.order_lines", 7, 5, 9)}, Groups: []control.Row{group(5)}})
-	require.NoError(t, err)
-	_, err = ctl.Advance(t.Context(), control.Update{Tables: []control.Row{row("sales.dbo.orders", 6, 8, 8)}})
-	require.NoError(t, err)
+	return ctl, ctlDir
+}
 
+// writeStatusConfig writes dir/cdc2delta.yaml with the given control section.
+func writeStatusConfig(t *testing.T, dir, controlYAML string) string {
+	t.Helper()
 	cfg := filepath.Join(dir, "cdc2delta.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(`kafka: {brokers: ["127.0.0.1:9"], group_id: g, topics: [t]}
 schema_registry: {url: "http://127.0.0.1:9"}
-control:
+`+controlYAML), 0o644))
+	return cfg
+}
+
+// TestStatus prints the control table and a group's cut: the first version of each
+// table complete through it, and whether it sits exactly on it.
+func TestStatus(t *testing.T) {
+	dir := t.TempDir()
+	ctl, ctlDir := openStatusControl(t, dir)
+	group := func(n int) control.Row {
+		return control.Row{Kind: control.KindGroup, Name: "sales", DeltaVersion: -1, ScanFrom: -1,
+			CompleteThrough: statusPos(n), CompleteThroughCommit: statusAt(n), FinalizedUntil: statusAt(n)}
+	}
+	_, err := ctl.Advance(t.Context(), control.Update{Tables: []control.Row{statusTable("sales.dbo.orders", 4, 5, 5), statusTable("sales.dbo.order_lines", 7, 5, 9)}, Groups: []control.Row{group(5)}})
+	require.NoError(t, err)
+	_, err = ctl.Advance(t.Context(), control.Update{Tables: []control.Row{statusTable("sales.dbo.orders", 6, 8, 8)}})
+	require.NoError(t, err)
+
+	cfg := writeStatusConfig(t, dir, `control:
   path: `+ctlDir+`
   groups:
     - {name: sales, tables: [sales.dbo.orders, sales.dbo.order_lines]}
-`), 0o644))
+`)
 	r := cli(t, "status", "--config", cfg, "--group", "sales")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	t.Log(r.stdout)
@@ -74,26 +93,13 @@ control:
 // commit applied to any table, as cdc2delta_table_complete_behind_seconds.
 func TestStatusBehindIsNeverNegative(t *testing.T) {
 	dir := t.TempDir()
-	ctlDir := filepath.Join(dir, "control")
-	st, err := localstore.New(localstore.Options{Dir: ctlDir})
-	require.NoError(t, err)
-	ctl, err := control.Open(t.Context(), st, nil)
-	require.NoError(t, err)
-	at := func(n int) time.Time { return time.Date(2024, 3, 15, 0, 0, n, 0, time.UTC) }
-	row := func(name string, complete, last int) control.Row {
-		return control.Row{Kind: control.KindTable, Name: name, TablePath: "tables/" + name, DeltaVersion: 1, ScanFrom: -1,
-			CompleteThrough: statusPos(complete), CompleteThroughCommit: at(complete), LastApplied: statusPos(last), LastAppliedCommit: at(last)}
-	}
-	_, err = ctl.Advance(t.Context(), control.Update{Tables: []control.Row{
-		row("sales.dbo.customers", 8, 2), // complete through 8, last changed at 2
-		row("sales.dbo.orders", 5, 9),
+	ctl, ctlDir := openStatusControl(t, dir)
+	_, err := ctl.Advance(t.Context(), control.Update{Tables: []control.Row{
+		statusTable("sales.dbo.customers", 1, 8, 2), // complete through 8, last changed at 2
+		statusTable("sales.dbo.orders", 1, 5, 9),
 	}})
 	require.NoError(t, err)
-	cfg := filepath.Join(dir, "cdc2delta.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte(`kafka: {brokers: ["127.0.0.1:9"], group_id: g, topics: [t]}
-schema_registry: {url: "http://127.0.0.1:9"}
-control: {path: `+ctlDir+`}
-`), 0o644))
+	cfg := writeStatusConfig(t, dir, "control: {path: "+ctlDir+"}\n")
 	r := cli(t, "status", "--config", cfg)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	t.Log(r.stdout)
@@ -114,11 +120,7 @@ func TestStatusDoesNotCreateTheControlTable(t *testing.T) {
 			if exists {
 				require.NoError(t, os.Mkdir(ctlDir, 0o755))
 			}
-			cfg := filepath.Join(dir, "cdc2delta.yaml")
-			require.NoError(t, os.WriteFile(cfg, []byte(`kafka: {brokers: ["127.0.0.1:9"], group_id: g, topics: [t]}
-schema_registry: {url: "http://127.0.0.1:9"}
-control: {path: `+ctlDir+`}
-`), 0o644))
+			cfg := writeStatusConfig(t, dir, "control: {path: "+ctlDir+"}\n")
 			r := cli(t, "status", "--config", cfg)
 			require.NotEqual(t, exitOK, r.code, r.stdout)
 			require.Contains(t, r.stderr, "control.path")

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -31,19 +28,10 @@ func TestTornLatestCommit(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(f.dir, rel), data[:len(data)/2], 0o644))
 	f.produce(100)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	var log syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- runEnv(ctx, []string{"cdc2delta", "run", "--config", f.cfg}, &env{stdout: &log, stderr: &log,
-			lookup: func(string) (string, bool) { return "", false }})
-	}()
+	log := f.runUntilLogged("table stopped")
 	step := regexp.MustCompile(`the table's latest commit (\S+) is torn: move that file out of the table; the table is then whole at version (\d+)`)
-	require.Eventually(t, func() bool { return strings.Contains(log.String(), "table stopped") }, 60*time.Second, 50*time.Millisecond)
-	cancel()
-	require.Equal(t, exitOK, <-done, log.String())
-	m := step.FindStringSubmatch(log.String())
-	require.NotNil(t, m, log.String())
+	m := step.FindStringSubmatch(log)
+	require.NotNil(t, m, log)
 	require.Equal(t, []string{rel, strconv.FormatInt(latest-1, 10)}, m[1:])
 
 	r := cli(t, "restore", "--version", strconv.FormatInt(latest-1, 10), f.dir)

@@ -116,13 +116,15 @@ func TestFaults(t *testing.T) {
 			thens: new(0), // the write did not land, so there is no "after" to act on
 		},
 		{
-			name:  "DelayOnly lets the call through and runs Then",
-			fault: faultstore.Fault{Ops: faultstore.OpGet, DelayOnly: true, Delay: time.Millisecond},
+			name:  "DelayOnly delays the call, lets it through and runs Then",
+			fault: faultstore.Fault{Ops: faultstore.OpGet, DelayOnly: true, Delay: 30 * time.Millisecond},
 			run: func(t *testing.T, s *faultstore.Store, inner deltalog.Store) {
 				ctx := t.Context()
 				require.NoError(t, inner.Put(ctx, "a", []byte("x")))
+				start := time.Now()
 				got, err := storetest.Read(ctx, s, "a")
 				require.NoError(t, err)
+				require.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
 				require.Equal(t, "x", string(got))
 			},
 			fired: 1,
@@ -167,6 +169,23 @@ func TestDelayEndsWithContext(t *testing.T) {
 	}
 	_, err := storetest.Read(t.Context(), s.Unwrap(), "a")
 	require.ErrorIs(t, err, deltalog.ErrNotExist)
+}
+
+// TestAfterWriteThenSeesTheWrite shows that Then runs once the object is durable, so a
+// test can capture there the state a writer that crashed after its write leaves behind.
+func TestAfterWriteThenSeesTheWrite(t *testing.T) {
+	ctx := t.Context()
+	mem := memstore.New(memstore.Options{})
+	s := faultstore.Wrap(mem)
+	var crashed *memstore.Store
+	s.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/*", AfterWrite: true,
+		Then: func() { crashed = mem.Clone() }})
+	err := s.PutIfAbsent(ctx, "_delta_log/00000000000000000003.json", []byte("commit"))
+	require.ErrorIs(t, err, faultstore.ErrInjected, "the writer is told it failed")
+	require.NotNil(t, crashed)
+	got, err := storetest.Read(ctx, crashed, "_delta_log/00000000000000000003.json")
+	require.NoError(t, err, "but the object is durable")
+	require.Equal(t, "commit", string(got))
 }
 
 func TestRemoveAndCalls(t *testing.T) {

@@ -36,8 +36,6 @@ type Store struct {
 		sync.Mutex
 		objects map[string]object
 		keys    []string // sorted paths of objects
-		faults  []*Injection
-		calls   map[Op]int
 	}
 }
 
@@ -50,35 +48,11 @@ func New(opts Options) *Store {
 		s.now = time.Now
 	}
 	s.mu.objects = make(map[string]object)
-	s.mu.calls = make(map[Op]int)
 	return s
 }
 
-// Inject installs a fault. Faults apply in installation order; several may fire on one call.
-func (s *Store) Inject(f Fault) *Injection {
-	in := &Injection{fault: f, s: s}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mu.faults = append(s.mu.faults, in)
-	return in
-}
-
-// Calls reports how many calls of the given operations the store has received, including
-// failed ones.
-func (s *Store) Calls(op Op) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for o, c := range s.mu.calls {
-		if o&op != 0 {
-			n += c
-		}
-	}
-	return n
-}
-
-// Clone returns a new Store holding the same objects and no faults: the durable state a
-// restarted process would find.
+// Clone returns a new Store holding the same objects: the durable state a restarted
+// process would find.
 func (s *Store) Clone() *Store {
 	c := New(Options{Now: s.now})
 	s.mu.Lock()
@@ -107,7 +81,7 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 	if err := deltalog.CheckPath(p); err != nil {
 		return nil, fmt.Errorf("memstore: get: %w", err)
 	}
-	if _, err := s.inject(ctx, OpGet, p); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -121,26 +95,25 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 
 // Put stores an object, replacing any previous one.
 func (s *Store) Put(ctx context.Context, p string, data []byte) error {
-	return s.write(ctx, OpPut, p, data)
+	return s.write(ctx, p, data, false)
 }
 
 // PutIfAbsent stores an object unless one exists at p, in which case it returns an error
 // matching deltalog.ErrExist.
 func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
-	return s.write(ctx, OpPutIfAbsent, p, data)
+	return s.write(ctx, p, data, true)
 }
 
-func (s *Store) write(ctx context.Context, op Op, p string, data []byte) error {
+func (s *Store) write(ctx context.Context, p string, data []byte, ifAbsent bool) error {
 	if err := deltalog.CheckPath(p); err != nil {
 		return fmt.Errorf("memstore: put %q: %w", p, err)
 	}
-	after, err := s.inject(ctx, op, p)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	_, exists := s.mu.objects[p]
-	if exists && op == OpPutIfAbsent {
+	if exists && ifAbsent {
 		s.mu.Unlock()
 		return fmt.Errorf("memstore: put %q: %w", p, deltalog.ErrExist)
 	}
@@ -150,12 +123,6 @@ func (s *Store) write(ctx context.Context, op Op, p string, data []byte) error {
 		s.mu.keys = slices.Insert(s.mu.keys, i, p)
 	}
 	s.mu.Unlock()
-	if after != nil {
-		if after.Then != nil {
-			after.Then()
-		}
-		return fmt.Errorf("memstore: put %q (written): %w", p, after.err())
-	}
 	return nil
 }
 
@@ -164,7 +131,7 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	if err := deltalog.CheckPath(p); err != nil {
 		return fmt.Errorf("memstore: delete: %w", err)
 	}
-	if _, err := s.inject(ctx, OpDelete, p); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -181,7 +148,7 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 // lists the objects present when iteration starts.
 func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[deltalog.ObjectInfo, error] {
 	return func(yield func(deltalog.ObjectInfo, error) bool) {
-		if _, err := s.inject(ctx, OpList, prefix); err != nil {
+		if err := ctx.Err(); err != nil {
 			yield(deltalog.ObjectInfo{}, err)
 			return
 		}
@@ -217,54 +184,4 @@ func (s *Store) listed(prefix, startAfter string) []deltalog.ObjectInfo {
 		out = append(out, deltalog.ObjectInfo{Path: k, Size: int64(len(o.data)), ModTime: o.modTime})
 	}
 	return out
-}
-
-// inject counts the call and applies the faults that fire for it. It returns the fault
-// whose error must be reported after a write (AfterWrite), or the error to return now.
-func (s *Store) inject(ctx context.Context, op Op, p string) (after *Fault, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.mu.calls[op]++
-	var firing []*Fault
-	for _, in := range s.mu.faults {
-		if in.matchLocked(op, p) {
-			firing = append(firing, &in.fault)
-		}
-	}
-	s.mu.Unlock()
-
-	for _, f := range firing {
-		if f.Delay > 0 {
-			if err := sleep(ctx, f.Delay); err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case f.DelayOnly:
-			if f.Then != nil {
-				f.Then()
-			}
-		case f.AfterWrite && op&OpWrite != 0:
-			after = f
-		default:
-			if f.Then != nil {
-				f.Then()
-			}
-			return nil, fmt.Errorf("memstore: %s %q: %w", op, p, f.err())
-		}
-	}
-	return after, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

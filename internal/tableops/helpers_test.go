@@ -14,14 +14,16 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
-// fixture is a table on a memstore whose writes, commits and snapshots all read one
-// clock, so that tests move time instead of ageing files.
+// fixture is a table on a memstore, behind a faultstore for tests of failures, whose
+// writes, commits and snapshots all read one clock, so that tests move time instead of
+// ageing files.
 type fixture struct {
-	store *memstore.Store
+	store *faultstore.Store
 	table *deltalog.Table
 	now   time.Time
 }
@@ -46,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := t.Context()
 	f := &fixture{now: start}
-	f.store = memstore.New(memstore.Options{Now: f.clock})
+	f.store = faultstore.Wrap(memstore.New(memstore.Options{Now: f.clock}))
 	tbl, err := deltalog.Open(ctx, f.store, deltalog.WithClock(f.clock), deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	f.table = tbl

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 )
 
@@ -126,7 +126,7 @@ func TestVacuum(t *testing.T) {
 	}
 }
 
-func objectSize(t *testing.T, s *memstore.Store, p string) int64 {
+func objectSize(t *testing.T, s deltalog.Store, p string) int64 {
 	t.Helper()
 	rc, err := s.Get(t.Context(), p)
 	require.NoError(t, err)
@@ -150,9 +150,9 @@ func TestVacuumDeleteFails(t *testing.T) {
 	ctx := t.Context()
 	f, doomed := vacuumFixture(t)
 	f.advance(8 * 24 * time.Hour)
-	f.store.Inject(memstore.Fault{Ops: memstore.OpDelete, Nth: 2})
+	f.store.Inject(faultstore.Fault{Ops: faultstore.OpDelete, Nth: 2})
 	res, err := tableops.Vacuum(ctx, f.table, f.snapshot(t, -1), tableops.VacuumOptions{Now: f.now})
-	require.ErrorIs(t, err, memstore.ErrInjected)
+	require.ErrorIs(t, err, faultstore.ErrInjected)
 	require.ErrorContains(t, err, "1 of 5 deleted")
 	require.Equal(t, doomed, res.Files)
 	require.Equal(t, 1, res.NumDeletedFiles)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
@@ -111,7 +111,7 @@ type modelWriter struct {
 func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans, kills, moves int) {
 	rng := rand.New(rand.NewPCG(seed, 36))
 	stream := newModelStream(rng, 400)
-	store := newMemStore()
+	store := newFaultStore()
 	open := func(w *modelWriter) {
 		w.ctx, w.cancel = context.WithCancel(t.Context())
 		s, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: mode, DeleteMode: DeleteHard, CommitRetries: 50})
@@ -165,7 +165,7 @@ func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans,
 		if !ok {
 			return true
 		}
-		var fault *memstore.Injection
+		var fault *faultstore.Injection
 		switch other := writers[0]; {
 		case depth > 0:
 		case rng.IntN(3) == 0:
@@ -176,7 +176,7 @@ func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans,
 			// was just assigned one of w's partitions (a rebalance), whose
 			// events w's batch holds too.
 			move := len(w.owned) > 1 && rng.IntN(3) == 0
-			fault = store.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, DelayOnly: true,
+			fault = store.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1, DelayOnly: true,
 				Then: func() {
 					if move {
 						i := rng.IntN(len(w.owned))
@@ -193,7 +193,7 @@ func runConcurrentModel(t *testing.T, seed uint64, mode Mode) (rebases, replans,
 				}})
 		case rng.IntN(5) == 0:
 			// A kill at one of w's next puts, before or after it is durable.
-			fault = store.Inject(memstore.Fault{Ops: memstore.OpWrite, Nth: 1 + rng.IntN(6), AfterWrite: rng.IntN(2) == 0,
+			fault = store.Inject(faultstore.Fault{Ops: faultstore.OpWrite, Nth: 1 + rng.IntN(6), AfterWrite: rng.IntN(2) == 0,
 				Then: w.cancel})
 		}
 		res, err := w.sink.Apply(w.ctx, b)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/harness/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -100,7 +101,7 @@ type oracleRun struct {
 	script  *oracleScript // the run's input, saved when it fails
 	hook    checkHook     // a test-only check on every version, nil but in the script's own test
 	cfg     oracleConfig
-	store   *memstore.Store
+	store   *faultstore.Store
 	sink    *merge.Sink
 	model   *cdcmodel.Model
 	version int64 // the table's latest version, -1 before it exists
@@ -162,7 +163,7 @@ func recordOracle(t testing.TB, seed uint64, o recordOptions) {
 }
 
 func newOracleRun(t testing.TB, h scriptHeader, tp *tape) *oracleRun {
-	r := &oracleRun{t: t, tape: tp, cfg: h.config(), store: memstore.New(memstore.Options{}), version: -1,
+	r := &oracleRun{t: t, tape: tp, cfg: h.config(), store: faultstore.Wrap(memstore.New(memstore.Options{})), version: -1,
 		model: cdcmodel.New(cdcmodel.Options{SoftDelete: h.Soft}), txns: map[string]int64{}, tail: h.Tail}
 	if h.IndexOnDisk {
 		r.indexDir, r.indexKeys = t.TempDir(), h.IndexKeys
@@ -285,15 +286,15 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) (unresolved int, again b
 	var res merge.Result
 	landed := false // a failed attempt's commit that reached the log
 	for attempt := 0; ; attempt++ {
-		var inj *memstore.Injection
+		var inj *faultstore.Injection
 		if attempt == 0 && tp.chance(r.rng, "fault", r.cfg.fault) {
-			f := memstore.Fault{Ops: memstore.OpWrite, Nth: 1 + tp.intN(r.rng, "fault write nth", 6), AfterWrite: tp.intN(r.rng, "fault after write", 2) == 0}
+			f := faultstore.Fault{Ops: faultstore.OpWrite, Nth: 1 + tp.intN(r.rng, "fault write nth", 6), AfterWrite: tp.intN(r.rng, "fault after write", 2) == 0}
 			if tp.intN(r.rng, "fault get", 4) == 0 {
-				f = memstore.Fault{Ops: memstore.OpGet, Nth: 1 + tp.intN(r.rng, "fault get nth", 4)}
+				f = faultstore.Fault{Ops: faultstore.OpGet, Nth: 1 + tp.intN(r.rng, "fault get nth", 4)}
 			}
 			if tp.intN(r.split, "fault commit", 3) == 0 {
 				// The commit itself fails, everything before it written.
-				f = memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1}
+				f = faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/*.json", Nth: 1}
 			}
 			inj = r.store.Inject(f)
 		}
@@ -305,7 +306,7 @@ func (r *oracleRun) step(i int, recs []cdcmodel.Record) (unresolved int, again b
 		if err == nil {
 			break
 		}
-		require.ErrorIs(t, err, memstore.ErrInjected, "batch %d", i)
+		require.ErrorIs(t, err, faultstore.ErrInjected, "batch %d", i)
 		require.Zero(t, attempt, "batch %d: it failed without a fault", i)
 		landed = landed || r.latest(ctx) > r.version
 		if tp.intN(r.rng, "crash after failure", 2) == 0 {

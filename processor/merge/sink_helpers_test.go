@@ -11,6 +11,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -150,6 +151,9 @@ func newTestSink(t *testing.T, store deltalog.Store, mode Mode, del DeleteMode) 
 }
 
 func newMemStore() *memstore.Store { return memstore.New(memstore.Options{}) }
+
+// newFaultStore returns a memory store behind a wrapper that injects faults.
+func newFaultStore() *faultstore.Store { return faultstore.Wrap(newMemStore()) }
 
 // applyMixedBatches applies six batches of 40 random events over 60 keys
 // (inserts, updates, deletes, updates with an unavailable LOB) and returns

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
@@ -32,7 +32,7 @@ func TestTombstonesOfFailedCommit(t *testing.T) {
 		{"new table, same sink", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := newMemStore()
+			store := newFaultStore()
 			s := newCDFSink(t, store, ModeDV, DeleteHard)
 			v := int64(0)
 			if tc.created {
@@ -43,9 +43,9 @@ func TestTombstonesOfFailedCommit(t *testing.T) {
 			insert := ev{op: opC, id: 2, pos: 2, name: "b", offset: 1}
 			del := ev{op: opD, id: 2, pos: 3, offset: 2}
 
-			in := store.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: fmt.Sprintf("_delta_log/%020d.json", v), Nth: 1})
+			in := store.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: fmt.Sprintf("_delta_log/%020d.json", v), Nth: 1})
 			_, err := s.Apply(t.Context(), batchOf(insert, del))
-			require.ErrorIs(t, err, memstore.ErrInjected)
+			require.ErrorIs(t, err, faultstore.ErrInjected)
 			require.Equal(t, 1, in.Fired())
 			orphans := tombstoneFiles(t, store)
 			require.Len(t, orphans, 1, "the failed batch's tombstones are on disk")
@@ -88,7 +88,7 @@ func TestTombstonesOfFailedCommit(t *testing.T) {
 // file while its commit is in flight, counts it once the commit lands, and
 // takes the file of a commit that lost its version to be an orphan.
 func TestTombstonesOfConcurrentCommits(t *testing.T) {
-	store := newMemStore()
+	store := newFaultStore()
 	a := newTestSink(t, store, ModeDV, DeleteHard)
 	_, err := a.Apply(t.Context(), batchOf(ev{op: opC, id: 1, pos: 1, offset: 0}, ev{op: opC, id: 2, pos: 2, offset: 1}))
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestTombstonesOfConcurrentCommits(t *testing.T) {
 
 	// A deletes key 1; while its commit of version 1 is in flight, B loads.
 	var inFlight []string
-	store.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000001.json", Nth: 1, DelayOnly: true, Then: func() {
+	store.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000001.json", Nth: 1, DelayOnly: true, Then: func() {
 		inFlight = tombstoneFiles(t, store)
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -115,7 +115,7 @@ func TestTombstonesOfConcurrentCommits(t *testing.T) {
 	// commits version 2 first, updating key 2. A's commit fails instead of
 	// landing at 3, A plans the batch again, and its first file is an
 	// orphan.
-	store.Inject(memstore.Fault{Ops: memstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000002.json", Nth: 1, DelayOnly: true, Then: func() {
+	store.Inject(faultstore.Fault{Ops: faultstore.OpPutIfAbsent, Pattern: "_delta_log/00000000000000000002.json", Nth: 1, DelayOnly: true, Then: func() {
 		inFlight = tombstoneFiles(t, store)
 		_, err := b.Apply(t.Context(), batchOf(ev{op: opC, id: 9, pos: 4, offset: 0, part: 1}, ev{op: opU, id: 2, pos: 4, offset: 1, part: 1}))
 		require.NoError(t, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
@@ -139,16 +139,16 @@ func TestTombstoneCompactionCrash(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	for _, failAt := range []int{1, 4} {
 		t.Run(fmt.Sprintf("delete %d fails", failAt), func(t *testing.T) {
-			store := memstore.New(memstore.Options{})
+			store := newFaultStore()
 			writeTombstoneBatches(t, store, 8, now, now)
 			want, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 
-			store.Inject(memstore.Fault{Ops: memstore.OpDelete, Pattern: cdctable.TombstoneDir + "*", Nth: failAt})
+			store.Inject(faultstore.Fault{Ops: faultstore.OpDelete, Pattern: cdctable.TombstoneDir + "*", Nth: failAt})
 			got, err := loadTombstones(t.Context(), store, everything(t, store), now, time.Hour)
 			require.NoError(t, err)
 			n, err := got.compact(t.Context(), store)
-			require.ErrorIs(t, err, memstore.ErrInjected)
+			require.ErrorIs(t, err, faultstore.ErrInjected)
 			require.Equal(t, 7, n)
 			files := tombstoneFiles(t, store)
 			require.Len(t, files, 2, "the compacted file and the one not deleted")
