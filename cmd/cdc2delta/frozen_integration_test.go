@@ -39,19 +39,26 @@ func startFrozenRun(t *testing.T, src *crashSource, tables []crashTable, metrics
 
 func (r *frozenRun) readyz() (int, string) { return httpGet(r.t, "http://"+r.metrics+"/readyz") }
 
-// afterThaw produces more, waits until it is applied and /readyz answers 200 again
-// within ready, stops the run and checks that every record was applied exactly once.
+// afterThaw waits until /readyz answers 200 again within ready, produces more,
+// waits until it is applied, stops the run and checks that every record was
+// applied exactly once. The test's producer is used only once the thawed server
+// answers again (it pings the broker too): its connections may have broken during
+// the freeze, and a produce that fails then would be the harness's fault, not the
+// product's.
 func (r *frozenRun) afterThaw(ready time.Duration) {
 	t := r.t
 	t.Helper()
+	var code int
+	var body string
+	if !assert.Eventually(t, func() bool {
+		code, body = r.readyz()
+		return code == http.StatusOK && r.src.producer.Ping(t.Context()) == nil
+	}, ready, 100*time.Millisecond) {
+		t.Fatalf("/readyz after the thaw: %d %s", code, body)
+	}
 	require.NoError(t, r.src.produce(t.Context(), 100))
 	ends := r.src.endOffsets()
 	waitCaughtUp(t, r.tables, ends, r.binaryRun)
-	var code int
-	var body string
-	if !assert.Eventually(t, func() bool { code, body = r.readyz(); return code == http.StatusOK }, ready, 100*time.Millisecond) {
-		t.Fatalf("/readyz after the thaw: %d %s", code, body)
-	}
 	require.Equal(t, exitOK, r.terminate(), "log:\n%s", r.logTail())
 	requireTablesMatchSource(t, r.src, r.tables, ends)
 }
