@@ -66,5 +66,5 @@ metrics: {listen: %q}
 		bound-time.Since(frozen)+time.Second, 100*time.Millisecond, "log:\n%s", run.logTail())
 
 	kafka.Thaw()
-	run.afterThaw(30 * time.Second)
+	run.afterThaw(60 * time.Second)
 }

@@ -109,5 +109,5 @@ metrics: {listen: %q}
 		len(tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
 
 	moto.Thaw()
-	run.afterThaw(10 * time.Second)
+	run.afterThaw(60 * time.Second) // the stalled tables retry, then commit
 }
