@@ -57,12 +57,14 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	var limits processor.BatchLimits
+	var upkeep processor.Maintenance
 	switch *batch {
 	case "processor":
 		limits.MinRecords = 1 // every batch at max_age, with no budget
 	case "config", "config-nodrain":
 		limits = runopts.Batch(config.Default().Batch)
 		limits.Drained = limits.Drained && *batch == "config"
+		upkeep = runopts.Maintenance(config.Default().Maintenance)
 	default:
 		return fmt.Errorf("%w: -batch %q", errUsage, *batch)
 	}
@@ -71,7 +73,7 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	cfg := e2ebench.Config{
 		Brokers: strings.Split(*brokers, ","), Prefix: "cdc2bench" + strconv.FormatInt(time.Now().UnixNano(), 10),
-		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true, Batch: limits,
+		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true, Batch: limits, Maintenance: upkeep,
 		ProfilePath: strings.TrimSuffix(*out, ".json") + ".pprof",
 	}
 	if *live == 0 {

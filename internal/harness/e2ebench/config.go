@@ -42,6 +42,9 @@ type Config struct {
 	Fsync bool
 	// Batch bounds the micro-batches (zero: the processor's defaults).
 	Batch processor.BatchLimits
+	// Maintenance is the tables' upkeep (zero: the processor's, where a
+	// zero TailFileSize means off, unlike the configuration's 1 MiB).
+	Maintenance processor.Maintenance
 	// Profile takes a CPU profile of the catch-up and reports CPU shares.
 	Profile bool
 	// ProfilePath, when set with Profile, receives the raw CPU profile

@@ -231,8 +231,9 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 		OpenStore: func(_ context.Context, path string) (deltalog.Store, error) {
 			return localstore.New(localstore.Options{Dir: filepath.Join(root, path), NoSync: !cfg.Fsync})
 		},
-		Decoder: dec,
-		Batch:   cfg.Batch,
+		Decoder:     dec,
+		Batch:       cfg.Batch,
+		Maintenance: cfg.Maintenance,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating processor: %w", err)
