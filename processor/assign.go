@@ -2,7 +2,10 @@ package processor
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -231,7 +234,7 @@ func (p *Processor) onRevoked(revoked map[string][]int32, wait bool) {
 		f.cancel(errRevoked)
 		<-f.done
 	}
-	p.log.Info("partitions revoked; pending work dropped", "partitions", revoked, "lost", !wait,
+	p.log.Info("partitions revoked; pending work dropped", "partitions", partitionsString(revoked), "lost", !wait,
 		"applies_waited_for", len(flights), "took", p.now().Sub(now).Round(time.Millisecond))
 }
 
@@ -320,4 +323,28 @@ func (p *Processor) reconcilePauses() {
 		p.client.ResumeFetchPartitions(resume)
 	}
 	p.m.pausedPartitions.Set(float64(len(want)))
+}
+
+// partitionsString renders topics' partitions for a log line, sorted, as
+// "orders[0,2] users[1]" (a Go map would print as map[...] in random order).
+func partitionsString(parts map[string][]int32) string {
+	topics := slices.Sorted(maps.Keys(parts))
+	var b strings.Builder
+	for i, t := range topics {
+		ps := slices.Clone(parts[t])
+		slices.Sort(ps)
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+		b.WriteByte('[')
+		for j, p := range ps {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(int(p)))
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
 }

@@ -188,16 +188,26 @@ func (k *kafkaHealth) fetchError(topic string, part int32, err error) {
 	}
 }
 
-// kafkaLogger passes franz-go's warnings and errors to the processor's logger,
-// so connection and group problems are visible rather than silently retried.
+// kafkaLogger passes franz-go's log to the processor's logger. Its warnings
+// are mostly connection chatter (a dead broker yields dozens a minute) that
+// the processor's own lines already report with the table and the cause
+// (fetch errors, access errors, the error Run returns), so they go to DEBUG.
+// Its errors stay visible at WARN: they are rare and may carry news the
+// processor does not report itself.
 type kafkaLogger struct{ log *slog.Logger }
 
-func (l kafkaLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+// Level keeps franz-go from formatting lines the handler would drop.
+func (l kafkaLogger) Level() kgo.LogLevel {
+	if l.log.Enabled(context.Background(), slog.LevelDebug) {
+		return kgo.LogLevelInfo
+	}
+	return kgo.LogLevelError
+}
 
 func (l kafkaLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
-	lv := slog.LevelWarn
+	lv := slog.LevelDebug
 	if level == kgo.LogLevelError {
-		lv = slog.LevelError
+		lv = slog.LevelWarn
 	}
 	l.log.Log(context.Background(), lv, "kafka: "+msg, keyvals...)
 }
