@@ -44,16 +44,21 @@ func (p *Processor) ingest(ctx context.Context, fs kgo.Fetches) error {
 	if err := p.fetchErrors(fs); err != nil {
 		return err
 	}
-	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-		if fp.Topic != "" && fp.HighWatermark >= 0 { // "": a poll-level error, no partition
-			p.m.highWatermark.WithLabelValues(partLabels(cdctable.TopicPartition{Topic: fp.Topic, Partition: fp.Partition})...).Set(float64(fp.HighWatermark))
-		}
-	})
 	now := p.now()
 	var order []cdctable.TopicPartition
 	byPart := make(map[cdctable.TopicPartition][]*kgo.Record)
 	prev := make(map[cdctable.TopicPartition]*heldRecords)
 	p.mu.Lock()
+	fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if fp.Topic == "" || fp.HighWatermark < 0 { // "": a poll-level error, no partition
+			return
+		}
+		tp := cdctable.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}
+		p.m.highWatermark.WithLabelValues(partLabels(tp)...).Set(float64(fp.HighWatermark))
+		if pt := p.mu.parts[tp]; pt != nil {
+			pt.hw = fp.HighWatermark
+		}
+	})
 	for tp, h := range p.mu.held {
 		if !now.Before(h.retryAt) {
 			order = append(order, tp)

@@ -213,6 +213,8 @@ type Processor struct {
 		held map[cdctable.TopicPartition]*heldRecords
 		// budget is the commit budget shared by the tables.
 		budget commitBudget
+		// stats counts what this run applied (progress and the stop summary).
+		stats runStats
 	}
 	// wakeLoop ends the loop's poll early (capacity 1).
 	wakeLoop chan struct{}
@@ -400,7 +402,8 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 	// so Status never sees one without the other: before its first turn
 	// (preflight can take seconds) a zero lastLoop read as a loop stuck
 	// for 292 years, failing /healthz and /readyz.
-	p.lastLoop.Store(p.now().UnixNano())
+	start := p.now()
+	p.lastLoop.Store(start.UnixNano())
 	if !p.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -432,12 +435,14 @@ func (p *Processor) Run(ctx context.Context) (err error) {
 	bg.Go(func() { p.kafka.run(bgCtx) })
 	bg.Go(func() { p.commit.run(bgCtx) })
 	bg.Go(func() { p.maint.run(p.tablesCtx) }) // ends when shutdown begins
+	bg.Go(func() { p.runProgress(bgCtx) })
 	defer func() {
 		stopBg()
 		bg.Wait()
 	}()
 	err = p.loop(ctx)
 	p.shutdown()
+	p.logSummary(start)
 	return err
 }
 

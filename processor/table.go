@@ -102,6 +102,8 @@ type partition struct {
 	// behind: its last fetch with records stopped short of the high
 	// watermark, so more is there to fetch (BatchLimits.Drained).
 	behind bool
+	// hw is the high watermark of its last fetch (0: none yet).
+	hw int64
 }
 
 // drained reports whether no partition of the table is known to have more

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -261,11 +262,7 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 		if hasTxn {
 			p.m.deltaOffset.WithLabelValues(partLabels(pt.tp)...).Set(float64(txn))
 		}
-		log := p.log.Info
-		if why == cdctable.StartReplay || why == cdctable.StartAheadOfDelta {
-			log = p.log.Warn
-		}
-		log("partition assigned", "table", t.path, "topic", pt.tp.Topic, "partition", pt.tp.Partition,
+		p.log.Log(context.Background(), startLevel(why), "partition assigned", "table", t.path, "topic", pt.tp.Topic, "partition", pt.tp.Partition,
 			"start", next, "reason", string(why), "txn", txnAttr(txn, hasTxn), "group_offset", committedAttr(pt.committed))
 	}
 	p.mu.Unlock()
@@ -408,6 +405,7 @@ func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result, 
 	p.log.Debug("batch applied", "table", t.path, "records", len(b.Records), "version", res.Version,
 		"committed", res.Committed, "duration", res.Duration)
 	p.mu.Lock()
+	p.mu.stats.add(t.path, len(b.Records), res.Committed)
 	for tp, off := range b.LastOffsets {
 		pt := t.parts[tp]
 		if pt == nil || p.mu.parts[tp] != pt {
@@ -568,4 +566,14 @@ func (p *Processor) closeTableLocked(t *table) {
 	}
 	p.m.forgetTable(t.path)
 	p.log.Info("table closed: no partitions assigned", "table", t.path)
+}
+
+// startLevel is the level a partition's start is logged at: a replay the
+// operator asked for is expected (INFO); a group offset ahead of the table,
+// which is ignored, is news (WARN).
+func startLevel(why cdctable.StartReason) slog.Level {
+	if why == cdctable.StartAheadOfDelta {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
 }
