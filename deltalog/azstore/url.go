@@ -52,7 +52,9 @@ func IsURL(raw string) bool {
 // A DFS host is reached at the Blob host of the same account. az:// leaves
 // Account and Endpoint empty.
 func ParseURL(raw string) (Options, error) {
-	shown := urlcred.Redact(raw)
+	// Errors quote the URL with any password masked and without its query,
+	// which may be a SAS token.
+	shown, _, _ := strings.Cut(urlcred.Redact(raw), "?")
 	bad := func(field, format string, args ...any) (Options, error) {
 		return Options{}, &URLError{URL: shown, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
