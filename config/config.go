@@ -254,9 +254,10 @@ type Maintenance struct {
 	TailFileSize ByteSize `yaml:"tail_file_size"`
 }
 
-// Storage configures object storage for s3:// table paths.
+// Storage configures object storage for s3:// and Azure table paths.
 type Storage struct {
-	S3 S3 `yaml:"s3"`
+	S3    S3    `yaml:"s3"`
+	Azure Azure `yaml:"azure"`
 }
 
 // S3 options; credentials come from the standard AWS chain.
@@ -265,6 +266,28 @@ type S3 struct {
 	Region    string `yaml:"region"`
 	PathStyle bool   `yaml:"path_style"`
 	// RequestTimeout is how long one S3 request may make no progress before it
+	// fails as a transient error; zero: the store's default (10s).
+	RequestTimeout Duration `yaml:"request_timeout"`
+}
+
+// Azure options for abfss://, az:// and https://ACCOUNT.blob.core.windows.net
+// paths. Credentials, first set first: an account key, a SAS token, a service
+// principal's client secret, else the SDK's default chain (environment,
+// workload identity, managed identity, Azure CLI). Empty fields take
+// AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY,
+// AZURE_STORAGE_SAS_TOKEN and CDC2DELTA_AZURE_ENDPOINT from the environment.
+type Azure struct {
+	// Account names the storage account of az:// paths.
+	Account string `yaml:"account"`
+	// Endpoint overrides the Blob service URL (Azurite:
+	// http://127.0.0.1:10000/devstoreaccount1).
+	Endpoint     string `yaml:"endpoint"`
+	AccountKey   Secret `yaml:"account_key"`
+	SASToken     Secret `yaml:"sas_token"`
+	TenantID     string `yaml:"tenant_id"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret Secret `yaml:"client_secret"`
+	// RequestTimeout is how long one request may make no progress before it
 	// fails as a transient error; zero: the store's default (10s).
 	RequestTimeout Duration `yaml:"request_timeout"`
 }

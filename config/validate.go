@@ -187,7 +187,7 @@ func (c *Config) validateTables(p *problems) {
 	if t.Path != "" && !strings.Contains(t.Path, "{table}") && !strings.Contains(t.Path, "{topic}") {
 		p.add("tables.path", "%q must contain {table} or {topic}, or every topic would write one table", urlcred.Redact(t.Path))
 	}
-	if strings.Contains(t.Path, "://") && urlcred.HasUserinfo(t.Path) {
+	if strings.Contains(t.Path, "://") && urlcred.HasUserinfo(t.Path) && !abfs(t.Path) {
 		// Table paths name the table in every log line and metric.
 		p.add("tables.path", "%q carries credentials; S3 credentials come from the AWS credential chain", urlcred.Redact(t.Path))
 	}
@@ -451,6 +451,7 @@ func (c *Config) validateRest(p *problems) {
 	if c.Storage.S3.RequestTimeout < 0 {
 		p.add("storage.s3.request_timeout", "must not be negative, got %s", c.Storage.S3.RequestTimeout)
 	}
+	c.validateAzure(p)
 	p.oneOf("decoding.time_precision_mode", c.Decoding.TimePrecisionMode, timePrecisions...)
 	p.oneOf("decoding.decimal_handling_mode", c.Decoding.DecimalHandlingMode, decimalModes...)
 	p.oneOf("decoding.binary_handling_mode", c.Decoding.BinaryHandlingMode, binaryModes...)

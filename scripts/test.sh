@@ -82,6 +82,7 @@ cleanup() {
 	if [[ -n $run_dir ]]; then
 		section "stopping servers"
 		bash scripts/setup/moto.sh stop "$run_dir/moto"
+		bash scripts/setup/azurite.sh stop "$run_dir/azurite"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
 			log "server logs kept in $run_dir"
@@ -208,6 +209,7 @@ start_kafka() { kafka_brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kaf
 start_moto() { s3_endpoint="$(bash scripts/setup/moto.sh start "$run_dir/moto")"; }
 step "start: kafka" start_kafka
 step "start: moto s3" start_moto
+start_azurite() { azure_endpoint="$(bash scripts/setup/azurite.sh start "$run_dir/azurite")"; }; step "start: azurite" start_azurite
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1
@@ -221,6 +223,7 @@ set -a
 source "$run_dir/kafka/secure.env"
 set +a
 export CDC2DELTA_S3_ENDPOINT="$s3_endpoint"
+export CDC2DELTA_AZURE_ENDPOINT="${azure_endpoint:-}" # Azurite's Blob service, account devstoreaccount1
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export CDC2DELTA_PYTHON="$venv_python"

@@ -44,7 +44,8 @@ func quickstartCommand() command {
 		example: "cdc2delta quickstart                      # tables land in ./cdc2delta-quickstart/tables\n" +
 			"cdc2delta quickstart --keep-running       # then, in another terminal: cdc2delta offsets --config cdc2delta-quickstart/cdc2delta.yaml",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml")
+			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml; "+
+				"an object store URL (s3://, abfss://, az://) puts the tables there and the rest in ./"+defaultQuickstartDir)
 			events := fs.Int("events", 5000, "change events to generate on a fresh start (snapshot, inserts, updates, deletes), "+
 				"in "+strconv.Itoa(quickstartRounds)+" rounds")
 			kafkaPort := fs.Int("kafka-port", defaultKafkaPort, "localhost port of the embedded Kafka-compatible broker (0: any free port)")
@@ -98,7 +99,7 @@ func portInUse(err error, port int, what string) error {
 }
 
 func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
-	dir, err := filepath.Abs(o.dir)
+	dir, tablesRoot, err := quickstartDirs(o.dir)
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	// The processor runs with the configuration file it leaves for the user, so the
 	// file is known to work.
 	cfgPath := filepath.Join(dir, "cdc2delta.yaml")
-	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, dir, o), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, tablesRoot, o), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", cfgPath, err)
 	}
 	c, err := config.Load(cfgPath)
@@ -261,7 +262,7 @@ func boolInt(b bool) int {
 
 // quickstartConfig is the configuration of the running quickstart, written to
 // DIR/cdc2delta.yaml for the commands that take --config.
-func quickstartConfig(broker, registryURL string, topics []string, dir string, o quickstartOptions) []byte {
+func quickstartConfig(broker, registryURL string, topics []string, tablesRoot string, o quickstartOptions) []byte {
 	q := func(s string) string {
 		b, _ := json.Marshal(s) // a JSON string is a YAML double-quoted scalar
 		return string(b)
@@ -270,7 +271,7 @@ func quickstartConfig(broker, registryURL string, topics []string, dir string, o
 	for i, t := range topics {
 		quoted[i] = q(t)
 	}
-	tablesPath := filepath.ToSlash(filepath.Join(dir, "tables")) + "/{database}/{schema}/{table}"
+	tablesPath := tablesRoot + "/{database}/{schema}/{table}"
 	return fmt.Appendf(nil, `# The configuration of the cdc2delta quickstart in this folder, rewritten on each start.
 # Its broker and schema registry run inside the quickstart process, so the commands
 # that connect to them need it running: start it with --keep-running, then
@@ -367,7 +368,7 @@ func produceSample(ctx context.Context, gen *dbzgen.Generator, w *dbzgen.Workloa
 func appliedOffsets(ctx context.Context, paths map[string]string, ends kadm.ListedOffsets) int64 {
 	var n int64
 	for topic, path := range paths {
-		st, err := storeOpener(config.S3{})(ctx, path)
+		st, err := storeOpener(config.Storage{})(ctx, path)
 		if err != nil {
 			continue
 		}
@@ -403,7 +404,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 	fmt.Fprintf(&b, "\nConsumer group: %s (kafka-consumer-groups and `offsets` show it)\n", quickstartGroup)
 	fmt.Fprintf(&b, "Configuration:  %s (this quickstart's broker, registry and tables, for --config)\n", cfgPath)
 	version := int64(-1)
-	if st, err := storeOpener(config.S3{})(ctx, p); err == nil {
+	if st, err := storeOpener(config.Storage{})(ctx, p); err == nil {
 		if tbl, err := deltalog.Open(ctx, st); err == nil {
 			if snap, err := tbl.Snapshot(ctx); err == nil {
 				version = snap.Version()
