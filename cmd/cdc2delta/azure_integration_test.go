@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -158,4 +160,59 @@ func TestFrozenAzureStallsWithinBudget(t *testing.T) {
 
 	az.Thaw()
 	run.afterThaw(60 * time.Second)
+}
+
+// TestAzureTable runs table commands on an abfss:// table on Azurite, with
+// the account key and the endpoint override from the environment, as a
+// shell sets them; a wrong key is a runtime failure that does not print it.
+func TestAzureTable(t *testing.T) {
+	endpoint := fulltier.AzureEndpoint(t)
+	container := fulltier.NewContainer(t, endpoint)
+	dir := t.TempDir()
+	testTable(t, dir)
+	st, err := azstore.New(t.Context(), azstore.Options{Container: container, Prefix: "sales/orders", Endpoint: endpoint,
+		Credentials: azstore.Credentials{AccountKey: fulltier.AzuriteKey}})
+	require.NoError(t, err)
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p) // p is under dir
+		return st.Put(t.Context(), filepath.ToSlash(rel), data)
+	}))
+	vars := map[string]string{"CDC2DELTA_AZURE_ENDPOINT": endpoint, "AZURE_STORAGE_ACCOUNT_KEY": fulltier.AzuriteKey}
+	azcli := func(args ...string) result {
+		var out, errb bytes.Buffer
+		code := runEnv(t.Context(), append([]string{"cdc2delta"}, args...), &env{stdout: &out, stderr: &errb,
+			lookup: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }})
+		return result{code, out.String(), errb.String()}
+	}
+	// The URL names a real account's host; the override sends it to Azurite.
+	loc := "abfss://" + container + "@" + fulltier.AzuriteAccount + ".dfs.core.windows.net/sales/orders"
+
+	r := azcli("describe", "--json", loc)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var d tableDescription
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.EqualValues(t, 2, d.Version)
+	require.EqualValues(t, 4, *d.NumRows)
+	r = azcli("update", loc, "--set", "amount = amount + 1", "--where", "id <= 2")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "updated 1 row")
+	r = azcli("optimize", loc)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = azcli("history", loc)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "OPTIMIZE")
+
+	const wrong = "d3Jvbmcga2V5IHdyb25nIGtleSB3cm9uZyBrZXkgd3Jvbmcga2V5IHdyb25nIGtleQ=="
+	vars["AZURE_STORAGE_ACCOUNT_KEY"] = wrong
+	r = azcli("describe", loc)
+	require.Equal(t, exitFailure, r.code, r.stderr)
+	require.Contains(t, r.stderr, "HTTP 403")
+	require.NotContains(t, r.stderr+r.stdout, wrong)
 }
