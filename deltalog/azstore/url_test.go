@@ -106,7 +106,7 @@ func TestCredentialsNeverPrint(t *testing.T) {
 		{AccountKey: "hidden"}, {SASToken: "sv=1&sig=hidden"}, {TenantID: "t", ClientID: "c", ClientSecret: "hidden"}, {},
 	} {
 		o := Options{Account: "acct1", Credentials: c}
-		for _, s := range []string{fmt.Sprintf("%v", o), fmt.Sprintf("%+v", o), fmt.Sprintf("%#v", o), fmt.Sprintf("%s", c)} {
+		for _, s := range []string{fmt.Sprintf("%v", o), fmt.Sprintf("%+v", o), fmt.Sprintf("%#v", o), fmt.Sprint(c)} {
 			require.NotContains(t, s, "hidden")
 		}
 	}
