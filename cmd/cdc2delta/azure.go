@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -67,7 +66,7 @@ func azureOpener(a config.Azure, getenv func(string) string) func(context.Contex
 		c := clients[key]
 		if c == nil {
 			if c, err = azstore.NewClient(ctx, opts); err != nil {
-				return nil, fmt.Errorf("%w (storage.azure.*)", err)
+				return nil, err
 			}
 			clients[key] = c
 		}
