@@ -79,6 +79,7 @@ func commands() []command {
 		offsetsCommand(),
 		replayCommand(),
 		skipCommand(),
+		verifyCommand(),
 		statusCommand(),
 		versionCommand(),
 	}
