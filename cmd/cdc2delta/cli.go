@@ -80,6 +80,7 @@ func commands() []command {
 		replayCommand(),
 		skipCommand(),
 		verifyCommand(),
+		reconcileCommand(),
 		statusCommand(),
 		versionCommand(),
 	}
