@@ -62,7 +62,7 @@ func checkParquetType(name string, t deltalog.Type, pt parquet.Type) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("%w: column %s is %s in the file, the table's is %s", ErrReconcileType, name, pt, t)
+		return fmt.Errorf("%w: column %s is %s in the file, the table's is %s", ErrFileType, name, pt, t)
 	}
 	return nil
 }
@@ -75,7 +75,7 @@ func checkParquetColumns(f *parquet.File, fields []deltalog.StructField) error {
 			continue
 		}
 		if !c.Leaf() {
-			return fmt.Errorf("%w: column %s is nested in the file", ErrReconcileType, fd.Name)
+			return fmt.Errorf("%w: column %s is nested in the file", ErrFileType, fd.Name)
 		}
 		if err := checkParquetType(fd.Name, fd.Type, c.Type()); err != nil {
 			return err

@@ -12,12 +12,12 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
 
-// Reconcile errors callers branch on.
+// Errors of reading a file's rows as a table's, which callers branch on.
 var (
-	// ErrReconcileColumns: a key or file column is not a column of the table.
-	ErrReconcileColumns = errors.New("reconcile: column mismatch")
-	// ErrReconcileType: a file's value cannot be read as its column's type.
-	ErrReconcileType = errors.New("reconcile: type mismatch")
+	// ErrFileColumns: a key or file column is not a column of the table.
+	ErrFileColumns = errors.New("file and table columns differ")
+	// ErrFileType: a file's value cannot be read as its column's type.
+	ErrFileType = errors.New("file and table types differ")
 )
 
 // ReconcileOptions configure Reconcile.
@@ -119,7 +119,7 @@ type reconciled struct {
 
 func reconcileColumns(schema *deltalog.StructType, fileCols []string, opts ReconcileOptions) (reconciled, error) {
 	if len(opts.Key) == 0 {
-		return reconciled{}, fmt.Errorf("%w: no key columns", ErrReconcileColumns)
+		return reconciled{}, fmt.Errorf("%w: no key columns", ErrFileColumns)
 	}
 	field := func(name string) (deltalog.StructField, bool) {
 		for _, f := range schema.Fields {
@@ -133,10 +133,10 @@ func reconcileColumns(schema *deltalog.StructType, fileCols []string, opts Recon
 	for _, k := range opts.Key {
 		f, ok := field(k)
 		if !ok {
-			return reconciled{}, fmt.Errorf("%w: key column %q is not in the table", ErrReconcileColumns, k)
+			return reconciled{}, fmt.Errorf("%w: key column %q is not in the table", ErrFileColumns, k)
 		}
 		if !slices.Contains(fileCols, k) {
-			return reconciled{}, fmt.Errorf("%w: key column %q is not in %s", ErrReconcileColumns, k, opts.Against)
+			return reconciled{}, fmt.Errorf("%w: key column %q is not in %s", ErrFileColumns, k, opts.Against)
 		}
 		r.fields = append(r.fields, f)
 	}
@@ -146,7 +146,7 @@ func reconcileColumns(schema *deltalog.StructType, fileCols []string, opts Recon
 		}
 		f, ok := field(c)
 		if !ok {
-			return reconciled{}, fmt.Errorf("%w: column %q of %s is not in the table", ErrReconcileColumns, c, opts.Against)
+			return reconciled{}, fmt.Errorf("%w: column %q of %s is not in the table", ErrFileColumns, c, opts.Against)
 		}
 		r.fields = append(r.fields, f)
 	}

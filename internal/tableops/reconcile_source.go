@@ -104,7 +104,7 @@ func (e *expected) spill(ctx context.Context, cols reconciled, sp *spill) (int64
 		}
 		for i, f := range cols.fields {
 			if vals[i], err = parseText(f.Type, rec[idx[i]]); err != nil {
-				return 0, fmt.Errorf("%w: %s line %d column %s: %q is not a %s: %v", ErrReconcileType, e.path, line, f.Name, rec[idx[i]], f.Type, err)
+				return 0, fmt.Errorf("%w: %s line %d column %s: %q is not a %s: %v", ErrFileType, e.path, line, f.Name, rec[idx[i]], f.Type, err)
 			}
 		}
 		key, cells, err := cols.row(vals)
@@ -120,7 +120,7 @@ func (e *expected) spill(ctx context.Context, cols reconciled, sp *spill) (int64
 
 // spillParquet reads the Parquet file as a data file of the table's
 // columns: a column whose Parquet type is not readable as the table's
-// type fails with ErrReconcileType.
+// type fails with ErrFileType.
 func (e *expected) spillParquet(ctx context.Context, cols reconciled, sp *spill) (int64, error) {
 	if err := checkParquetColumns(e.pq, cols.fields); err != nil {
 		return 0, fmt.Errorf("%s: %w", e.path, err)
@@ -133,7 +133,7 @@ func (e *expected) spillParquet(ctx context.Context, cols reconciled, sp *spill)
 	add := &deltalog.Add{Path: filepath.Base(e.path), Size: e.info.Size()}
 	rows, err := datafile.ReadColumns(ctx, store, add, schema, cols.names(), datafile.ReadOptions{})
 	if errors.Is(err, datafile.ErrSchema) {
-		return 0, fmt.Errorf("%w: %s: %v", ErrReconcileType, e.path, err)
+		return 0, fmt.Errorf("%w: %s: %v", ErrFileType, e.path, err)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", e.path, err)

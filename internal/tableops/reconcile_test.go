@@ -86,11 +86,11 @@ func TestReconcileRefuses(t *testing.T) {
 		want                error
 		msg                 string
 	}{
-		{"a decimal that is not", "e.csv", "id,amount\n1,12.50\n2,abc\n", []string{"id"}, tableops.ErrReconcileType,
+		{"a decimal that is not", "e.csv", "id,amount\n1,12.50\n2,abc\n", []string{"id"}, tableops.ErrFileType,
 			`line 3 column amount: "abc" is not a decimal(10,2)`},
-		{"a column the table lacks", "e.csv", "id,colour\n1,red\n", []string{"id"}, tableops.ErrReconcileColumns,
+		{"a column the table lacks", "e.csv", "id,colour\n1,red\n", []string{"id"}, tableops.ErrFileColumns,
 			`column "colour" of`},
-		{"a key the file lacks", "e.csv", "region\neu\n", []string{"id"}, tableops.ErrReconcileColumns,
+		{"a key the file lacks", "e.csv", "region\neu\n", []string{"id"}, tableops.ErrFileColumns,
 			`key column "id" is not in`},
 		{"not csv or parquet", "e.json", "{}", []string{"id"}, tableops.ErrExpectedFormat, `want a .csv or .parquet file`},
 	}
@@ -104,7 +104,7 @@ func TestReconcileRefuses(t *testing.T) {
 	// A Parquet column of another type.
 	p := writeParquetStrings(t)
 	_, err := tableops.Reconcile(t.Context(), f.store, snap, tableops.ReconcileOptions{Against: p, Key: []string{"id"}})
-	require.ErrorIs(t, err, tableops.ErrReconcileType)
+	require.ErrorIs(t, err, tableops.ErrFileType)
 }
 
 func writeParquetStrings(t *testing.T) string {

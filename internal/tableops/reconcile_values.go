@@ -66,7 +66,7 @@ func canonical(t deltalog.Type, v any) (cell, error) {
 	case []byte:
 		return cell{text: hex.EncodeToString(x)}, nil
 	}
-	return cell{}, fmt.Errorf("%w: cannot compare values of type %s", ErrReconcileType, t)
+	return cell{}, fmt.Errorf("%w: cannot compare values of type %s", ErrFileType, t)
 }
 
 func floatText(f float64, bits int) string {
