@@ -105,7 +105,7 @@ func (r *VerifyReport) add(max int, p Problem) {
 // vector is readable, counts what the log says and stays within its file's
 // rows; every live file exists; each file's statistics are those of its
 // rows; no live row is at or below a counted tombstone of its key or the
-// truncate floor; and, with IndexDir, the key index points each live key
+// truncate floor (below it); and, with IndexDir, the key index points each live key
 // at its row and holds no other. Memory is one file's rows plus
 // MemoryBytes of keys, the tombstones and, with IndexDir, the index.
 func VerifyTable(ctx context.Context, store deltalog.Store, opts VerifyOptions) (*VerifyReport, error) {
@@ -247,7 +247,8 @@ func (v *verifier) deletionVector(ctx context.Context, add *deltalog.Add, rows i
 }
 
 // liveRow checks a live row against the tombstones of its key and the
-// truncate floor: a row at or below either should have been deleted.
+// truncate floor: a row at or below its delete, or below the floor, should
+// have been deleted.
 func (v *verifier) liveRow(file string, row int64, key, show string, posVal any) {
 	hex, _ := posVal.(string)
 	pos, err := codecs.PositionFromHex(hex)
@@ -260,9 +261,11 @@ func (v *verifier) liveRow(file string, row int64, key, show string, posVal any)
 		v.problem(Problem{Kind: ProblemTombstone, File: file, Row: row, Key: show,
 			Msg: fmt.Sprintf("live at position %s, at or below its delete at %s", pos, ts.pos)})
 	}
-	if pos.Compare(v.tombs.floor) <= 0 && v.tombs.floor != (codecs.Position{}) {
+	// A row at the floor itself is a load's (ADR 0040); a truncate's own
+	// position writes no row.
+	if pos.Compare(v.tombs.floor) < 0 {
 		v.problem(Problem{Kind: ProblemTombstone, File: file, Row: row, Key: show,
-			Msg: fmt.Sprintf("live at position %s, at or below the truncate at %s", pos, v.tombs.floor)})
+			Msg: fmt.Sprintf("live at position %s, below the truncate at %s", pos, v.tombs.floor)})
 	}
 }
 
