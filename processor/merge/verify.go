@@ -104,9 +104,9 @@ func (r *VerifyReport) add(max int, p Problem) {
 // against its own contract: no key has two live rows; every deletion
 // vector is readable, counts what the log says and stays within its file's
 // rows; every live file exists; each file's statistics are those of its
-// rows; no live row is at or below a counted tombstone of its key or the
-// truncate floor (below it); and, with IndexDir, the key index points each live key
-// at its row and holds no other. Memory is one file's rows plus
+// rows; no live row is at or below a counted tombstone of its key, or
+// below the truncate floor; and, with IndexDir, the key index points each
+// live key at its row and holds no other. Memory is one file's rows plus
 // MemoryBytes of keys, the tombstones and, with IndexDir, the index.
 func VerifyTable(ctx context.Context, store deltalog.Store, opts VerifyOptions) (*VerifyReport, error) {
 	if opts.MaxProblems <= 0 {
