@@ -81,6 +81,7 @@ func commands() []command {
 		skipCommand(),
 		verifyCommand(),
 		reconcileCommand(),
+		loadCommand(),
 		statusCommand(),
 		versionCommand(),
 	}

@@ -194,7 +194,7 @@ func newerKeys(ctx context.Context, store deltalog.Store, table *deltalog.Table,
 		return nil, err
 	}
 	if tombs.floor.Compare(pos) > 0 {
-		return nil, fmt.Errorf("%w: a truncate at %s", ErrLoadOlder, tombs.floor)
+		return nil, fmt.Errorf("%w: a truncate or an earlier load at %s", ErrLoadOlder, tombs.floor)
 	}
 	newer := map[string]bool{}
 	for k, ts := range tombs.keys {
