@@ -34,8 +34,14 @@ func (v *verifier) stats(ctx context.Context, add *deltalog.Add, rows [][]any) e
 	if len(rows) == 0 {
 		return nil
 	}
+	// The file is written only for its statistics: no compression.
+	props := maps.Clone(v.st.meta.Configuration)
+	if props == nil {
+		props = map[string]string{}
+	}
+	props["delta.parquet.compression.codec"] = "uncompressed"
 	w, err := datafile.NewWriter(datafile.Options{Schema: v.st.Schema, PartitionColumns: v.st.meta.PartitionColumns,
-		Properties: v.st.meta.Configuration, TargetFileSize: 1 << 62, RowGroupSize: 1 << 62})
+		Properties: props, TargetFileSize: 1 << 62, RowGroupSize: 1 << 62})
 	if err != nil {
 		return err
 	}
