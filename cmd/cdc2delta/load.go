@@ -62,7 +62,7 @@ func loadCommand() command {
 					},
 				})
 				if errors.Is(err, merge.ErrLoadColumns) || errors.Is(err, merge.ErrLoadOlder) ||
-					errors.Is(err, tableops.ErrFileType) || errors.Is(err, tableops.ErrExpectedFormat) {
+					errors.Is(err, tableops.ErrFileType) || errors.Is(err, tableops.ErrFileFormat) {
 					return usagef("loading %s into %s: %v", *from, loc, err)
 				}
 				if err != nil {

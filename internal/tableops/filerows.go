@@ -99,7 +99,7 @@ func (r *FileRows) Next(ctx context.Context, n int) ([][]any, error) {
 		}
 		r.line++
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrExpectedFormat, r.e.path, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrFileFormat, r.e.path, err)
 		}
 		row := make([]any, len(r.fields))
 		for i, f := range r.fields {

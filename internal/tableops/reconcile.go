@@ -75,13 +75,12 @@ func Reconcile(ctx context.Context, store deltalog.Store, snap *deltalog.Snapsho
 	if opts.MemoryBytes <= 0 {
 		opts.MemoryBytes = 256 << 20
 	}
-	src, err := openExpected(opts.Against)
+	src, err := OpenFileRows(ctx, opts.Against, snap.Schema())
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
-	schema := snap.Schema()
-	cols, err := reconcileColumns(schema, src.columns(), opts)
+	defer src.Close()
+	cols, err := reconcileColumns(snap.Schema(), src.Columns(), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +88,7 @@ func Reconcile(ctx context.Context, store deltalog.Store, snap *deltalog.Snapsho
 	for _, c := range cols.fields[len(opts.Key):] {
 		res.Compared = append(res.Compared, c.Name)
 	}
-	parts := partitionsFor(snap, src.size(), opts.MemoryBytes)
+	parts := partitionsFor(snap, src.Size(), opts.MemoryBytes)
 	sp, err := newSpill(opts.TempDir, parts)
 	if err != nil {
 		return nil, err
@@ -99,7 +98,7 @@ func Reconcile(ctx context.Context, store deltalog.Store, snap *deltalog.Snapsho
 	if res.TableRows, err = spillTable(ctx, store, snap, cols, opts.DeletedColumn, sp); err != nil {
 		return nil, err
 	}
-	if res.FileRows, err = src.spill(ctx, cols, sp); err != nil {
+	if res.FileRows, err = spillFile(ctx, src, cols, sp); err != nil {
 		return nil, err
 	}
 	for p := range parts {
@@ -252,4 +251,33 @@ func spillTable(ctx context.Context, store deltalog.Store, snap *deltalog.Snapsh
 		}
 	}
 	return n, nil
+}
+
+// spillFile writes the file's rows to the spill.
+func spillFile(ctx context.Context, src *FileRows, cols reconciled, sp *spill) (int64, error) {
+	at := make([]int, len(cols.fields)) // each field's column in the file
+	for i, f := range cols.fields {
+		at[i] = slices.Index(src.Columns(), f.Name)
+	}
+	vals := make([]any, len(at))
+	var n int64
+	for {
+		chunk, err := src.Next(ctx, 4096)
+		if err != nil || len(chunk) == 0 {
+			return n, err
+		}
+		for _, r := range chunk {
+			for i, j := range at {
+				vals[i] = r[j]
+			}
+			key, cells, err := cols.row(vals)
+			if err != nil {
+				return 0, fmt.Errorf("%s row %d: %w", src.e.path, n+1, err)
+			}
+			if err := sp.write(sideFile, key, cells); err != nil {
+				return 0, err
+			}
+			n++
+		}
+	}
 }

@@ -92,7 +92,7 @@ func TestReconcileRefuses(t *testing.T) {
 			`column "colour" of`},
 		{"a key the file lacks", "e.csv", "region\neu\n", []string{"id"}, tableops.ErrFileColumns,
 			`key column "id" is not in`},
-		{"not csv or parquet", "e.json", "{}", []string{"id"}, tableops.ErrExpectedFormat, `want a .csv or .parquet file`},
+		{"not csv or parquet", "e.json", "{}", []string{"id"}, tableops.ErrFileFormat, `want a .csv or .parquet file`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
