@@ -79,6 +79,9 @@ func commands() []command {
 		offsetsCommand(),
 		replayCommand(),
 		skipCommand(),
+		verifyCommand(),
+		reconcileCommand(),
+		loadCommand(),
 		statusCommand(),
 		versionCommand(),
 	}
