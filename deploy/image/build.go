@@ -125,41 +125,44 @@ func Config(o Options) v1.Config {
 // rootLayer is the image's one layer: the binary, the CA bundle, the user and
 // the directories it writes to.
 func rootLayer(bin, ca []byte, mtime time.Time) ([]byte, error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	dir := func(name string, mode int64, uid int) error {
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: mode, Uid: uid, Gid: uid, ModTime: mtime})
-	}
-	file := func(name string, mode int64, data []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Size: int64(len(data)), ModTime: mtime}); err != nil {
-			return err
-		}
-		_, err := tw.Write(data)
-		return err
+	type entry struct {
+		name string
+		mode int64
+		uid  int
+		data []byte // nil: a directory
 	}
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", UID, UID)
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", UID)
-	steps := []func() error{
-		func() error { return dir("etc", 0o755, 0) },
-		func() error { return file("etc/passwd", 0o644, []byte(passwd)) },
-		func() error { return file("etc/group", 0o644, []byte(group)) },
-		func() error { return dir("etc/cdc2delta", 0o755, 0) },
-		func() error { return dir("etc/ssl", 0o755, 0) },
-		func() error { return dir("etc/ssl/certs", 0o755, 0) },
-		func() error { return file(CAPath, 0o644, ca) },
-		func() error { return dir("home", 0o755, 0) },
-		func() error { return dir("home/nonroot", 0o700, UID) },
-		func() error { return dir("tmp", 0o1777, 0) },
-		func() error { return dir("usr", 0o755, 0) },
-		func() error { return dir("usr/local", 0o755, 0) },
-		func() error { return dir("usr/local/bin", 0o755, 0) },
-		func() error { return file(BinaryPath, 0o755, bin) },
-		func() error { return dir("var", 0o755, 0) },
-		func() error { return dir("var/lib", 0o755, 0) },
-		func() error { return dir(DataDir, 0o755, UID) },
+	entries := []entry{
+		{name: "etc", mode: 0o755},
+		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
+		{name: "etc/group", mode: 0o644, data: []byte(group)},
+		{name: "etc/cdc2delta", mode: 0o755},
+		{name: "etc/ssl", mode: 0o755},
+		{name: "etc/ssl/certs", mode: 0o755},
+		{name: CAPath, mode: 0o644, data: ca},
+		{name: "home", mode: 0o755},
+		{name: "home/nonroot", mode: 0o700, uid: UID},
+		{name: "tmp", mode: 0o1777},
+		{name: "usr", mode: 0o755},
+		{name: "usr/local", mode: 0o755},
+		{name: "usr/local/bin", mode: 0o755},
+		{name: BinaryPath, mode: 0o755, data: bin},
+		{name: "var", mode: 0o755},
+		{name: "var/lib", mode: 0o755},
+		{name: DataDir, mode: 0o755, uid: UID},
 	}
-	for _, s := range steps {
-		if err := s(); err != nil {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: e.mode, Uid: e.uid, Gid: e.uid, Size: int64(len(e.data)), ModTime: mtime}
+		if e.data == nil {
+			h.Typeflag, h.Name = tar.TypeDir, e.name+"/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(e.data); err != nil {
 			return nil, err
 		}
 	}

@@ -40,7 +40,7 @@ func helm(t *testing.T) string {
 	return bin
 }
 
-// template runs helm template on the chart with the values files and args.
+// template runs helm template on the chart with args.
 func template(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -108,26 +108,18 @@ func decode(t *testing.T, out []byte) rendered {
 func TestChartRenders(t *testing.T) {
 	tests := []struct {
 		name            string
-		values          []string
-		secret          string // the Secret the container reads ("": none)
+		args            []string // of helm template
+		secret          string   // the Secret the container reads ("": none)
 		serviceMonitors int
 		validate        bool // the config is complete: config.Check must pass
 	}{
 		{name: "defaults"},
-		{name: "full", values: []string{"../full-values.yaml"}, secret: "cdc2delta", serviceMonitors: 1, validate: true},
-		{name: "existing secret", values: []string{"--set", "secret.existingSecret=kafka-credentials"}, secret: "kafka-credentials"},
+		{name: "full", args: []string{"--values", "../full-values.yaml"}, secret: "cdc2delta", serviceMonitors: 1, validate: true},
+		{name: "existing secret", args: []string{"--set", "secret.existingSecret=kafka-credentials"}, secret: "kafka-credentials"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var args []string
-			for _, v := range tt.values {
-				if strings.HasSuffix(v, ".yaml") {
-					args = append(args, "--values", v)
-				} else {
-					args = append(args, v)
-				}
-			}
-			out, err := template(t, args...)
+			out, err := template(t, tt.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
