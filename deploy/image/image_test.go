@@ -52,8 +52,9 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top.Manifests) != 1 || top.Manifests[0].Digest != digest {
-		t.Fatalf("layout holds %+v, want the one index %s", top.Manifests, digest)
+	if len(top.Manifests) != 1 || top.Manifests[0].Digest != digest ||
+		top.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "v1.2.3" {
+		t.Fatalf("layout holds %+v, want the one index %s named v1.2.3", top.Manifests, digest)
 	}
 	multi, err := idx.ImageIndex(digest)
 	if err != nil {
