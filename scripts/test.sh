@@ -175,6 +175,7 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	# The hand-written tombstone line decoder against encoding/json.
 	step "fast: fuzz tombstone lines vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzTombstoneLine$' -fuzztime 20s ./processor/cdctable/
 	step "fast: release build (this platform)" release_check
+	step "fast: deploy (chart, image, alert rules)" bash scripts/check-deploy.sh
 	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi
 
@@ -207,9 +208,11 @@ kafka_brokers=""
 s3_endpoint=""
 start_kafka() { kafka_brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kafka")"; }
 start_moto() { s3_endpoint="$(bash scripts/setup/moto.sh start "$run_dir/moto")"; }
+setup_prometheus() { prometheus_bin="$(bash scripts/setup/prometheus.sh fetch)"; }
 step "start: kafka" start_kafka
 step "start: moto s3" start_moto
 start_azurite() { azure_endpoint="$(bash scripts/setup/azurite.sh start "$run_dir/azurite")"; }; step "start: azurite" start_azurite
+step "setup: prometheus" setup_prometheus
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1
@@ -224,6 +227,7 @@ source "$run_dir/kafka/secure.env"
 set +a
 export CDC2DELTA_S3_ENDPOINT="$s3_endpoint"
 export CDC2DELTA_AZURE_ENDPOINT="${azure_endpoint:-}" # Azurite's Blob service, account devstoreaccount1
+export CDC2DELTA_PROMETHEUS="${prometheus_bin:-}"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export CDC2DELTA_PYTHON="$venv_python"

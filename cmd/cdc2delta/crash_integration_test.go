@@ -312,9 +312,14 @@ type binaryRun struct {
 
 func startRun(t *testing.T, bin, cfgPath, logPath string) *binaryRun {
 	t.Helper()
+	return startCmd(t, exec.Command(bin, "run", "--config", cfgPath), logPath)
+}
+
+// startCmd starts cmd with its output to logPath; the test's end kills it.
+func startCmd(t *testing.T, cmd *exec.Cmd, logPath string) *binaryRun {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "run", "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(t, cmd.Start())
 	r := &binaryRun{t: t, cmd: cmd, logPath: logPath, done: make(chan struct{})}

@@ -222,7 +222,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 				return ignoreInterrupt(err)
 			}
 		}
-		fmt.Fprintf(e.stdout, "generated %d Debezium change events for %d tables (snapshot, inserts, updates, deletes)\n", o.events, len(tables))
+		fmt.Fprintf(e.stdout, "generated %s for %s (snapshot, inserts, updates, deletes)\n", plural(o.events, "Debezium change event"), plural(len(tables), "table"))
 	} else {
 		if total(ends) > 0 {
 			fmt.Fprintf(e.stdout, "topics already hold %d events (from an earlier run); not generating more\n", total(ends))
@@ -411,7 +411,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\nLook at a table (%s.%s has %d versions):\n", last.Def().Schema, last.Def().Name, version+1)
+	fmt.Fprintf(&b, "\nLook at a table (%s.%s has %s):\n", last.Def().Schema, last.Def().Name, plural(int(version+1), "version"))
 	fmt.Fprintf(&b, "  %s show --limit 10 %s\n", self, t)
 	fmt.Fprintf(&b, "  %s describe %s\n", self, t)
 	fmt.Fprintf(&b, "  %s history %s\n", self, t)
