@@ -73,6 +73,7 @@ func commands() []command {
 		restoreCommand(),
 		vacuumCommand(),
 		optimizeCommand(),
+		alterCommand(),
 		updateCommand(),
 		deleteCommand(),
 		quickstartCommand(),
