@@ -71,6 +71,7 @@ func commands() []command {
 		showCommand(),
 		checkpointCommand(),
 		restoreCommand(),
+		cloneCommand(),
 		vacuumCommand(),
 		optimizeCommand(),
 		alterCommand(),
