@@ -222,6 +222,10 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	if ev.Unchanged() {
 		return nil, nil, nil
 	}
+	if dropped, added, ok := ev.SuspectedRename(); ok && st.meta.Configuration[cdctable.PropAcceptDropAdd] != cdctable.AcceptDropAdd(dropped.Name, added.Name) {
+		re := &RenameError{Dropped: dropped.Name, Added: added.Name, Type: dropped.Type.DeltaName()}
+		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "a column may have been renamed at the source", Remedy: re.renameRemedy(), Err: re}
+	}
 	if len(ev.Widened) > 0 {
 		names := make([]string, len(ev.Widened))
 		for i, c := range ev.Widened {
