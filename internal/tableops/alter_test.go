@@ -14,8 +14,14 @@ import (
 // legacyTable is a table on protocol (1,2) with one file of rows (id, "Unit Price").
 func legacyTable(t *testing.T) (*deltalog.Table, deltalog.Store) {
 	t.Helper()
-	ctx := t.Context()
 	store := memstore.New(memstore.Options{})
+	return legacyTableIn(t, store), store
+}
+
+// legacyTableIn is legacyTable in store.
+func legacyTableIn(t *testing.T, store deltalog.Store) *deltalog.Table {
+	t.Helper()
+	ctx := t.Context()
 	tbl, err := deltalog.Open(ctx, store, deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	schema := &deltalog.StructType{Fields: []deltalog.StructField{
@@ -37,7 +43,7 @@ func legacyTable(t *testing.T) (*deltalog.Table, deltalog.Store) {
 	}
 	_, err = tbl.Commit(ctx, nil, actions, deltalog.Operation{Name: deltalog.OpCreateTable})
 	require.NoError(t, err)
-	return tbl, store
+	return tbl
 }
 
 func TestAlterRefusesBadProperties(t *testing.T) {

@@ -10,31 +10,16 @@ import (
 const maxRangeIDs = 1000
 
 // zOrderRows sorts rows along Delta's Z-order curve over the fields at the given
-// indexes: each field's values map to range ids (0..maxRangeIDs-1, nulls first, equal
-// values one id) as range_partition_id does, and rows sort by the ids' bits interleaved
-// from the most significant, as interleave_bits does. Delta draws its range bounds from
-// a sample; these are exact quantiles of the rows.
+// indexes: each field's values map to range ids as range_partition_id does, and rows
+// sort by the ids' bits interleaved from the most significant, as interleave_bits does.
 func zOrderRows(rows [][]any, fields []int) {
 	n := len(rows)
 	if n == 0 || len(fields) == 0 {
 		return
 	}
-	ranges := min(maxRangeIDs, n)
 	ids := make([][]uint32, len(fields)) // by field, by row
-	idx := make([]int, n)
 	for fi, f := range fields {
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return compareValues(rows[a][f], rows[b][f]) })
-		ids[fi] = make([]uint32, n)
-		for rank, i := range idx {
-			if rank > 0 && compareValues(rows[i][f], rows[idx[rank-1]][f]) == 0 {
-				ids[fi][i] = ids[fi][idx[rank-1]]
-				continue
-			}
-			ids[fi][i] = uint32(rank * ranges / n)
-		}
+		ids[fi] = rangeIDs(rows, f)
 	}
 	keys := make([][]byte, n)
 	for i := range keys {
@@ -44,6 +29,7 @@ func zOrderRows(rows [][]any, fields []int) {
 		}
 		keys[i] = interleaveBits(col)
 	}
+	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
 	}
@@ -69,4 +55,34 @@ func interleaveBits(vals []uint32) []byte {
 		}
 	}
 	return out
+}
+
+// rangeIDs is range_partition_id(field, maxRangeIDs) of each row: Spark's
+// RangePartitioner cuts the sorted values (nulls first) at up to maxRangeIDs-1
+// bounds of equal row counts, drops repeated bounds, and a value's id is the index
+// of the first bound at or above it. A column with few distinct values so gets few
+// ids, and the other columns of the curve the more bits. Spark draws the bounds
+// from a sample; these are exact.
+func rangeIDs(rows [][]any, f int) []uint32 {
+	n := len(rows)
+	sorted := make([]any, n)
+	for i, r := range rows {
+		sorted[i] = r[f]
+	}
+	slices.SortStableFunc(sorted, compareValues)
+	ranges := min(maxRangeIDs, n)
+	var bounds []any
+	for i := 1; i < ranges; i++ {
+		b := sorted[i*n/ranges]
+		if len(bounds) > 0 && compareValues(bounds[len(bounds)-1], b) == 0 {
+			continue
+		}
+		bounds = append(bounds, b)
+	}
+	ids := make([]uint32, n)
+	for i, r := range rows {
+		id, _ := slices.BinarySearchFunc(bounds, r[f], compareValues)
+		ids[i] = uint32(id)
+	}
+	return ids
 }

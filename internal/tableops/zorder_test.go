@@ -19,8 +19,13 @@ import (
 // bounds span nearly the whole range of both columns.
 func zTable(t *testing.T) (*deltalog.Table, int64) {
 	t.Helper()
+	return zTableIn(t, memstore.New(memstore.Options{}))
+}
+
+// zTableIn is zTable in store.
+func zTableIn(t *testing.T, store deltalog.Store) (*deltalog.Table, int64) {
+	t.Helper()
 	ctx := t.Context()
-	store := memstore.New(memstore.Options{})
 	tbl, err := deltalog.Open(ctx, store, deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	schema := &deltalog.StructType{Fields: []deltalog.StructField{
