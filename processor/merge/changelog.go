@@ -192,10 +192,12 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 		if slices.ContainsFunc(next.Fields, func(f deltalog.StructField) bool { return deltalog.NeedsColumnMapping(f.Name) }) &&
 			meta.Configuration[deltalog.PropColumnMappingMode] == "" {
 			if l.snap != nil {
-				// Turning column mapping on would rename the physical columns
-				// of the files already written.
+				// Turning column mapping on here would change the protocol of a
+				// table others read: the operator's call.
 				return -1, &SchemaError{Table: l.opts.TableName, Reason: "a new column needs column mapping, which the change log was created without",
-					Remedy: "set column_names: portable, or move the change log aside (a new path) to start a new one"}
+					Remedy: "enable column mapping on the change log (cdc2delta alter TABLE_changes --set delta.columnMapping.mode=name --upgrade-protocol; " +
+						"readers and writers on a Delta without column mapping then lose access), set column_names: portable, " +
+						"or move the change log aside (a new path) to start a new one"}
 			}
 			meta.Configuration[deltalog.PropColumnMappingMode] = "name"
 		}
