@@ -82,6 +82,9 @@ cleanup() {
 	if [[ -n $run_dir ]]; then
 		section "stopping servers"
 		bash scripts/setup/moto.sh stop "$run_dir/moto"
+		bash scripts/setup/connect.sh stop "$run_dir/connect"
+		bash scripts/setup/postgres.sh stop "$run_dir/postgres"
+		bash scripts/setup/mariadb.sh stop "$run_dir/mariadb"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
 			log "server logs kept in $run_dir"
@@ -208,6 +211,13 @@ start_kafka() { kafka_brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kaf
 start_moto() { s3_endpoint="$(bash scripts/setup/moto.sh start "$run_dir/moto")"; }
 step "start: kafka" start_kafka
 step "start: moto s3" start_moto
+# Debezium's sources: the databases and a Kafka Connect worker on the broker.
+start_sources() {
+	postgres_addr="$(bash scripts/setup/postgres.sh start "$run_dir/postgres")" &&
+		mariadb_addr="$(bash scripts/setup/mariadb.sh start "$run_dir/mariadb")" &&
+		connect_url="$(bash scripts/setup/connect.sh start "$run_dir/connect" "$kafka_brokers")"
+}
+step "start: postgres, mariadb, kafka connect" start_sources
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1
@@ -221,6 +231,7 @@ set -a
 source "$run_dir/kafka/secure.env"
 set +a
 export CDC2DELTA_S3_ENDPOINT="$s3_endpoint"
+export CDC2DELTA_POSTGRES_ADDR="${postgres_addr:-}" CDC2DELTA_MARIADB_ADDR="${mariadb_addr:-}" CDC2DELTA_CONNECT_URL="${connect_url:-}"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export CDC2DELTA_PYTHON="$venv_python"
