@@ -130,22 +130,21 @@ func (c Connect) request(method, path string, body []byte) ([]byte, int) {
 // prefix, so tests sharing the server do not share them).
 func PostgresConnector(pg Postgres, db, prefix string, tables string) map[string]string {
 	return map[string]string{
-		"connector.class":              "io.debezium.connector.postgresql.PostgresConnector",
-		"tasks.max":                    "1",
-		"database.hostname":            pg.Host,
-		"database.port":                pg.Port,
-		"database.user":                "postgres",
-		"database.password":            "unused",
-		"database.dbname":              db,
-		"topic.prefix":                 prefix,
-		"plugin.name":                  "pgoutput",
-		"slot.name":                    prefix,
-		"publication.name":             prefix,
-		"publication.autocreate.mode":  "filtered",
-		"table.include.list":           tables,
-		"slot.drop.on.stop":            "false",
-		"snapshot.mode":                "initial",
-		"provide.transaction.metadata": "true",
+		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
+		"tasks.max":                   "1",
+		"database.hostname":           pg.Host,
+		"database.port":               pg.Port,
+		"database.user":               "postgres",
+		"database.password":           "unused",
+		"database.dbname":             db,
+		"topic.prefix":                prefix,
+		"plugin.name":                 "pgoutput",
+		"slot.name":                   prefix,
+		"publication.name":            prefix,
+		"publication.autocreate.mode": "filtered",
+		"table.include.list":          tables,
+		"slot.drop.on.stop":           "false",
+		"snapshot.mode":               "initial",
 	}
 }
 
@@ -165,6 +164,5 @@ func MariaDBConnector(m MariaDB, db, prefix, historyFile string, serverID int) m
 		"schema.history.internal":               "io.debezium.storage.file.history.FileSchemaHistory",
 		"schema.history.internal.file.filename": historyFile,
 		"include.schema.changes":                "false",
-		"provide.transaction.metadata":          "true",
 	}
 }
