@@ -4,16 +4,44 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // jsonSchemas caches compiled Connect schemas by their exact text, which
-// JsonConverter repeats in every message: a hit costs one map lookup
-// without allocating. Texts that differ only in spacing or member order
-// share one compiled schema (one Layout) through their canonical form.
+// JsonConverter repeats in every message. Texts that differ only in
+// spacing or member order share one compiled schema (one Layout) through
+// their canonical form.
 type jsonSchemas struct {
 	mu      sync.RWMutex
 	byText  map[string]*compiled
 	byCanon map[string]*compiled
+	// recent lists the texts seen, newest first, for probe: a repeated
+	// schema is recognised by comparing bytes, without scanning it, which
+	// would cost most of the decode (schemas are most of a message).
+	recent atomic.Pointer[[]jsonText]
+}
+
+type jsonText struct {
+	text string
+	c    *compiled
+}
+
+// maxRecentSchemas bounds the probe; more distinct schemas than this are
+// still decoded, by scanning and a map lookup.
+const maxRecentSchemas = 128
+
+// probe returns the compiled schema whose exact text b starts with, and
+// that text's length. A complete JSON value cannot be the prefix of a
+// different value, so a match is the whole schema member.
+func (js *jsonSchemas) probe(b []byte) (*compiled, int) {
+	if r := js.recent.Load(); r != nil {
+		for _, t := range *r {
+			if len(b) >= len(t.text) && string(b[:len(t.text)]) == t.text {
+				return t.c, len(t.text)
+			}
+		}
+	}
+	return nil, 0
 }
 
 func (d *Decoder) jsonSchema(text []byte) (*compiled, error) {
@@ -42,6 +70,13 @@ func (d *Decoder) jsonSchema(text []byte) (*compiled, error) {
 		js.byCanon[string(canon)] = c
 	}
 	js.byText[string(text)] = c
+	if old := js.recent.Load(); old == nil || len(*old) < maxRecentSchemas {
+		r := []jsonText{{text: string(text), c: c}}
+		if old != nil {
+			r = append(r, *old...)
+		}
+		js.recent.Store(&r)
+	}
 	return c, nil
 }
 
@@ -52,12 +87,20 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 	s := jscan{b: b}
 	var schema, payload jscan
 	var haveSchema, havePayload bool
+	var c *compiled
 	err := s.object(func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "schema":
-			schema, err = s.window()
 			haveSchema = true
+			s.ws()
+			if hit, n := d.json.probe(b[s.i:]); hit != nil {
+				c = hit
+				s.i += n
+				return nil
+			}
+			c = nil
+			schema, err = s.window()
 		case "payload":
 			payload, err = s.window()
 			havePayload = true
@@ -75,13 +118,16 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 	if err != nil {
 		return nil, jscan{}, rooted(err)
 	}
+	if c != nil {
+		return c, payload, nil
+	}
 	if isNull, _ := schema.null(); isNull {
 		if isNull, _ := payload.null(); isNull {
 			return nil, payload, nil
 		}
 		return nil, jscan{}, &JSONError{Path: "$.schema", Offset: schema.i, Reason: "null schema: the message was written with schemas.enable=false"}
 	}
-	c, err := d.jsonSchema(schema.b[schema.i:])
+	c, err = d.jsonSchema(schema.b[schema.i:])
 	return c, payload, err
 }
 

@@ -37,11 +37,11 @@ const (
 func (g *Generator) EncodeJSON(ev Event, format DecimalFormat) (key, value []byte, err error) {
 	if ev.Marker != nil {
 		native := markerNative(ev.Marker)
-		key, err = connectMessage(txKeySchema(), map[string]any{"id": ev.Marker.ID}, format)
+		key, err = ConnectJSON(txKeySchema(), map[string]any{"id": ev.Marker.ID}, format)
 		if err != nil {
 			return nil, nil, err
 		}
-		value, err = connectMessage(txValueSchema(), native, format)
+		value, err = ConnectJSON(txValueSchema(), native, format)
 		return key, value, err
 	}
 	t := ev.Table
@@ -53,7 +53,7 @@ func (g *Generator) EncodeJSON(ev Event, format DecimalFormat) (key, value []byt
 		if err != nil {
 			return nil, nil, fmt.Errorf("encoding key of %s: %w", t.topic, err)
 		}
-		if key, err = connectMessage(t.keySchema, native, format); err != nil {
+		if key, err = ConnectJSON(t.keySchema, native, format); err != nil {
 			return nil, nil, fmt.Errorf("encoding key of %s: %w", t.topic, err)
 		}
 	}
@@ -64,7 +64,7 @@ func (g *Generator) EncodeJSON(ev Event, format DecimalFormat) (key, value []byt
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding %c event of %s: %w", ev.Op, t.topic, err)
 	}
-	if value, err = connectMessage(t.valueSchema, native, format); err != nil {
+	if value, err = ConnectJSON(t.valueSchema, native, format); err != nil {
 		return nil, nil, fmt.Errorf("encoding %c event of %s: %w", ev.Op, t.topic, err)
 	}
 	return key, value, nil
@@ -72,7 +72,7 @@ func (g *Generator) EncodeJSON(ev Event, format DecimalFormat) (key, value []byt
 
 // connectMessage renders a goavro native of an Avro schema (a JSON text or
 // an object) as a schemas.enable=true JsonConverter message.
-func connectMessage(avroSchema any, native any, format DecimalFormat) ([]byte, error) {
+func ConnectJSON(avroSchema any, native any, format DecimalFormat) ([]byte, error) {
 	text, ok := avroSchema.(string)
 	if !ok {
 		b, err := json.Marshal(avroSchema)
@@ -198,9 +198,16 @@ func (w *connectWriter) convert(schema, native any, ns string) (object, any, err
 			if p, ok := props["precision"].(float64); ok {
 				params["connect.decimal.precision"] = strconv.Itoa(int(p))
 			}
-			if r, ok := native.(*big.Rat); ok {
-				unscaled := new(big.Int).Mul(r.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil))
-				unscaled.Quo(unscaled, r.Denom())
+			switch v := native.(type) {
+			case *big.Rat:
+				unscaled := new(big.Int).Mul(v.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil))
+				unscaled.Quo(unscaled, v.Denom())
+				payload = w.decimal(unscaled, int(scale))
+			case []byte:
+				unscaled := new(big.Int).SetBytes(v)
+				if len(v) > 0 && v[0]&0x80 != 0 {
+					unscaled.Sub(unscaled, new(big.Int).Lsh(big.NewInt(1), uint(8*len(v))))
+				}
 				payload = w.decimal(unscaled, int(scale))
 			}
 		} else if b, ok := native.([]byte); ok {
