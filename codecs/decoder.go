@@ -17,14 +17,17 @@ type Decoder struct {
 	// and synthesized key layouts per value id for keyless tables.
 	keyIndex sync.Map // uint64 → []int
 	nullKeys sync.Map // int → *nullKey
+	// json holds the Connect schemas of JsonConverter records.
+	json jsonSchemas
 	// wholeEnvelope disables the envelope plan, and goavroRows the row
 	// decoders: tests compare the paths, benchmarks time them.
 	wholeEnvelope, goavroRows bool
 }
 
-// NewDecoder returns a Decoder reading schemas from src.
+// NewDecoder returns a Decoder reading schemas from src. Under
+// [ConverterJSON] every record carries its schema and src may be nil.
 func NewDecoder(src SchemaSource, opts Options) (*Decoder, error) {
-	if src == nil {
+	if src == nil && opts.Converter != ConverterJSON {
 		return nil, errors.New("codecs: nil schema source")
 	}
 	if err := opts.normalize(); err != nil {
@@ -49,6 +52,9 @@ func (d *Decoder) Layout(ctx context.Context, id int) (*Layout, error) {
 // Decode decodes one record. An empty value is a tombstone: the Change has
 // Op [OpTombstone] and only the key. Every error is a *[DecodeError].
 func (d *Decoder) Decode(ctx context.Context, key, value []byte) (Change, error) {
+	if d.opts.Converter == ConverterJSON {
+		return d.decodeJSON(key, value)
+	}
 	var ch Change
 	if len(value) == 0 {
 		ch.Op = OpTombstone

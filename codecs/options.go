@@ -20,8 +20,25 @@ const (
 // DefaultPlaceholder is Debezium's default unavailable.value.placeholder.
 const DefaultPlaceholder = "__debezium_unavailable_value"
 
+// Converter is the Kafka Connect value and key converter the connector
+// wrote its records with.
+type Converter string
+
+// Converters.
+const (
+	// ConverterAvro is Confluent's AvroConverter: the Confluent wire header
+	// and an Avro body whose schema is in the registry.
+	ConverterAvro Converter = "avro"
+	// ConverterJSON is Kafka's JsonConverter with schemas.enable=true:
+	// {"schema": <Connect schema>, "payload": <value>} in every record.
+	ConverterJSON Converter = "json"
+)
+
 // Options configures a [Decoder]. The zero value is usable.
 type Options struct {
+	// Converter is how keys and values are encoded (default
+	// [ConverterAvro]).
+	Converter Converter
 	// BinaryHandling is the connector's binary.handling.mode (default
 	// bytes). Under base64/hex, a string column whose propagated source
 	// type is binary (column.propagate.source.type) is decoded back to
@@ -43,6 +60,13 @@ type Options struct {
 }
 
 func (o *Options) normalize() error {
+	switch o.Converter {
+	case "":
+		o.Converter = ConverterAvro
+	case ConverterAvro, ConverterJSON:
+	default:
+		return fmt.Errorf("codecs: converter %q: want avro or json", o.Converter)
+	}
 	switch o.BinaryHandling {
 	case "":
 		o.BinaryHandling = BinaryBytes

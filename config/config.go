@@ -87,6 +87,8 @@ const (
 	ResetEarliest   = "earliest"
 	ResetLatest     = "latest"
 	defaultMetrics  = ":9464"
+	ConverterAvro   = "avro"
+	ConverterJSON   = "json"
 	defaultLogLevel = "info"
 )
 
@@ -271,6 +273,10 @@ type S3 struct {
 
 // Decoding mirrors the Debezium connector settings the topics were produced with.
 type Decoding struct {
+	// Converter is the connector's key and value converter: avro (Confluent's
+	// AvroConverter with the schema registry) or json (Kafka's JsonConverter
+	// with schemas.enable=true, every record carrying its schema).
+	Converter           string `yaml:"converter"`
 	TimePrecisionMode   string `yaml:"time_precision_mode"`
 	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
 	BinaryHandlingMode  string `yaml:"binary_handling_mode"`
@@ -347,7 +353,7 @@ func Default() Config {
 			MaxCompactBytes: ByteSize(m.MaxCompactBytes), CheckpointCommits: m.CheckpointCommits,
 			CheckpointInterval: Duration(m.CheckpointInterval), CheckpointMaxCommits: m.CheckpointMaxCommits,
 			VacuumInterval: Duration(m.VacuumInterval), Concurrency: m.Concurrency, TailFileSize: ByteSize(m.TailFileSize)},
-		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
+		Decoding: Decoding{Converter: ConverterAvro, TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(p.RetryBudget)},
 		Control:  Control{Interval: Duration(controller.DefaultInterval)},
 		Metrics:  Metrics{Listen: defaultMetrics},

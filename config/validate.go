@@ -55,6 +55,7 @@ var (
 	timePrecisions = []string{"adaptive", "adaptive_time_microseconds", "connect"}
 	decimalModes   = []string{"precise", "double", "string"}
 	binaryModes    = []string{"bytes", "base64", "base64-url-safe", "hex"}
+	converters     = []string{ConverterAvro, ConverterJSON}
 	logLevels      = []string{"debug", "info", "warn", "error"}
 	logFormats     = []string{"text", "json"}
 	placeholders   = []string{"{topic}", "{database}", "{schema}", "{table}"}
@@ -144,6 +145,9 @@ func validateTLS(p *problems, path string, t TLS) {
 
 func (c *Config) validateRegistry(p *problems) {
 	r := c.SchemaRegistry
+	if r.URL == "" && c.Decoding.Converter == ConverterJSON {
+		return // JsonConverter records carry their schemas
+	}
 	if r.URL == "" {
 		p.add("schema_registry.url", "must be set (http:// or https:// URL)")
 	} else if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -454,6 +458,7 @@ func (c *Config) validateRest(p *problems) {
 	p.oneOf("decoding.time_precision_mode", c.Decoding.TimePrecisionMode, timePrecisions...)
 	p.oneOf("decoding.decimal_handling_mode", c.Decoding.DecimalHandlingMode, decimalModes...)
 	p.oneOf("decoding.binary_handling_mode", c.Decoding.BinaryHandlingMode, binaryModes...)
+	p.oneOf("decoding.converter", c.Decoding.Converter, converters...)
 	if l := c.Metrics.Listen; l != "" {
 		if msg := hostPortProblem(l, true); msg != "" {
 			p.add("metrics.listen", "%s (empty disables the listener)", msg)
