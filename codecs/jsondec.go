@@ -262,7 +262,7 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 	if err := d.decodeSource(map[string]any{"source": src}, ch); err != nil {
 		return err
 	}
-	if t, ok := tx.(map[string]any); ok {
+	if t, ok := tx.(map[string]any); ok && ch.Pos.Source() == SourceSQLServer {
 		ch.TxID, _ = t["id"].(string)
 		ch.TxOrder, _ = t["data_collection_order"].(int64)
 	}
