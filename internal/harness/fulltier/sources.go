@@ -2,9 +2,11 @@ package fulltier
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Postgres is the full tier's PostgreSQL server, reached with psql.
@@ -77,7 +79,10 @@ func splitAddr(t testing.TB, key string) (host, port string) {
 // a non-zero exit with the client's standard error.
 func run(t testing.TB, stdin, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), name, args...)
+	// Not t.Context(): cleanups run clients after it is done.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
