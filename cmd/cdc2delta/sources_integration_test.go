@@ -72,41 +72,102 @@ TRUNCATE other;
 INSERT INTO other VALUES ('c', 3);`)
 
 	topics := []string{id + ".public.items", id + ".public.other"}
-	ends := waitTopicsQuiet(t, brokers, topics)
-
-	root := t.TempDir()
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka: {brokers: [%q], group_id: %q, topics: [%q, %q]}
-schema_registry: {url: "http://127.0.0.1:1"}
-decoding: {converter: json}
-tables: {path: "%s/{table}"}
-batch: {max_records: 50, max_age: 50ms, min_records: 1}
-metrics: {listen: ""}
-log: {level: warn}
-`, brokers[0], id, topics[0], topics[1], filepath.ToSlash(root)), 0o600))
-	runUntil(t, cfgPath, func() bool {
-		for i, topic := range topics {
-			if !tableReached(t, filepath.Join(root, []string{"items", "other"}[i]), topic, ends[topic]) {
-				return false
-			}
-		}
-		return true
-	})
-
-	for _, tc := range []struct {
-		table, query string
-		cols         []string
-	}{
+	compareSource(t, brokers, id, topics, []dbTable{
 		{"items", `SELECT id, coalesce(name, 'NULL'), coalesce(amount::text, 'NULL'),
   coalesce(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'NULL'), coalesce(d::text, 'NULL'),
   coalesce(doc::text, 'NULL'), coalesce(encode(raw, 'hex'), 'NULL'), coalesce(flag::text, 'NULL'),
   coalesce(md5(big), 'NULL'), coalesce(extra, 'NULL') FROM items ORDER BY id`,
 			[]string{"id", "name", "amount", "at", "d", "doc", "raw", "flag", "big", "extra"}},
 		{"other", `SELECT k, coalesce(v::text, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
-	} {
+	}, func(q string) string { return pg.Exec(id, q) })
+}
+
+// TestMariaDBConnectorEndToEnd is TestPostgresConnectorEndToEnd for
+// Debezium's MariaDB connector, compared with what the mariadb client prints.
+func TestMariaDBConnectorEndToEnd(t *testing.T) {
+	my := fulltier.MariaDBServer(t)
+	worker := fulltier.ConnectWorker(t)
+	brokers := fulltier.KafkaBrokers(t)
+	now := time.Now().UnixNano()
+	id := fmt.Sprintf("mye2e%d", now)
+	my.Exec("", "CREATE DATABASE "+id)
+	my.Exec(id, `
+CREATE TABLE items (id int PRIMARY KEY, name varchar(40), amount decimal(12,3), at datetime(6), d date,
+  doc json, raw varbinary(16), flag boolean, big longtext);
+CREATE TABLE other (k varchar(10) PRIMARY KEY, v int);
+INSERT INTO items SELECT seq, concat('item ', seq), seq * 1.5, '2024-02-29 13:14:15.123456', '2024-02-29',
+  '{"i": 1}', x'deadbeef', seq % 2 = 0, IF(seq = 1, repeat(md5('x'), 400), NULL) FROM seq_1_to_20;
+INSERT INTO other VALUES ('a', 1), ('b', 2);`)
+
+	cfg := fulltier.MariaDBConnector(my, id, id, filepath.Join(t.TempDir(), "history.dat"), int(1000+now%100000))
+	cfg["skipped.operations"] = "none"
+	worker.Register(id, cfg)
+
+	my.Exec(id, `
+INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
+UPDATE items SET name = 'renamed' WHERE id = 1;
+UPDATE items SET amount = amount * 2 WHERE id BETWEEN 2 AND 5;
+DELETE FROM items WHERE id IN (6, 7);
+UPDATE items SET id = 200 WHERE id = 8;
+BEGIN; UPDATE other SET v = 10 WHERE k = 'a'; INSERT INTO items (id, name) VALUES (101, 'tx'); COMMIT;
+ALTER TABLE items ADD COLUMN extra varchar(10);
+INSERT INTO items (id, name, extra) VALUES (102, 'with extra', 'x');`)
+	worker.Restart(id)
+	my.Exec(id, `
+UPDATE items SET extra = 'later', name = 'after restart' WHERE id = 1;
+DELETE FROM items WHERE id = 100;
+TRUNCATE other;
+INSERT INTO other VALUES ('c', 3);`)
+
+	topics := []string{id + "." + id + ".items", id + "." + id + ".other"}
+	compareSource(t, brokers, id, topics, []dbTable{
+		{"items", `SELECT id, IFNULL(name, 'NULL'), IFNULL(amount, 'NULL'),
+  IFNULL(DATE_FORMAT(at, '%Y-%m-%dT%H:%i:%s.%f'), 'NULL'), IFNULL(d, 'NULL'), IFNULL(doc, 'NULL'),
+  IFNULL(LOWER(HEX(raw)), 'NULL'), IFNULL(flag, 'NULL'), IFNULL(md5(big), 'NULL'), IFNULL(extra, 'NULL')
+  FROM items ORDER BY id`, []string{"id", "name", "amount", "at", "d", "doc", "raw", "flag", "big", "extra"}},
+		{"other", `SELECT k, IFNULL(v, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
+	}, func(q string) string { return my.Exec(id, q) })
+}
+
+// dbTable is one table of a source database and the query that prints it
+// as deltaText prints the Delta table's cols.
+type dbTable struct {
+	table, query string
+	cols         []string
+}
+
+// compareSource consumes topics (one per table, in tables' order) with
+// `cdc2delta run` once the connector has sent everything, and requires every
+// Delta table, read by delta-rs and DuckDB, to print as its source query.
+func compareSource(t *testing.T, brokers []string, group string, topics []string, tables []dbTable, query func(string) string) {
+	t.Helper()
+	ends := waitTopicsQuiet(t, brokers, topics)
+	root := t.TempDir()
+	cfgPath := filepath.Join(root, "cdc2delta.yaml")
+	quoted := make([]string, len(topics))
+	for i, topic := range topics {
+		quoted[i] = fmt.Sprintf("%q", topic)
+	}
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
+kafka: {brokers: [%q], group_id: %q, topics: [%s]}
+schema_registry: {url: "http://127.0.0.1:1"}
+decoding: {converter: json}
+tables: {path: "%s/{table}"}
+batch: {max_records: 50, max_age: 50ms, min_records: 1}
+metrics: {listen: ""}
+log: {level: warn}
+`, brokers[0], group, strings.Join(quoted, ", "), filepath.ToSlash(root)), 0o600))
+	runUntil(t, cfgPath, func() bool {
+		for i, topic := range topics {
+			if !tableReached(t, filepath.Join(root, tables[i].table), topic, ends[topic]) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, tc := range tables {
 		t.Run(tc.table, func(t *testing.T) {
-			want := strings.TrimSpace(pg.Exec(id, tc.query))
+			want := strings.TrimSpace(query(tc.query))
 			require.NotEmpty(t, want)
 			path := filepath.Join(root, tc.table)
 			for _, got := range fulltier.Read(t,
