@@ -128,7 +128,7 @@ func (c Connect) request(method, path string, body []byte) ([]byte, int) {
 // connector for database db of pg, writing topics "<prefix>.<schema>.<table>"
 // through a replication slot and publication of its own (named after
 // prefix, so tests sharing the server do not share them).
-func PostgresConnector(pg Postgres, db, prefix string, tables string) map[string]string {
+func PostgresConnector(pg Postgres, db, prefix, tables string) map[string]string {
 	return map[string]string{
 		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
 		"tasks.max":                   "1",
