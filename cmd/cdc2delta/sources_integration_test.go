@@ -141,6 +141,12 @@ type dbTable struct {
 // Delta table, read by delta-rs and DuckDB, to print as its source query.
 func compareSource(t *testing.T, brokers []string, group string, topics []string, tables []dbTable, query func(string) string) {
 	t.Helper()
+	waitTopicsQuiet(t, brokers, topics)
+	// A worker that dies before it commits its offsets sends again what it
+	// sent since: append the first table's first records once more, after
+	// everything, so that only the source's order keeps them from
+	// overwriting newer rows.
+	redeliver(t, brokers, topics[0], 25)
 	ends := waitTopicsQuiet(t, brokers, topics)
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "cdc2delta.yaml")
@@ -217,6 +223,29 @@ func waitTopicsQuiet(t *testing.T, brokers []string, topics []string) map[string
 	}
 	t.Fatalf("topics %v did not settle within 90s: last end offsets %v", topics, last)
 	return nil
+}
+
+// redeliver appends copies of the first n records of partition 0 of topic
+// to it.
+func redeliver(t *testing.T, brokers []string, topic string, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var recs []*kgo.Record
+	for len(recs) < n {
+		fetches := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "reading %s: %d of %d records", topic, len(recs), n)
+		fetches.EachRecord(func(r *kgo.Record) {
+			if len(recs) < n {
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: 0, Key: r.Key, Value: r.Value})
+			}
+		})
+	}
+	require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
 }
 
 // runUntil runs `cdc2delta run` with the config until done reports true,
