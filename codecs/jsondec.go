@@ -105,9 +105,9 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 			payload, err = s.window()
 			havePayload = true
 		default:
-			return in(s.errAt("a schemas.enable=true message has only schema and payload"), string(k))
+			return inKey(s.errAt("a schemas.enable=true message has only schema and payload"), k)
 		}
-		return in(err, string(k))
+		return inKey(err, k)
 	})
 	if err == nil {
 		err = s.end()
@@ -211,13 +211,12 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 	var op string
 	var src, tx any
 	err := s.object(func(k []byte) error {
-		key := string(k)
-		i, known := root.byName[key]
+		i, known := root.byName[string(k)]
 		if !known {
-			return in(s.skip(1), key)
+			return inKey(s.skip(1), k)
 		}
 		var err error
-		switch key {
+		switch string(k) {
 		case "before":
 			before, err = s.window()
 			haveBefore = err == nil
@@ -226,7 +225,7 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 			haveAfter = err == nil
 		case "op":
 			if s.peek() != '"' {
-				return in(s.errAt("want a string"), key)
+				return inKey(s.errAt("want a string"), k)
 			}
 			op, err = s.str()
 		case "source":
@@ -236,7 +235,7 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 		default:
 			err = s.skip(1)
 		}
-		return in(err, key)
+		return inKey(err, k)
 	})
 	if err == nil {
 		err = s.end()

@@ -3,6 +3,8 @@ package codecs
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"strconv"
 )
 
@@ -157,6 +159,23 @@ func avroField(f jfield) map[string]any {
 	return map[string]any{"name": f.name, "type": typ}
 }
 
+// sameImages reports whether an envelope's before and after fields, when
+// both are present, have one schema: the layout is derived from one of them
+// and decodes both.
+func sameImages(schema any) bool {
+	fields, _ := schema.(map[string]any)["fields"].([]any)
+	var images []map[string]any
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		if name := fm["field"]; name == "before" || name == "after" {
+			img := maps.Clone(fm)
+			delete(img, "field")
+			images = append(images, img)
+		}
+	}
+	return len(images) != 2 || reflect.DeepEqual(images[0], images[1])
+}
+
 // jsonPlan is what a Connect schema compiles to besides its layout.
 type jsonPlan struct {
 	root *jnode
@@ -175,6 +194,9 @@ func compileJSON(id int, text []byte, opts *Options) (*compiled, error) {
 	root, err := connectNode(v, 0)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
+	}
+	if !sameImages(v) {
+		return nil, fmt.Errorf("%w: envelope %s: before and after have different schemas", ErrUnsupportedSchema, root.name)
 	}
 	if root.kind != jStruct {
 		return nil, fmt.Errorf("%w: top-level connect schema is %s, not a struct", ErrUnsupportedSchema, v.(map[string]any)["type"])

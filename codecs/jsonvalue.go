@@ -58,19 +58,22 @@ func (s *jscan) value(n *jnode, depth int) (any, error) {
 		err := s.object(func(k []byte) error {
 			i, ok := n.byName[string(k)]
 			if !ok {
-				return in(s.skip(depth+1), string(k))
+				return inKey(s.skip(depth+1), k)
 			}
 			v, err := s.value(n.fields[i].node, depth+1)
 			m[n.fields[i].name] = v
-			return in(err, string(k))
+			return inKey(err, k)
 		})
+		if err == nil {
+			err = s.required(n, func(i int) bool { return m[n.fields[i].name] == nil })
+		}
 		return m, err
 	case jArray:
 		var out []any
 		err := s.array(func(i int) error {
 			v, err := s.value(n.elem, depth+1)
 			out = append(out, v)
-			return in(err, "["+strconv.Itoa(i)+"]")
+			return inIndex(err, i)
 		})
 		return out, err
 	case jMap:
@@ -81,7 +84,7 @@ func (s *jscan) value(n *jnode, depth int) (any, error) {
 		err := s.object(func(k []byte) error {
 			v, err := s.value(n.elem, depth+1)
 			m[string(k)] = v
-			return in(err, string(k))
+			return inKey(err, k)
 		})
 		return m, err
 	}
@@ -109,19 +112,25 @@ func (s *jscan) row(n *jnode, vals []any) error {
 		if i >= len(n.fields) || n.fields[i].name != string(k) {
 			var ok bool
 			if i, ok = n.byName[string(k)]; !ok {
-				return in(s.skip(1), string(k))
+				return inKey(s.skip(1), k)
 			}
 		}
 		next = i + 1
 		v, err := s.value(n.fields[i].node, 1)
 		vals[i] = v
-		return in(err, string(k))
+		return inKey(err, k)
 	})
 	if err != nil {
 		return err
 	}
+	return s.required(n, func(i int) bool { return vals[i] == nil })
+}
+
+// required fails for a required field of struct n the object left out
+// (JsonConverter reads an absent field as null, which it refuses).
+func (s *jscan) required(n *jnode, absent func(i int) bool) error {
 	for i, f := range n.fields {
-		if vals[i] == nil && !f.node.optional {
+		if !f.node.optional && absent(i) {
 			return in(s.errAt("required field missing"), f.name)
 		}
 	}
@@ -246,11 +255,14 @@ func plainDecimal(tok string) (string, bool) {
 	if i < 0 {
 		return tok, true
 	}
+	mant, neg := strings.CutPrefix(tok[:i], "-")
+	if strings.Trim(mant, "0.") == "" {
+		return "0", true // zero, whatever the exponent
+	}
 	exp, err := strconv.Atoi(tok[i+1:])
 	if err != nil || exp > 80 || exp < -80 {
 		return "", false
 	}
-	mant, neg := strings.CutPrefix(tok[:i], "-")
 	intPart, frac, _ := strings.Cut(mant, ".")
 	digits := intPart + frac
 	point := len(intPart) + exp // position of the point in digits
