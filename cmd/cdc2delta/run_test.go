@@ -515,3 +515,18 @@ tables:
 		require.Equal(t, want, got.Sink.PartitionBy, table)
 	}
 }
+
+// TestRunJSONConverter runs `cdc2delta run` with decoding.converter: json
+// and no registry over JsonConverter records (decimals as numbers), and
+// over the same workload written as Avro: the tables print the same.
+func TestRunJSONConverter(t *testing.T) {
+	var printed [][]string
+	for _, json := range []bool{false, true} {
+		f := newRunFixture(t, fixtureOptions{partitions: 2, json: json})
+		require.Positive(t, f.produce(150))
+		f.runUntilCaughtUp()
+		printed = append(printed, f.rows())
+	}
+	require.Greater(t, len(printed[0]), 10)
+	require.Equal(t, printed[0], printed[1])
+}

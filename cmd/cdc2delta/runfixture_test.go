@@ -38,6 +38,7 @@ type runFixture struct {
 	orders *dbzgen.Table
 	cfg    string
 	dir    string // the orders table
+	json   bool
 }
 
 type fixtureOptions struct {
@@ -50,12 +51,15 @@ type fixtureOptions struct {
 	// kafka is the config's kafka block; %s is replaced by the orders topic.
 	// Empty: plaintext brokers, group restore-run.
 	kafka string
+	// json produces JsonConverter records and configures
+	// decoding.converter: json without a registry.
+	json bool
 }
 
 func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
 	t.Helper()
 	gen, regURL := newTestGenerator(t, o.prefix)
-	f := &runFixture{t: t, gen: gen}
+	f := &runFixture{t: t, gen: gen, json: o.json}
 	var err error
 	f.orders, err = f.gen.Table(dbzgen.Orders())
 	require.NoError(t, err)
@@ -78,14 +82,18 @@ func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
 	}
 	root := t.TempDir()
 	f.cfg = filepath.Join(root, "cdc2delta.yaml")
+	source := fmt.Sprintf(`schema_registry: {url: "%s"}`, regURL)
+	if o.json {
+		source = "decoding: {converter: json}"
+	}
 	require.NoError(t, os.WriteFile(f.cfg, fmt.Appendf(nil, `
 kafka: %s
-schema_registry: {url: "%s"}
+%s
 tables: {path: "%s/{database}/{schema}/{table}"}
 batch: {max_records: 50, max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
-`, kafka, regURL, filepath.ToSlash(root)), 0o600))
+`, kafka, source, filepath.ToSlash(root)), 0o600))
 	router, err := route.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
 	f.dir, err = router.Route(f.orders.Topic())
@@ -102,6 +110,9 @@ func (f *runFixture) produce(n int) int {
 	for range n {
 		ev := f.work.Next()
 		key, value, err := f.gen.Encode(f.t.Context(), ev)
+		if f.json {
+			key, value, err = f.gen.EncodeJSON(ev, dbzgen.DecimalNumeric)
+		}
 		require.NoError(f.t, err)
 		if value != nil {
 			values++
