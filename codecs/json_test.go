@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -198,4 +199,111 @@ func TestJSONErrors(t *testing.T) {
 			require.Contains(t, err.Error(), "shop.sales.dbo.orders[3]@42")
 		})
 	}
+}
+
+// declare reads a declaration out of a JsonConverter envelope schema, as
+// a user would write it from the connector's documentation.
+func declare(t *testing.T, value, key []byte) codecs.DeclaredTable {
+	var msg struct {
+		Schema struct {
+			Fields []struct {
+				Field  string
+				Fields []struct {
+					Field, Type, Name string
+					Optional          bool
+					Parameters        map[string]string
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(value, &msg))
+	var out codecs.DeclaredTable
+	for _, f := range msg.Schema.Fields[1].Fields {
+		c := codecs.DeclaredColumn{Name: f.Field, Type: f.Type, Logical: f.Name, Optional: f.Optional}
+		c.Scale, _ = strconv.Atoi(f.Parameters["scale"])
+		c.Precision, _ = strconv.Atoi(f.Parameters["connect.decimal.precision"])
+		out.Columns = append(out.Columns, c)
+	}
+	var k struct{ Payload map[string]any }
+	require.NoError(t, json.Unmarshal(key, &k))
+	for name := range k.Payload {
+		out.Key = append(out.Key, name)
+	}
+	return out
+}
+
+// payloadOf strips a JsonConverter record to what schemas.enable=false writes.
+func payloadOf(t *testing.T, b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m["payload"]
+}
+
+// TestJSONDeclared decodes schemas.enable=false records of a topic whose
+// columns are declared: the same changes as with the schema in every
+// record; a field not declared, or a topic not declared, is refused by
+// name.
+func TestJSONDeclared(t *testing.T) {
+	g := dbzgen.New(nil, dbzgen.Options{})
+	orders, err := g.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 5, Keys: 10, Snapshot: true, MaxTxEvents: 2, TransactionMetadata: true}, orders)
+	require.NoError(t, err)
+	ev := w.Next()
+	key, value, err := g.EncodeJSON(ev, dbzgen.DecimalNumeric)
+	require.NoError(t, err)
+	topic := orders.Topic()
+	withSchema := newJSONDecoder(t, codecs.Options{})
+	declared := newJSONDecoder(t, codecs.Options{Declared: map[string]codecs.DeclaredTable{topic: declare(t, value, key)}})
+
+	ops := map[codecs.Op]int{}
+	for i := range 200 {
+		if i > 0 {
+			ev = w.Next()
+			key, value, err = g.EncodeJSON(ev, dbzgen.DecimalNumeric)
+			require.NoError(t, err)
+		}
+		want, err := withSchema.DecodeRecord(t.Context(), topic, 0, int64(i), key, value)
+		require.NoError(t, err)
+		got, err := declared.DecodeRecord(t.Context(), topic, 0, int64(i), payloadOf(t, key), payloadOf(t, value))
+		require.NoError(t, err, "event %d", i)
+		msg := fmt.Sprintf("event %d", i)
+		require.Equal(t, want.Op, got.Op, msg)
+		require.Equal(t, want.Table, got.Table, msg)
+		require.Equal(t, want.Pos, got.Pos, msg)
+		require.Equal(t, want.TxID, got.TxID, msg)
+		require.Equal(t, want.Row, got.Row, msg)
+		require.Equal(t, want.Key, got.Key, msg)
+		require.Equal(t, want.KeyIndex, got.KeyIndex, msg)
+		if got.Layout != nil {
+			for j, c := range got.Layout.Columns {
+				require.Equal(t, want.Layout.Columns[j].Type, c.Type, c.Name)
+				require.Equal(t, want.Layout.Columns[j].Nullable, c.Nullable, c.Name)
+			}
+		}
+		ops[got.Op]++
+	}
+	require.Positive(t, ops[codecs.OpTombstone])
+	require.Positive(t, ops[codecs.OpUpdate])
+
+	bad := []byte(`{"before":null,"after":{"order_id":1,"surprise":2},"source":{"db":"sales","schema":"dbo","table":"orders"},"op":"c"}`)
+	_, err = declared.DecodeRecord(t.Context(), topic, 1, 9, []byte(`{"order_id":1}`), bad)
+	var je *codecs.JSONError
+	require.ErrorAs(t, err, &je)
+	require.Equal(t, "$.after.surprise", je.Path)
+	require.Contains(t, err.Error(), "field is not declared")
+	require.Contains(t, err.Error(), topic+"[1]@9")
+
+	_, err = declared.DecodeRecord(t.Context(), "other.topic", 0, 3, nil, bad)
+	require.ErrorAs(t, err, &je)
+	require.Equal(t, "$.before", je.Path)
+	require.Contains(t, je.Reason, "declare its topic's columns")
+
+	_, err = codecs.NewDecoder(nil, codecs.Options{Converter: codecs.ConverterJSON, Declared: map[string]codecs.DeclaredTable{
+		topic: {Key: []string{"id"}, Columns: []codecs.DeclaredColumn{{Name: "id", Type: "int128"}}}}})
+	require.ErrorIs(t, err, codecs.ErrUnsupportedSchema)
+	require.ErrorContains(t, err, `column "id": codecs: unsupported schema: type "int128"`)
 }

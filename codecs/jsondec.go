@@ -104,6 +104,8 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 		case "payload":
 			payload, err = s.window()
 			havePayload = true
+		case "before", "after", "op", "source":
+			return inKey(s.errAt("a record without a schema (schemas.enable=false): declare its topic's columns"), k)
 		default:
 			return inKey(s.errAt("a schemas.enable=true message has only schema and payload"), k)
 		}
@@ -241,7 +243,7 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 		err = s.end()
 	}
 	if err != nil {
-		return rooted(in(err, "payload"))
+		return vc.json.rooted(err)
 	}
 	if len(op) != 1 {
 		return &OpError{Op: op}
@@ -273,7 +275,7 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 	}
 	ch.Layout, ch.Row = vc.layout, make([]any, len(vc.layout.Columns))
 	if err := image.row(vc.json.row, ch.Row); err != nil {
-		return rooted(in(in(err, name), "payload"))
+		return vc.json.rooted(in(err, name))
 	}
 	ch.Unavailable, err = d.convertRow(vc.layout, ch.Row)
 	return err

@@ -27,6 +27,9 @@ const (
 	jStruct
 	jArray
 	jMap
+	// jAny is any JSON value, read untyped (a declared table's source
+	// and transaction blocks).
+	jAny
 )
 
 var jkinds = map[string]jkind{
@@ -39,14 +42,17 @@ var jkinds = map[string]jkind{
 type jnode struct {
 	kind     jkind
 	optional bool
-	name     string
-	version  any
-	params   map[string]any
-	scale    int // jDecimal
-	fields   []jfield
-	byName   map[string]int
-	elem     *jnode // jArray items, jMap values
-	key      *jnode // jMap keys
+	// strict refuses struct members that are not fields (declared
+	// tables); JsonConverter ignores them.
+	strict  bool
+	name    string
+	version any
+	params  map[string]any
+	scale   int // jDecimal
+	fields  []jfield
+	byName  map[string]int
+	elem    *jnode // jArray items, jMap values
+	key     *jnode // jMap keys
 }
 
 type jfield struct {
@@ -182,6 +188,17 @@ type jsonPlan struct {
 	// row is the row struct of an envelope (the type of before/after),
 	// the key struct for a key schema.
 	row *jnode
+	// bare marks a declared table's records: the payload is the whole
+	// record, not the payload member.
+	bare bool
+}
+
+// rooted finishes the path of an error inside a payload.
+func (p *jsonPlan) rooted(err error) error {
+	if !p.bare {
+		err = in(err, "payload")
+	}
+	return rooted(err)
 }
 
 // compileJSON compiles one Connect schema (the "schema" member of a

@@ -76,6 +76,8 @@ func (s *jscan) value(n *jnode, depth int) (any, error) {
 			return inIndex(err, i)
 		})
 		return out, err
+	case jAny:
+		return s.untyped(depth)
 	case jMap:
 		if n.key.kind != jString {
 			return nil, s.errAt("map with %s keys", n.key.typeName())
@@ -89,6 +91,54 @@ func (s *jscan) value(n *jnode, depth int) (any, error) {
 		return m, err
 	}
 	return nil, s.errAt("unknown connect type")
+}
+
+// untyped reads any value as encoding/json would into an interface, but
+// with integers as int64 (the Go type goavro gives a long).
+func (s *jscan) untyped(depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, s.errAt("nesting deeper than %d", maxJSONDepth)
+	}
+	switch s.peek() {
+	case '{':
+		m := map[string]any{}
+		err := s.object(func(k []byte) error {
+			v, err := s.untyped(depth + 1)
+			m[string(k)] = v
+			return inKey(err, k)
+		})
+		return m, err
+	case '[':
+		var a []any
+		err := s.array(func(i int) error {
+			v, err := s.untyped(depth + 1)
+			a = append(a, v)
+			return inIndex(err, i)
+		})
+		return a, err
+	case '"':
+		return s.str()
+	case 't':
+		return true, s.lit("true")
+	case 'f':
+		return false, s.lit("false")
+	case 'n':
+		return nil, s.lit("null")
+	}
+	tok, integer, err := s.number()
+	if err != nil {
+		return nil, err
+	}
+	if integer {
+		if v, ok := parseInt(tok, 64); ok {
+			return v, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return nil, s.errAt("%s does not fit float64", tok)
+	}
+	return f, nil
 }
 
 func (n *jnode) typeName() string {
@@ -112,6 +162,9 @@ func (s *jscan) row(n *jnode, vals []any) error {
 		if i >= len(n.fields) || n.fields[i].name != string(k) {
 			var ok bool
 			if i, ok = n.byName[string(k)]; !ok {
+				if n.strict {
+					return inKey(s.errAt("field is not declared"), k)
+				}
 				return inKey(s.skip(1), k)
 			}
 		}
