@@ -517,16 +517,18 @@ tables:
 }
 
 // TestRunJSONConverter runs `cdc2delta run` with decoding.converter: json
-// and no registry over JsonConverter records (decimals as numbers), and
-// over the same workload written as Avro: the tables print the same.
+// and no registry over JsonConverter records (decimals as numbers), with
+// and without schemas (then typed by decoding.declared), and over the same
+// workload written as Avro: the tables print the same.
 func TestRunJSONConverter(t *testing.T) {
 	var printed [][]string
-	for _, json := range []bool{false, true} {
-		f := newRunFixture(t, fixtureOptions{partitions: 2, json: json})
+	for _, o := range []fixtureOptions{{partitions: 2}, {partitions: 2, json: true}, {partitions: 2, declared: true}} {
+		f := newRunFixture(t, o)
 		require.Positive(t, f.produce(150))
 		f.runUntilCaughtUp()
 		printed = append(printed, f.rows())
 	}
 	require.Greater(t, len(printed[0]), 10)
-	require.Equal(t, printed[0], printed[1])
+	require.Equal(t, printed[0], printed[1], "schemas.enable=true")
+	require.Equal(t, printed[0], printed[2], "schemas.enable=false, declared")
 }
