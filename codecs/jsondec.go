@@ -127,7 +127,7 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 		if isNull, _ := payload.null(); isNull {
 			return nil, payload, nil
 		}
-		return nil, jscan{}, &JSONError{Path: "$.schema", Offset: schema.i, Reason: "null schema: the message was written with schemas.enable=false"}
+		return nil, jscan{}, &JSONError{Path: "$.schema", Offset: schema.i, Reason: "null schema: a record written with schemas.enable=false; declare its topic's columns"}
 	}
 	c, err = d.jsonSchema(schema.b[schema.i:])
 	return c, payload, err
@@ -157,17 +157,17 @@ func (d *Decoder) decodeJSON(key, value []byte) (Change, error) {
 		return ch, nil
 	}
 	if !vc.envelope {
-		return Change{}, &DecodeError{SchemaID: vc.id, Err: fmt.Errorf("%w: value schema %s is not a Debezium envelope", ErrUnsupportedSchema, vc.json.root.name)}
+		return Change{}, &DecodeError{SchemaID: -1, Err: fmt.Errorf("%w: value schema %s is not a Debezium envelope", ErrUnsupportedSchema, vc.json.root.name)}
 	}
 	if err := d.jsonEnvelope(vc, payload, &ch); err != nil {
-		return Change{}, &DecodeError{SchemaID: vc.id, Err: err}
+		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
 	if ch.Op == OpTruncate {
 		return ch, nil
 	}
 	if len(key) == 0 {
 		if err := d.keyFromRow(vc, &ch); err != nil {
-			return Change{}, &DecodeError{SchemaID: vc.id, Err: err}
+			return Change{}, &DecodeError{SchemaID: -1, Err: err}
 		}
 		return ch, nil
 	}
@@ -177,7 +177,7 @@ func (d *Decoder) decodeJSON(key, value []byte) (Change, error) {
 	}
 	ch.Key, ch.KeyLayout = k, kc.layout
 	if ch.KeyIndex, err = d.keyIndexFor(kc, vc); err != nil {
-		return Change{}, &DecodeError{SchemaID: kc.id, Err: err}
+		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
 	return ch, nil
 }
@@ -282,21 +282,20 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 }
 
 // decodeJSONTransaction is DecodeTransaction for JsonConverter records.
-func (d *Decoder) decodeJSONTransaction(value []byte) (TxEvent, int, error) {
+func (d *Decoder) decodeJSONTransaction(value []byte) (TxEvent, error) {
 	c, payload, err := d.jsonMessage(value)
 	if err != nil {
-		return TxEvent{}, -1, err
+		return TxEvent{}, err
 	}
 	if c == nil || !c.transaction {
-		return TxEvent{}, -1, fmt.Errorf("%w: value is not Debezium's transaction metadata", ErrUnsupportedSchema)
+		return TxEvent{}, fmt.Errorf("%w: value is not Debezium's transaction metadata", ErrUnsupportedSchema)
 	}
 	native, err := payload.value(c.json.root, 0)
 	if err == nil {
 		err = payload.end()
 	}
 	if err != nil {
-		return TxEvent{}, c.id, rooted(in(err, "payload"))
+		return TxEvent{}, rooted(in(err, "payload"))
 	}
-	ev, err := txEventFrom(native)
-	return ev, c.id, err
+	return txEventFrom(native)
 }
