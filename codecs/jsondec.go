@@ -61,7 +61,7 @@ func (d *Decoder) jsonSchema(text []byte) (*compiled, error) {
 	defer js.mu.Unlock()
 	if c = js.byCanon[string(canon)]; c == nil {
 		var err error
-		if c, err = compileJSON(len(js.byCanon)+1, canon, &d.opts); err != nil {
+		if c, err = compileJSON(len(js.byCanon)+1, v, &d.opts); err != nil {
 			return nil, err
 		}
 		if js.byCanon == nil {

@@ -1,7 +1,6 @@
 package codecs
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -202,12 +201,9 @@ func (p *jsonPlan) rooted(err error) error {
 }
 
 // compileJSON compiles one Connect schema (the "schema" member of a
-// JsonConverter message) under a decoder-local id.
-func compileJSON(id int, text []byte, opts *Options) (*compiled, error) {
-	var v any
-	if err := json.Unmarshal(text, &v); err != nil {
-		return nil, &JSONError{Path: "$.schema", Reason: err.Error()}
-	}
+// JsonConverter message, as encoding/json parsed it) under a decoder-local
+// id.
+func compileJSON(id int, v any, opts *Options) (*compiled, error) {
 	root, err := connectNode(v, 0)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
