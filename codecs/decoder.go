@@ -17,8 +17,10 @@ type Decoder struct {
 	// and synthesized key layouts per value id for keyless tables.
 	keyIndex sync.Map // uint64 → []int
 	nullKeys sync.Map // int → *nullKey
-	// json holds the Connect schemas of JsonConverter records.
-	json jsonSchemas
+	// json holds the Connect schemas of JsonConverter records, declared
+	// the compiled declarations by topic.
+	json     jsonSchemas
+	declared map[string]*declaredPlan
 	// wholeEnvelope disables the envelope plan, and goavroRows the row
 	// decoders: tests compare the paths, benchmarks time them.
 	wholeEnvelope, goavroRows bool
@@ -34,6 +36,15 @@ func NewDecoder(src SchemaSource, opts Options) (*Decoder, error) {
 		return nil, err
 	}
 	d := &Decoder{opts: opts, ph: newPlaceholders(opts.Placeholder)}
+	if len(opts.Declared) > 0 {
+		if opts.Converter != ConverterJSON {
+			return nil, errors.New("codecs: declared schemas need the json converter")
+		}
+		var err error
+		if d.declared, err = compileDeclared(opts.Declared, &d.opts); err != nil {
+			return nil, err
+		}
+	}
 	d.schemas = schemaCache{src: src, opts: &d.opts}
 	return d, nil
 }
@@ -114,7 +125,13 @@ func (d *Decoder) Decode(ctx context.Context, key, value []byte) (Change, error)
 // DecodeRecord is Decode for a record whose coordinates are known: a
 // failure's *DecodeError carries topic, partition and offset.
 func (d *Decoder) DecodeRecord(ctx context.Context, topic string, partition int32, offset int64, key, value []byte) (Change, error) {
-	ch, err := d.Decode(ctx, key, value)
+	var ch Change
+	var err error
+	if p := d.declared[topic]; p != nil {
+		ch, err = d.decodeDeclared(p, key, value)
+	} else {
+		ch, err = d.Decode(ctx, key, value)
+	}
 	if err != nil {
 		var de *DecodeError
 		if errors.As(err, &de) {

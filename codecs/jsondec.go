@@ -61,7 +61,7 @@ func (d *Decoder) jsonSchema(text []byte) (*compiled, error) {
 	defer js.mu.Unlock()
 	if c = js.byCanon[string(canon)]; c == nil {
 		var err error
-		if c, err = compileJSON(len(js.byCanon)+1, canon, &d.opts); err != nil {
+		if c, err = compileJSON(len(js.byCanon)+1, v, &d.opts); err != nil {
 			return nil, err
 		}
 		if js.byCanon == nil {
@@ -104,10 +104,12 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 		case "payload":
 			payload, err = s.window()
 			havePayload = true
+		case "before", "after", "op", "source":
+			return inKey(s.errAt("a record without a schema (schemas.enable=false): declare its topic's columns"), k)
 		default:
-			return in(s.errAt("a schemas.enable=true message has only schema and payload"), string(k))
+			return inKey(s.errAt("a schemas.enable=true message has only schema and payload"), k)
 		}
-		return in(err, string(k))
+		return inKey(err, k)
 	})
 	if err == nil {
 		err = s.end()
@@ -125,7 +127,7 @@ func (d *Decoder) jsonMessage(b []byte) (*compiled, jscan, error) {
 		if isNull, _ := payload.null(); isNull {
 			return nil, payload, nil
 		}
-		return nil, jscan{}, &JSONError{Path: "$.schema", Offset: schema.i, Reason: "null schema: the message was written with schemas.enable=false"}
+		return nil, jscan{}, &JSONError{Path: "$.schema", Offset: schema.i, Reason: "null schema: a record written with schemas.enable=false; declare its topic's columns"}
 	}
 	c, err = d.jsonSchema(schema.b[schema.i:])
 	return c, payload, err
@@ -155,17 +157,17 @@ func (d *Decoder) decodeJSON(key, value []byte) (Change, error) {
 		return ch, nil
 	}
 	if !vc.envelope {
-		return Change{}, &DecodeError{SchemaID: vc.id, Err: fmt.Errorf("%w: value schema %s is not a Debezium envelope", ErrUnsupportedSchema, vc.json.root.name)}
+		return Change{}, &DecodeError{SchemaID: -1, Err: fmt.Errorf("%w: value schema %s is not a Debezium envelope", ErrUnsupportedSchema, vc.json.root.name)}
 	}
 	if err := d.jsonEnvelope(vc, payload, &ch); err != nil {
-		return Change{}, &DecodeError{SchemaID: vc.id, Err: err}
+		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
 	if ch.Op == OpTruncate {
 		return ch, nil
 	}
 	if len(key) == 0 {
 		if err := d.keyFromRow(vc, &ch); err != nil {
-			return Change{}, &DecodeError{SchemaID: vc.id, Err: err}
+			return Change{}, &DecodeError{SchemaID: -1, Err: err}
 		}
 		return ch, nil
 	}
@@ -175,7 +177,7 @@ func (d *Decoder) decodeJSON(key, value []byte) (Change, error) {
 	}
 	ch.Key, ch.KeyLayout = k, kc.layout
 	if ch.KeyIndex, err = d.keyIndexFor(kc, vc); err != nil {
-		return Change{}, &DecodeError{SchemaID: kc.id, Err: err}
+		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
 	return ch, nil
 }
@@ -211,13 +213,12 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 	var op string
 	var src, tx any
 	err := s.object(func(k []byte) error {
-		key := string(k)
-		i, known := root.byName[key]
+		i, known := root.byName[string(k)]
 		if !known {
-			return in(s.skip(1), key)
+			return inKey(s.skip(1), k)
 		}
 		var err error
-		switch key {
+		switch string(k) {
 		case "before":
 			before, err = s.window()
 			haveBefore = err == nil
@@ -226,7 +227,7 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 			haveAfter = err == nil
 		case "op":
 			if s.peek() != '"' {
-				return in(s.errAt("want a string"), key)
+				return inKey(s.errAt("want a string"), k)
 			}
 			op, err = s.str()
 		case "source":
@@ -236,13 +237,13 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 		default:
 			err = s.skip(1)
 		}
-		return in(err, key)
+		return inKey(err, k)
 	})
 	if err == nil {
 		err = s.end()
 	}
 	if err != nil {
-		return rooted(in(err, "payload"))
+		return vc.json.rooted(err)
 	}
 	if len(op) != 1 {
 		return &OpError{Op: op}
@@ -274,28 +275,27 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 	}
 	ch.Layout, ch.Row = vc.layout, make([]any, len(vc.layout.Columns))
 	if err := image.row(vc.json.row, ch.Row); err != nil {
-		return rooted(in(in(err, name), "payload"))
+		return vc.json.rooted(in(err, name))
 	}
 	ch.Unavailable, err = d.convertRow(vc.layout, ch.Row)
 	return err
 }
 
 // decodeJSONTransaction is DecodeTransaction for JsonConverter records.
-func (d *Decoder) decodeJSONTransaction(value []byte) (TxEvent, int, error) {
+func (d *Decoder) decodeJSONTransaction(value []byte) (TxEvent, error) {
 	c, payload, err := d.jsonMessage(value)
 	if err != nil {
-		return TxEvent{}, -1, err
+		return TxEvent{}, err
 	}
 	if c == nil || !c.transaction {
-		return TxEvent{}, -1, fmt.Errorf("%w: value is not Debezium's transaction metadata", ErrUnsupportedSchema)
+		return TxEvent{}, fmt.Errorf("%w: value is not Debezium's transaction metadata", ErrUnsupportedSchema)
 	}
 	native, err := payload.value(c.json.root, 0)
 	if err == nil {
 		err = payload.end()
 	}
 	if err != nil {
-		return TxEvent{}, c.id, rooted(in(err, "payload"))
+		return TxEvent{}, rooted(in(err, "payload"))
 	}
-	ev, err := txEventFrom(native)
-	return ev, c.id, err
+	return txEventFrom(native)
 }

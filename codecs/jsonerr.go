@@ -2,6 +2,7 @@ package codecs
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -44,6 +45,22 @@ func in(err error, step string) error {
 		}
 	}
 	return err
+}
+
+// inKey is in for an object member; the key is copied only on failure.
+func inKey(err error, k []byte) error {
+	if err == nil {
+		return nil
+	}
+	return in(err, string(k))
+}
+
+// inIndex is in for an array element.
+func inIndex(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	return in(err, "["+strconv.Itoa(i)+"]")
 }
 
 // rooted finishes the path of a JSONError with "$".

@@ -220,9 +220,9 @@ func (s *jscan) skip(depth int) error {
 	}
 	switch s.peek() {
 	case '{':
-		return s.object(func([]byte) error { return s.skip(depth + 1) })
+		return s.object(func(k []byte) error { return inKey(s.skip(depth+1), k) })
 	case '[':
-		return s.array(func(int) error { return s.skip(depth + 1) })
+		return s.array(func(i int) error { return inIndex(s.skip(depth+1), i) })
 	case '"':
 		_, _, _, err := s.rawString()
 		return err

@@ -1,8 +1,9 @@
 package codecs
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"strconv"
 )
 
@@ -25,6 +26,9 @@ const (
 	jStruct
 	jArray
 	jMap
+	// jAny is any JSON value, read untyped (a declared table's source
+	// and transaction blocks).
+	jAny
 )
 
 var jkinds = map[string]jkind{
@@ -37,14 +41,17 @@ var jkinds = map[string]jkind{
 type jnode struct {
 	kind     jkind
 	optional bool
-	name     string
-	version  any
-	params   map[string]any
-	scale    int // jDecimal
-	fields   []jfield
-	byName   map[string]int
-	elem     *jnode // jArray items, jMap values
-	key      *jnode // jMap keys
+	// strict refuses struct members that are not fields (declared
+	// tables); JsonConverter ignores them.
+	strict  bool
+	name    string
+	version any
+	params  map[string]any
+	scale   int // jDecimal
+	fields  []jfield
+	byName  map[string]int
+	elem    *jnode // jArray items, jMap values
+	key     *jnode // jMap keys
 }
 
 type jfield struct {
@@ -157,24 +164,52 @@ func avroField(f jfield) map[string]any {
 	return map[string]any{"name": f.name, "type": typ}
 }
 
+// sameImages reports whether an envelope's before and after fields, when
+// both are present, have one schema: the layout is derived from one of them
+// and decodes both.
+func sameImages(schema any) bool {
+	fields, _ := schema.(map[string]any)["fields"].([]any)
+	var images []map[string]any
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		if name := fm["field"]; name == "before" || name == "after" {
+			img := maps.Clone(fm)
+			delete(img, "field")
+			images = append(images, img)
+		}
+	}
+	return len(images) != 2 || reflect.DeepEqual(images[0], images[1])
+}
+
 // jsonPlan is what a Connect schema compiles to besides its layout.
 type jsonPlan struct {
 	root *jnode
 	// row is the row struct of an envelope (the type of before/after),
 	// the key struct for a key schema.
 	row *jnode
+	// bare marks a declared table's records: the payload is the whole
+	// record, not the payload member.
+	bare bool
+}
+
+// rooted finishes the path of an error inside a payload.
+func (p *jsonPlan) rooted(err error) error {
+	if !p.bare {
+		err = in(err, "payload")
+	}
+	return rooted(err)
 }
 
 // compileJSON compiles one Connect schema (the "schema" member of a
-// JsonConverter message) under a decoder-local id.
-func compileJSON(id int, text []byte, opts *Options) (*compiled, error) {
-	var v any
-	if err := json.Unmarshal(text, &v); err != nil {
-		return nil, &JSONError{Path: "$.schema", Reason: err.Error()}
-	}
+// JsonConverter message, as encoding/json parsed it) under a decoder-local
+// id.
+func compileJSON(id int, v any, opts *Options) (*compiled, error) {
 	root, err := connectNode(v, 0)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
+	}
+	if !sameImages(v) {
+		return nil, fmt.Errorf("%w: envelope %s: before and after have different schemas", ErrUnsupportedSchema, root.name)
 	}
 	if root.kind != jStruct {
 		return nil, fmt.Errorf("%w: top-level connect schema is %s, not a struct", ErrUnsupportedSchema, v.(map[string]any)["type"])

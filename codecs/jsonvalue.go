@@ -58,21 +58,26 @@ func (s *jscan) value(n *jnode, depth int) (any, error) {
 		err := s.object(func(k []byte) error {
 			i, ok := n.byName[string(k)]
 			if !ok {
-				return in(s.skip(depth+1), string(k))
+				return inKey(s.skip(depth+1), k)
 			}
 			v, err := s.value(n.fields[i].node, depth+1)
 			m[n.fields[i].name] = v
-			return in(err, string(k))
+			return inKey(err, k)
 		})
+		if err == nil {
+			err = s.required(n, func(i int) bool { return m[n.fields[i].name] == nil })
+		}
 		return m, err
 	case jArray:
 		var out []any
 		err := s.array(func(i int) error {
 			v, err := s.value(n.elem, depth+1)
 			out = append(out, v)
-			return in(err, "["+strconv.Itoa(i)+"]")
+			return inIndex(err, i)
 		})
 		return out, err
+	case jAny:
+		return s.untyped(depth)
 	case jMap:
 		if n.key.kind != jString {
 			return nil, s.errAt("map with %s keys", n.key.typeName())
@@ -81,11 +86,59 @@ func (s *jscan) value(n *jnode, depth int) (any, error) {
 		err := s.object(func(k []byte) error {
 			v, err := s.value(n.elem, depth+1)
 			m[string(k)] = v
-			return in(err, string(k))
+			return inKey(err, k)
 		})
 		return m, err
 	}
 	return nil, s.errAt("unknown connect type")
+}
+
+// untyped reads any value as encoding/json would into an interface, but
+// with integers as int64 (the Go type goavro gives a long).
+func (s *jscan) untyped(depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, s.errAt("nesting deeper than %d", maxJSONDepth)
+	}
+	switch s.peek() {
+	case '{':
+		m := map[string]any{}
+		err := s.object(func(k []byte) error {
+			v, err := s.untyped(depth + 1)
+			m[string(k)] = v
+			return inKey(err, k)
+		})
+		return m, err
+	case '[':
+		var a []any
+		err := s.array(func(i int) error {
+			v, err := s.untyped(depth + 1)
+			a = append(a, v)
+			return inIndex(err, i)
+		})
+		return a, err
+	case '"':
+		return s.str()
+	case 't':
+		return true, s.lit("true")
+	case 'f':
+		return false, s.lit("false")
+	case 'n':
+		return nil, s.lit("null")
+	}
+	tok, integer, err := s.number()
+	if err != nil {
+		return nil, err
+	}
+	if integer {
+		if v, ok := parseInt(tok, 64); ok {
+			return v, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return nil, s.errAt("%s does not fit float64", tok)
+	}
+	return f, nil
 }
 
 func (n *jnode) typeName() string {
@@ -109,19 +162,28 @@ func (s *jscan) row(n *jnode, vals []any) error {
 		if i >= len(n.fields) || n.fields[i].name != string(k) {
 			var ok bool
 			if i, ok = n.byName[string(k)]; !ok {
-				return in(s.skip(1), string(k))
+				if n.strict {
+					return inKey(s.errAt("field is not declared"), k)
+				}
+				return inKey(s.skip(1), k)
 			}
 		}
 		next = i + 1
 		v, err := s.value(n.fields[i].node, 1)
 		vals[i] = v
-		return in(err, string(k))
+		return inKey(err, k)
 	})
 	if err != nil {
 		return err
 	}
+	return s.required(n, func(i int) bool { return vals[i] == nil })
+}
+
+// required fails for a required field of struct n the object left out
+// (JsonConverter reads an absent field as null, which it refuses).
+func (s *jscan) required(n *jnode, absent func(i int) bool) error {
 	for i, f := range n.fields {
-		if vals[i] == nil && !f.node.optional {
+		if !f.node.optional && absent(i) {
 			return in(s.errAt("required field missing"), f.name)
 		}
 	}
@@ -246,11 +308,14 @@ func plainDecimal(tok string) (string, bool) {
 	if i < 0 {
 		return tok, true
 	}
+	mant, neg := strings.CutPrefix(tok[:i], "-")
+	if strings.Trim(mant, "0.") == "" {
+		return "0", true // zero, whatever the exponent
+	}
 	exp, err := strconv.Atoi(tok[i+1:])
 	if err != nil || exp > 80 || exp < -80 {
 		return "", false
 	}
-	mant, neg := strings.CutPrefix(tok[:i], "-")
 	intPart, frac, _ := strings.Cut(mant, ".")
 	digits := intPart + frac
 	point := len(intPart) + exp // position of the point in digits

@@ -54,6 +54,10 @@ type Options struct {
 	// names. A keyless record of a table not listed is an error
 	// ([ErrMissingKey]).
 	KeyColumns map[string][]string
+	// Declared types the topics written by the JsonConverter with
+	// schemas.enable=false (keyed by topic; json converter only). Their
+	// records are decoded by [Decoder.DecodeRecord], which knows the topic.
+	Declared map[string]DeclaredTable
 	// Logger receives registry retry and schema-compilation lines
 	// (default: discarded).
 	Logger *slog.Logger

@@ -63,9 +63,9 @@ func (d *Decoder) DecodeTransaction(ctx context.Context, topic string, partition
 		return TxEvent{}, &DecodeError{Topic: topic, Partition: partition, Offset: offset, SchemaID: id, Err: err}
 	}
 	if d.opts.Converter == ConverterJSON {
-		ev, id, err := d.decodeJSONTransaction(value)
+		ev, err := d.decodeJSONTransaction(value)
 		if err != nil {
-			return fail(id, err)
+			return fail(-1, err)
 		}
 		return ev, nil
 	}

@@ -174,6 +174,9 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	# The compiled row decoders against goavro on generated inputs (ADR 0033);
 	# the seeds alone run in every go test.
 	step "fast: fuzz decoder vs goavro (60s)" go test -run '^$' -fuzz '^FuzzDecodeChange$' -fuzztime 60s ./codecs/
+	# The JsonConverter scanner against encoding/json; minimizing a record
+	# of several kB would otherwise take the whole 20s.
+	step "fast: fuzz JSON decoder vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzDecodeJSONChange$' -fuzztime 20s -fuzzminimizetime 50x ./codecs/
 	# The hand-written tombstone line decoder against encoding/json.
 	step "fast: fuzz tombstone lines vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzTombstoneLine$' -fuzztime 20s ./processor/cdctable/
 	step "fast: release build (this platform)" release_check

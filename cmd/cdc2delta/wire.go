@@ -73,6 +73,16 @@ func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
 		Converter:      codecs.Converter(c.Decoding.Converter),
 		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
 	}
+	for _, d := range c.Decoding.Declared {
+		t := codecs.DeclaredTable{Key: d.Key}
+		for _, col := range d.Columns {
+			t.Columns = append(t.Columns, codecs.DeclaredColumn(col))
+		}
+		if opts.Declared == nil {
+			opts.Declared = map[string]codecs.DeclaredTable{}
+		}
+		opts.Declared[d.Topic] = t
+	}
 	if opts.Converter == codecs.ConverterJSON {
 		dec, err := codecs.NewDecoder(nil, opts)
 		if err != nil {

@@ -147,7 +147,7 @@ func (w *connectWriter) convert(schema, native any, ns string) (object, any, err
 	name, _ := props["connect.name"].(string)
 	switch prim {
 	case "record":
-		full := fullName(props, ns)
+		full := recordFullName(props, ns)
 		w.names[full] = props
 		if name == "" {
 			name = full
@@ -275,7 +275,7 @@ func (w *connectWriter) lookup(name, ns string) map[string]any {
 	return w.names[ns+"."+name]
 }
 
-func fullName(rec map[string]any, ns string) string {
+func recordFullName(rec map[string]any, ns string) string {
 	name, _ := rec["name"].(string)
 	if strings.Contains(name, ".") {
 		return name
