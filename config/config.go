@@ -87,6 +87,8 @@ const (
 	ResetEarliest   = "earliest"
 	ResetLatest     = "latest"
 	defaultMetrics  = ":9464"
+	ConverterAvro   = "avro"
+	ConverterJSON   = "json"
 	defaultLogLevel = "info"
 )
 
@@ -294,9 +296,39 @@ type Azure struct {
 
 // Decoding mirrors the Debezium connector settings the topics were produced with.
 type Decoding struct {
-	TimePrecisionMode   string `yaml:"time_precision_mode"`
-	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
-	BinaryHandlingMode  string `yaml:"binary_handling_mode"`
+	// Converter is the connector's key and value converter: avro (Confluent's
+	// AvroConverter with the schema registry) or json (Kafka's JsonConverter
+	// with schemas.enable=true, every record carrying its schema).
+	Converter string `yaml:"converter"`
+	// Declared types the topics whose records the JsonConverter wrote with
+	// schemas.enable=false (no schema in the record).
+	Declared            []DeclaredTable `yaml:"declared"`
+	TimePrecisionMode   string          `yaml:"time_precision_mode"`
+	DecimalHandlingMode string          `yaml:"decimal_handling_mode"`
+	BinaryHandlingMode  string          `yaml:"binary_handling_mode"`
+}
+
+// DeclaredTable is a topic's row and key, by column name.
+type DeclaredTable struct {
+	Topic string `yaml:"topic"`
+	// Key names the key columns in the order of the record key's fields.
+	Key     []string         `yaml:"key"`
+	Columns []DeclaredColumn `yaml:"columns"`
+}
+
+// DeclaredColumn is one column as a Kafka Connect schema describes it.
+type DeclaredColumn struct {
+	Name string `yaml:"name"`
+	// Type is the Connect type: boolean, int8, int16, int32, int64, float32,
+	// float64, string or bytes.
+	Type string `yaml:"type"`
+	// Logical is the Connect or Debezium semantic type the connector names
+	// the column's schema with (org.apache.kafka.connect.data.Decimal,
+	// io.debezium.time.MicroTimestamp, ...).
+	Logical   string `yaml:"logical"`
+	Scale     int    `yaml:"scale"`
+	Precision int    `yaml:"precision"`
+	Optional  bool   `yaml:"optional"`
 }
 
 // Control is the control table (ADR 0029): how far each table is complete, and each
@@ -370,7 +402,7 @@ func Default() Config {
 			MaxCompactBytes: ByteSize(m.MaxCompactBytes), CheckpointCommits: m.CheckpointCommits,
 			CheckpointInterval: Duration(m.CheckpointInterval), CheckpointMaxCommits: m.CheckpointMaxCommits,
 			VacuumInterval: Duration(m.VacuumInterval), Concurrency: m.Concurrency, TailFileSize: ByteSize(m.TailFileSize)},
-		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
+		Decoding: Decoding{Converter: ConverterAvro, TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(p.RetryBudget)},
 		Control:  Control{Interval: Duration(controller.DefaultInterval)},
 		Metrics:  Metrics{Listen: defaultMetrics},

@@ -71,6 +71,27 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 
 // newDecoder builds the decoder with the configured schema registry, as `run` decodes.
 func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
+	opts := codecs.Options{
+		Converter:      codecs.Converter(c.Decoding.Converter),
+		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
+	}
+	for _, d := range c.Decoding.Declared {
+		t := codecs.DeclaredTable{Key: d.Key}
+		for _, col := range d.Columns {
+			t.Columns = append(t.Columns, codecs.DeclaredColumn(col))
+		}
+		if opts.Declared == nil {
+			opts.Declared = map[string]codecs.DeclaredTable{}
+		}
+		opts.Declared[d.Topic] = t
+	}
+	if opts.Converter == codecs.ConverterJSON {
+		dec, err := codecs.NewDecoder(nil, opts)
+		if err != nil {
+			return nil, fmt.Errorf("decoder: %w", err)
+		}
+		return dec, nil
+	}
 	regOpts := codecs.RegistryOptions{
 		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username, MaxAttempts: 1,
 		Password: c.SchemaRegistry.Password.Reveal(), BearerToken: c.SchemaRegistry.BearerToken.Reveal(), Logger: logger,
@@ -86,9 +107,7 @@ func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema registry: %w", err)
 	}
-	dec, err := codecs.NewDecoder(reg, codecs.Options{
-		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
-	})
+	dec, err := codecs.NewDecoder(reg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}

@@ -325,11 +325,13 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 	}
 	m := row[len(schema.Fields)-cdctable.ChangeLogMetaCount:]
 	m[0], m[1] = string(c.Op), c.Pos.Hex()
-	if !c.Pos.Commit.IsZero() {
-		m[2] = c.Pos.Commit.String()
+	// In the source's notation: SQL Server's LSNs, PostgreSQL's
+	// last committed LSN and LSN, MySQL's binlog file number and position.
+	if text := c.Pos.CommitText(); text != "" {
+		m[2] = text
 	}
-	if !c.Pos.Change.IsZero() {
-		m[3] = c.Pos.Change.String()
+	if text := c.Pos.ChangeText(); text != "" {
+		m[3] = text
 	}
 	if c.Pos.Serial > 0 {
 		m[4] = c.Pos.Serial
