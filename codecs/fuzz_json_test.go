@@ -349,9 +349,9 @@ func refValue(s map[string]any, v any) (any, error) {
 			return int32(i), nil
 		}
 		return i, nil
-	case "float32", "float64":
+	case "float", "double":
 		bits := 32
-		if s["type"] == "float64" {
+		if s["type"] == "double" {
 			bits = 64
 		}
 		var f float64

@@ -21,7 +21,7 @@ type DeclaredTable struct {
 type DeclaredColumn struct {
 	Name string
 	// Type is the Connect type: boolean, int8, int16, int32, int64,
-	// float32, float64, string or bytes.
+	// float, double, string or bytes (JsonConverter's names).
 	Type string
 	// Logical is the Connect or Debezium semantic type name the connector
 	// writes as the schema's name (org.apache.kafka.connect.data.Decimal,
@@ -113,7 +113,7 @@ func compileDeclaredTable(topic string, t DeclaredTable, id *int, opts *Options)
 func declaredNode(c DeclaredColumn) (*jnode, error) {
 	k, ok := jkinds[c.Type]
 	if !ok || k >= jStruct {
-		return nil, fmt.Errorf("%w: type %q: want boolean, int8, int16, int32, int64, float32, float64, string or bytes", ErrUnsupportedSchema, c.Type)
+		return nil, fmt.Errorf("%w: type %q: want boolean, int8, int16, int32, int64, float, double, string or bytes", ErrUnsupportedSchema, c.Type)
 	}
 	n := &jnode{kind: k, optional: c.Optional, name: c.Logical}
 	if c.Logical == nameDecimal {

@@ -33,7 +33,8 @@ const (
 
 var jkinds = map[string]jkind{
 	"boolean": jBool, "int8": jInt8, "int16": jInt16, "int32": jInt32, "int64": jInt64,
-	"float32": jFloat32, "float64": jFloat64, "string": jString, "bytes": jBytes,
+	"float": jFloat32, "double": jFloat64, // Kafka JsonConverter's names for FLOAT32, FLOAT64
+	"string": jString, "bytes": jBytes,
 	"struct": jStruct, "array": jArray, "map": jMap,
 }
 

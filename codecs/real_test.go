@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,13 +39,6 @@ func readReal(t *testing.T, name string) []realRecord {
 	return out
 }
 
-// jsonFloatNames maps what Kafka's JsonConverter writes for FLOAT32 and
-// FLOAT64 ("float", "double"; TestRealFloatTypeNames pins it) to the names
-// the JSON decoder reads today ("float32", "float64"), which would refuse
-// every table with a real or double column. Remove once the decoder reads
-// Kafka's names.
-var jsonFloatNames = strings.NewReplacer(`"type":"float",`, `"type":"float32",`, `"type":"double",`, `"type":"float64",`)
-
 // decodeReal decodes every record of a golden file, by topic, in offset order.
 func decodeReal(t *testing.T, name string) map[string][]codecs.Change {
 	t.Helper()
@@ -55,7 +47,7 @@ func decodeReal(t *testing.T, name string) map[string][]codecs.Change {
 	for _, r := range readReal(t, name) {
 		var value []byte
 		if r.Value != nil {
-			value = []byte(jsonFloatNames.Replace(*r.Value))
+			value = []byte(*r.Value)
 		}
 		ch, err := d.Decode(t.Context(), []byte(r.Key), value)
 		require.NoError(t, err, "%s@%d", r.Topic, r.Offset)

@@ -507,7 +507,7 @@ func controlProblems(ctl Control, p *problems) {
 	}
 }
 
-var connectTypes = []string{"boolean", "int8", "int16", "int32", "int64", "float32", "float64", "string", "bytes"}
+var connectTypes = []string{"boolean", "int8", "int16", "int32", "int64", "float", "double", "string", "bytes"}
 
 // validateDeclared checks the declarations of schemas.enable=false topics.
 func (c *Config) validateDeclared(p *problems) {

@@ -130,8 +130,8 @@ func (w *connectWriter) convert(schema, native any, ns string) (object, any, err
 	} else if def := w.lookup(prim, ns); def != nil {
 		props, prim = def, "record"
 	}
-	typ := map[string]string{"boolean": "boolean", "int": "int32", "long": "int64", "float": "float32",
-		"double": "float64", "string": "string", "bytes": "bytes", "record": "struct", "array": "array", "map": "map"}[prim]
+	typ := map[string]string{"boolean": "boolean", "int": "int32", "long": "int64", "float": "float",
+		"double": "double", "string": "string", "bytes": "bytes", "record": "struct", "array": "array", "map": "map"}[prim]
 	if typ == "" {
 		return nil, nil, fmt.Errorf("avro type %q has no connect form", prim)
 	}
