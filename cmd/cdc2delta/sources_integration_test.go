@@ -41,13 +41,17 @@ func TestPostgresConnectorEndToEnd(t *testing.T) {
 	})
 	pg.Exec(id, `
 CREATE TABLE items (id int PRIMARY KEY, name text, amount numeric(12,3), at timestamptz, d date,
-  doc jsonb, raw bytea, flag boolean, big text);
+  doc jsonb, raw bytea, flag boolean, big text, r real, dp double precision);
 CREATE TABLE other (k text PRIMARY KEY, v int);
 INSERT INTO items SELECT i, 'item ' || i, i * 1.5, '2024-02-29 13:14:15.123456+01', '2024-02-29',
   '{"i": 1}', '\xdeadbeef', i % 2 = 0,
-  CASE WHEN i = 1 THEN (SELECT string_agg(md5(j::text), '') FROM generate_series(1, 400) j) END
+  CASE WHEN i = 1 THEN (SELECT string_agg(md5(j::text), '') FROM generate_series(1, 400) j) END,
+  i * 0.25, i * -1.5
   FROM generate_series(1, 20) i;
-INSERT INTO other VALUES ('a', 1), ('b', 2);`)
+INSERT INTO other VALUES ('a', 1), ('b', 2);
+-- floats printed as the readers print them ("2.0", not psql's "2")
+CREATE FUNCTION pyfloat(x double precision) RETURNS text IMMUTABLE LANGUAGE sql
+  AS $$ SELECT CASE WHEN x = trunc(x) THEN trunc(x)::bigint::text || '.0' ELSE x::text END $$;`)
 
 	cfg := fulltier.PostgresConnector(pg, id, id, "public.items,public.other")
 	cfg["skipped.operations"] = "none" // truncates too
@@ -76,8 +80,8 @@ INSERT INTO other VALUES ('c', 3);`)
 		{"items", `SELECT id, coalesce(name, 'NULL'), coalesce(amount::text, 'NULL'),
   coalesce(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'NULL'), coalesce(d::text, 'NULL'),
   coalesce(doc::text, 'NULL'), coalesce(encode(raw, 'hex'), 'NULL'), coalesce(flag::text, 'NULL'),
-  coalesce(md5(big), 'NULL'), coalesce(extra, 'NULL') FROM items ORDER BY id`,
-			[]string{"id", "name", "amount", "at", "d", "doc", "raw", "flag", "big", "extra"}},
+  coalesce(md5(big), 'NULL'), coalesce(pyfloat(r), 'NULL'), coalesce(pyfloat(dp), 'NULL'), coalesce(extra, 'NULL') FROM items ORDER BY id`,
+			[]string{"id", "name", "amount", "at", "d", "doc", "raw", "flag", "big", "r", "dp", "extra"}},
 		{"other", `SELECT k, coalesce(v::text, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
 	}, func(q string) string { return pg.Exec(id, q) })
 }
