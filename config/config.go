@@ -254,9 +254,10 @@ type Maintenance struct {
 	TailFileSize ByteSize `yaml:"tail_file_size"`
 }
 
-// Storage configures object storage for s3:// table paths.
+// Storage configures object storage for s3:// and gs:// table paths.
 type Storage struct {
-	S3 S3 `yaml:"s3"`
+	S3  S3  `yaml:"s3"`
+	GCS GCS `yaml:"gcs"`
 }
 
 // S3 options; credentials come from the standard AWS chain.
@@ -265,6 +266,19 @@ type S3 struct {
 	Region    string `yaml:"region"`
 	PathStyle bool   `yaml:"path_style"`
 	// RequestTimeout is how long one S3 request may make no progress before it
+	// fails as a transient error; zero: the store's default (10s).
+	RequestTimeout Duration `yaml:"request_timeout"`
+}
+
+// GCS options for gs:// paths.
+type GCS struct {
+	// Endpoint is a GCS emulator's URL; empty: Google Cloud Storage (or
+	// STORAGE_EMULATOR_HOST). With it and no CredentialsFile, no credentials.
+	Endpoint string `yaml:"endpoint"`
+	// CredentialsFile is a service-account key file; empty: the application
+	// default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud, metadata).
+	CredentialsFile string `yaml:"credentials_file"`
+	// RequestTimeout is how long one GCS request may make no progress before it
 	// fails as a transient error; zero: the store's default (10s).
 	RequestTimeout Duration `yaml:"request_timeout"`
 }

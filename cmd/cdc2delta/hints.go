@@ -56,7 +56,7 @@ func readerHints(ctx context.Context, path string) string {
 
 // tableVerdicts are the reader verdicts on the table at path (none if it cannot be read).
 func tableVerdicts(ctx context.Context, path string) []readers.Verdict {
-	st, err := storeOpener(config.S3{})(ctx, path)
+	st, err := storeOpener(config.Storage{})(ctx, path)
 	if err != nil {
 		return nil
 	}

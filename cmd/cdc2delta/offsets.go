@@ -81,7 +81,7 @@ func partitionOffsets(ctx context.Context, c config.Config, timeout time.Duratio
 	if err != nil {
 		return nil, usagef("tables.path: %v", err)
 	}
-	return operator.Lag(ctx, adm, timeout, c.Kafka.GroupID, topics, router, storeOpener(c.Storage.S3))
+	return operator.Lag(ctx, adm, timeout, c.Kafka.GroupID, topics, router, storeOpener(c.Storage))
 }
 
 // resolveTopics returns the configured topics, or those matching topic_regex.

@@ -367,7 +367,7 @@ func produceSample(ctx context.Context, gen *dbzgen.Generator, w *dbzgen.Workloa
 func appliedOffsets(ctx context.Context, paths map[string]string, ends kadm.ListedOffsets) int64 {
 	var n int64
 	for topic, path := range paths {
-		st, err := storeOpener(config.S3{})(ctx, path)
+		st, err := storeOpener(config.Storage{})(ctx, path)
 		if err != nil {
 			continue
 		}
@@ -403,7 +403,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 	fmt.Fprintf(&b, "\nConsumer group: %s (kafka-consumer-groups and `offsets` show it)\n", quickstartGroup)
 	fmt.Fprintf(&b, "Configuration:  %s (this quickstart's broker, registry and tables, for --config)\n", cfgPath)
 	version := int64(-1)
-	if st, err := storeOpener(config.S3{})(ctx, p); err == nil {
+	if st, err := storeOpener(config.Storage{})(ctx, p); err == nil {
 		if tbl, err := deltalog.Open(ctx, st); err == nil {
 			if snap, err := tbl.Snapshot(ctx); err == nil {
 				version = snap.Version()

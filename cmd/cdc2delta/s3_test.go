@@ -120,7 +120,7 @@ func TestS3NoRegion(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "none"))
 	t.Setenv("AWS_REGION", "")
 	t.Setenv("AWS_DEFAULT_REGION", "")
-	_, err = storeOpener(config.S3{})(t.Context(), "s3://lake/sales/orders")
+	_, err = storeOpener(config.Storage{})(t.Context(), "s3://lake/sales/orders")
 	require.ErrorIs(t, err, s3store.ErrNoRegion)
 	require.EqualError(t, err, "s3store: no AWS region: set storage.s3.region or AWS_REGION")
 }

@@ -50,7 +50,7 @@ func skipCommand() command {
 				if err != nil {
 					return usagef("--topic %q: %v", *topic, err)
 				}
-				store, err := storeOpener(c.Storage.S3)(ctx, table)
+				store, err := storeOpener(c.Storage)(ctx, table)
 				if err != nil {
 					return fmt.Errorf("opening %s: %w", table, err)
 				}

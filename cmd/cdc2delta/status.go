@@ -35,7 +35,7 @@ func statusCommand() command {
 				if c.Control.Path == "" {
 					return usagef("control.path is not set: the control table is kept only when it is (see CONFIG.md, control)")
 				}
-				store, err := storeOpener(c.Storage.S3)(ctx, c.Control.Path)
+				store, err := storeOpener(c.Storage)(ctx, c.Control.Path)
 				if err != nil {
 					return fmt.Errorf("control.path: %w", err)
 				}
@@ -125,7 +125,7 @@ func printCut(ctx context.Context, w io.Writer, c config.Config, st *control.Sta
 	}
 	fmt.Fprintf(w, "\ncut of group %s: every transaction through commit LSN %s (committed %s UTC)\n\n", name, g.CompleteThrough.Commit, tsText(g.CompleteThroughCommit))
 	tt := newTextTable("TABLE", "VERSION", "EXACT")
-	open := storeOpener(c.Storage.S3)
+	open := storeOpener(c.Storage)
 	var notes, snippets []string
 	for _, m := range members {
 		v, exact, ok := st.CutVersion(m, g.CompleteThrough)

@@ -26,6 +26,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
@@ -63,7 +64,7 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		return ts
 	}
 	opts := runopts.Processor(c, logger)
-	opts.ClientOptions, opts.OpenStore, opts.PerTable, opts.Decoder = clientOpts, storeOpener(c.Storage.S3), perTable, dec
+	opts.ClientOptions, opts.OpenStore, opts.PerTable, opts.Decoder = clientOpts, storeOpener(c.Storage), perTable, dec
 	return opts, nil
 }
 
@@ -243,23 +244,37 @@ func storeURLProblems(c config.Config, reported []string) []string {
 	}
 	var bad []string
 	if check("control.path", c.Control.Path) {
-		if _, err := s3store.ParseURL(c.Control.Path); err != nil {
+		if err := parseStoreURL(c.Control.Path); err != nil {
 			bad = append(bad, "control.path: "+err.Error())
 		}
 	}
 	if r, err := route.NewRouter(c.Tables.Path); err == nil && check("tables.path", c.Tables.Path) {
 		const topic = "topic.database.schema.table"
 		table, _ := r.Route(topic) // cannot fail: the topic names every part
-		if _, err := s3store.ParseURL(table); err != nil {
+		if err := parseStoreURL(table); err != nil {
 			bad = append(bad, fmt.Sprintf("tables.path: %q, as the URL of table %s: %v", urlcred.Redact(c.Tables.Path), topic, err))
 		}
 	}
 	return bad
 }
 
-// storeOpener opens a table path: s3:// URLs with the configured S3 options, anything
-// else as a local directory.
-func storeOpener(s3 config.S3) func(context.Context, string) (deltalog.Store, error) {
+// parseStoreURL checks an object store URL with the parser of its scheme's store.
+func parseStoreURL(u string) error {
+	var err error
+	switch {
+	case strings.HasPrefix(u, "gs://"):
+		_, err = gcsstore.ParseURL(u)
+	default:
+		_, err = s3store.ParseURL(u)
+	}
+	return err
+}
+
+// storeOpener opens a table path: s3:// and gs:// URLs with the configured options,
+// anything else as a local directory.
+func storeOpener(st config.Storage) func(context.Context, string) (deltalog.Store, error) {
+	s3 := st.S3
+	openGCS := gcsOpener(st.GCS)
 	// Every table on S3 shares one client: one load of the AWS
 	// configuration, one credential cache, one connection pool.
 	var (
@@ -267,8 +282,11 @@ func storeOpener(s3 config.S3) func(context.Context, string) (deltalog.Store, er
 		client *s3store.Client
 	)
 	return func(ctx context.Context, p string) (deltalog.Store, error) {
-		if !strings.Contains(p, "://") {
+		switch {
+		case !strings.Contains(p, "://"):
 			return localstore.New(localstore.Options{Dir: p})
+		case strings.HasPrefix(p, "gs://"):
+			return openGCS(ctx, p)
 		}
 		o, err := s3store.ParseURL(p)
 		if err != nil {

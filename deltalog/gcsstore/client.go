@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ type Client struct {
 // contact GCS, but it finds the credentials: without a key file, an endpoint or the
 // application default credentials it fails.
 func NewClient(ctx context.Context, opts Options) (*Client, error) {
-	if err := opts.validate(); err != nil {
+	if err := opts.validate(os.Getenv); err != nil {
 		return nil, err
 	}
 	var auth []option.ClientOption

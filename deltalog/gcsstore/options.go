@@ -20,9 +20,10 @@ type Options struct {
 	// Prefix is the object name prefix of the table root ("warehouse/orders"), without
 	// leading or trailing slashes (they are trimmed). Empty means the bucket root.
 	Prefix string
-	// Endpoint is the base URL of a GCS emulator ("http://127.0.0.1:4443"). Empty uses
-	// Google Cloud Storage. With an endpoint and no CredentialsFile, requests are sent
-	// without credentials, as emulators expect.
+	// Endpoint is the base URL of a GCS emulator ("http://127.0.0.1:4443"). Empty takes
+	// STORAGE_EMULATOR_HOST, as the SDK does, and without it uses Google Cloud Storage.
+	// With an endpoint and no CredentialsFile, requests are sent without credentials,
+	// as emulators expect.
 	Endpoint string
 	// CredentialsFile is a service-account key file (JSON). Empty uses the application
 	// default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's, the metadata
@@ -39,7 +40,13 @@ type Options struct {
 }
 
 // validate checks and completes the options a Client uses.
-func (o *Options) validate() error {
+func (o *Options) validate(getenv func(string) string) error {
+	if o.Endpoint == "" {
+		o.Endpoint = getenv("STORAGE_EMULATOR_HOST")
+		if o.Endpoint != "" && !strings.Contains(o.Endpoint, "://") {
+			o.Endpoint = "http://" + o.Endpoint // the SDK's reading of a bare host:port
+		}
+	}
 	if o.Endpoint != "" {
 		u, err := url.Parse(o.Endpoint)
 		switch {

@@ -51,6 +51,8 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
+func noEnv(string) string { return "" }
+
 func TestBucketNameLimits(t *testing.T) {
 	long := func(n int) string {
 		b := make([]byte, n)
@@ -76,12 +78,20 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative timeout", Options{RequestTimeout: -1}, "negative request timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.o.validate()
+			err := tc.o.validate(noEnv)
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, err.Error(), "secret")
 		})
 	}
 	o := Options{Endpoint: "http://127.0.0.1:4443/", Prefix: "/t/"}
-	require.NoError(t, o.validate())
+	require.NoError(t, o.validate(noEnv))
 	require.Equal(t, Options{Endpoint: "http://127.0.0.1:4443", Prefix: "t", MaxRetries: DefaultMaxRetries, RequestTimeout: DefaultRequestTimeout}, o)
+
+	emulator := func(k string) string { return map[string]string{"STORAGE_EMULATOR_HOST": "127.0.0.1:4443"}[k] }
+	o = Options{}
+	require.NoError(t, o.validate(emulator))
+	require.Equal(t, "http://127.0.0.1:4443", o.Endpoint, "STORAGE_EMULATOR_HOST, as the SDK reads it")
+	o = Options{Endpoint: "https://gcs.example.com"}
+	require.NoError(t, o.validate(emulator))
+	require.Equal(t, "https://gcs.example.com", o.Endpoint, "an explicit endpoint wins")
 }
