@@ -82,6 +82,7 @@ cleanup() {
 	if [[ -n $run_dir ]]; then
 		section "stopping servers"
 		bash scripts/setup/moto.sh stop "$run_dir/moto"
+		bash scripts/setup/fakegcs.sh stop "$run_dir/fakegcs"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
 			log "server logs kept in $run_dir"
@@ -208,6 +209,8 @@ start_kafka() { kafka_brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kaf
 start_moto() { s3_endpoint="$(bash scripts/setup/moto.sh start "$run_dir/moto")"; }
 step "start: kafka" start_kafka
 step "start: moto s3" start_moto
+start_fakegcs() { CDC2DELTA_GCS_ENDPOINT="$(bash scripts/setup/fakegcs.sh start "$run_dir/fakegcs")" && export CDC2DELTA_GCS_ENDPOINT; }
+step "start: fake-gcs-server" start_fakegcs
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1

@@ -51,9 +51,10 @@ func createGCSBucket(t testing.TB, endpoint, name string) string {
 // frozen, since every other test of the run uses it.
 type FakeGCS struct {
 	// Endpoint is "http://127.0.0.1:PORT"; no credentials.
-	Endpoint string
-	t        testing.TB
-	pid      int
+	Endpoint    string
+	t           testing.TB
+	pid         int
+	script, dir string
 }
 
 // StartFakeGCS starts fake-gcs-server with scripts/setup/fakegcs.sh on a free
@@ -75,14 +76,21 @@ func StartFakeGCS(t testing.TB) *FakeGCS {
 	if err != nil {
 		t.Fatalf("fulltier: fake-gcs-server pid %q: %v", pidText, err)
 	}
-	f := &FakeGCS{Endpoint: strings.TrimSpace(string(out)), t: t, pid: pid}
-	t.Cleanup(func() {
-		_ = syscall.Kill(pid, syscall.SIGCONT)
-		if out, err := exec.Command("bash", script, "stop", dir).CombinedOutput(); err != nil {
-			t.Errorf("fulltier: %s stop: %v\n%s", script, err, out)
-		}
-	})
+	f := &FakeGCS{Endpoint: strings.TrimSpace(string(out)), t: t, pid: pid, script: script, dir: dir}
+	t.Cleanup(f.Stop)
 	return f
+}
+
+// Stop thaws and stops the server; its port then refuses connections. Stopping
+// twice is harmless.
+func (f *FakeGCS) Stop() {
+	if _, err := os.Stat(filepath.Join(f.dir, "fakegcs.pid")); err != nil {
+		return // stopped already: the pid may be another process's by now
+	}
+	_ = syscall.Kill(f.pid, syscall.SIGCONT)
+	if out, err := exec.Command("bash", f.script, "stop", f.dir).CombinedOutput(); err != nil {
+		f.t.Errorf("fulltier: %s stop: %v\n%s", f.script, err, out)
+	}
 }
 
 // CreateBucket creates a bucket on the server.
