@@ -85,7 +85,7 @@ func runCrashRecoveryOn(t *testing.T, instances int, defaultKills uint64, st cra
 		tables[i] = crashTable{t: t, dir: filepath.Join(root, "tables", d.Database, d.Schema, d.Name)}
 		if st.open != nil {
 			p := path.Join(prefix, d.Database, d.Schema, d.Name)
-			tables[i] = crashTable{t: t, dir: st.tablesURL + "/" + p, st: st.open(t, p)}
+			tables[i] = crashTable{t: t, dir: st.tablesURL + "/" + p, st: st.open(t, p), changes: st.open(t, p+"_changes")}
 		}
 	}
 	startAll := func(name string) []*binaryRun {
