@@ -183,10 +183,12 @@ func runCrashRecoveryOn(t *testing.T, instances int, defaultKills uint64, st cra
 		require.Equal(t, end, o.At, "group offset of %s is txn+1", tp.AppID())
 	}
 
-	// An independent reader sees the same rows and txns.
-	if st.open == nil {
-		requireReadersMatchSource(t, src, tables, ends, fulltier.DeltaRS)
+	// An independent reader sees the same rows and txns; on an object store, DuckDB too.
+	readers := []fulltier.Engine{fulltier.DeltaRS}
+	if st.open != nil {
+		readers = append(readers, fulltier.DuckDB)
 	}
+	requireReadersMatchSource(t, src, tables, ends, readers...)
 	checkCrashControl(t, brokers, root, src, tables)
 	t.Logf("instances %d, kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
 		"kills between a Delta and its group commit %d, key indexes opened from a manifest %d, tables shared by instances %d, events %d, runtime %v",
