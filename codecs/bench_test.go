@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
 
 // cpuTime is the process's user+system CPU time. The benchmark machine is
@@ -136,6 +138,53 @@ func BenchmarkGoavroOnly(b *testing.B) {
 					b.Fatal(err)
 				}
 				if _, _, err := vc.codec.NativeFromBinary(bc.value[headerLen:]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportRates(b, cpu)
+		})
+	}
+}
+
+// jsonBenchCases are benchCases' events as Kafka's JsonConverter writes
+// them (schemas.enable=true), decimals in its default BASE64 format.
+func jsonBenchCases(b *testing.B) []benchCase {
+	cols := benchCols()
+	ks, env := keySchema(cols[:1]), envelopeSchema(layoutV3, cols)
+	d, err := NewDecoder(nil, Options{Converter: ConverterJSON})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := func(schema string, native any) []byte {
+		out, err := dbzgen.ConnectJSON(schema, native, dbzgen.DecimalBase64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	key := msg(ks, map[string]any{"order_id": int64(1001)})
+	s := srcBlock{snapshot: "false", commit: "0000002b:00000e10:0005", change: "0000002b:00000e10:0003", serial: int64(2), tsMS: 1710498645130}
+	return []benchCase{
+		{name: "op=c", key: key, dec: d, value: msg(env, envelope(layoutV3, "c", nil, benchRow("NEW"), s, ""))},
+		{name: "op=u", key: key, dec: d, value: msg(env, envelope(layoutV3, "u", benchRow("NEW"), benchRow("SHIPPED"), s, ""))},
+	}
+}
+
+// BenchmarkDecodeJSON is BenchmarkDecode for the same events written by
+// the JsonConverter: the Connect schema in every record, cached by text.
+//
+//	go test -run '^$' -bench 'DecodeJSON' -benchmem -count 6 -cpu 1 ./codecs/
+func BenchmarkDecodeJSON(b *testing.B) {
+	for _, bc := range jsonBenchCases(b) {
+		b.Run(bc.name, func(b *testing.B) {
+			if _, err := bc.dec.Decode(b.Context(), bc.key, bc.value); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.key) + len(bc.value)))
+			cpu := cpuTime(b)
+			for b.Loop() {
+				if _, err := bc.dec.Decode(b.Context(), bc.key, bc.value); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -60,7 +60,8 @@ type Change struct {
 	// "incremental", ...); empty for streaming events ("false" or null).
 	Snapshot string
 	// TxID is the transaction block's id when transaction metadata is on:
-	// the commit LSN, as the transaction topic's events name it.
+	// the commit LSN, as the transaction topic's events name it. SQL Server
+	// only: empty for other sources.
 	TxID string
 	// TxOrder is the transaction block's data_collection_order: the event's
 	// 1-based place among its transaction's events of this table, so that

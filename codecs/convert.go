@@ -62,11 +62,27 @@ const (
 	logicalTsMicros   = "timestamp-micros"
 )
 
+// refusedTypes are Debezium semantic types with no faithful Delta column,
+// refused by name with what to configure instead. Other PostgreSQL and
+// MySQL names keep their physical type: io.debezium.data.Json, Uuid, Enum,
+// EnumSet, Xml and io.debezium.time.ZonedTime as strings, Bits as binary,
+// MicroDuration as a long of microseconds, Year as an integer.
+var refusedTypes = map[string]string{
+	"io.debezium.data.VariableScaleDecimal": "a numeric without a declared precision has no Delta decimal; " +
+		"declare a precision or set decimal.handling.mode=string",
+	"io.debezium.data.geometry.Geometry":  "spatial types are not supported; exclude the column with column.exclude.list",
+	"io.debezium.data.geometry.Geography": "spatial types are not supported; exclude the column with column.exclude.list",
+	"io.debezium.data.geometry.Point":     "spatial types are not supported; exclude the column with column.exclude.list",
+}
+
 // mapType picks the logical type and converter for an Avro primitive with
 // its properties (props may be nil for a bare primitive name).
 func mapType(prim string, props map[string]any, src sourceType, opts *Options) (Type, conv, error) {
 	name, _ := props["connect.name"].(string)
 	logical, _ := props["logicalType"].(string)
+	if why, ok := refusedTypes[name]; ok {
+		return Type{}, 0, fmt.Errorf("%w: %s: %s", ErrUnsupportedSchema, name, why)
+	}
 	switch prim {
 	case "boolean":
 		return Type{Kind: KindBoolean}, convPass, nil
@@ -136,6 +152,8 @@ func mapType(prim string, props map[string]any, src sourceType, opts *Options) (
 		return Type{Kind: KindString}, convString, nil
 	case "enum":
 		return Type{}, 0, fmt.Errorf("%w: avro enum", ErrUnsupportedSchema)
+	case "array", "map":
+		return Type{}, 0, fmt.Errorf("%w: avro %s (a source array column; exclude it with column.exclude.list)", ErrUnsupportedSchema, prim)
 	}
 	return Type{}, 0, fmt.Errorf("%w: avro type %q", ErrUnsupportedSchema, prim)
 }

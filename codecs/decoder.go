@@ -17,20 +17,34 @@ type Decoder struct {
 	// and synthesized key layouts per value id for keyless tables.
 	keyIndex sync.Map // uint64 → []int
 	nullKeys sync.Map // int → *nullKey
+	// json holds the Connect schemas of JsonConverter records, declared
+	// the compiled declarations by topic.
+	json     jsonSchemas
+	declared map[string]*declaredPlan
 	// wholeEnvelope disables the envelope plan, and goavroRows the row
 	// decoders: tests compare the paths, benchmarks time them.
 	wholeEnvelope, goavroRows bool
 }
 
-// NewDecoder returns a Decoder reading schemas from src.
+// NewDecoder returns a Decoder reading schemas from src. Under
+// [ConverterJSON] every record carries its schema and src may be nil.
 func NewDecoder(src SchemaSource, opts Options) (*Decoder, error) {
-	if src == nil {
+	if src == nil && opts.Converter != ConverterJSON {
 		return nil, errors.New("codecs: nil schema source")
 	}
 	if err := opts.normalize(); err != nil {
 		return nil, err
 	}
 	d := &Decoder{opts: opts, ph: newPlaceholders(opts.Placeholder)}
+	if len(opts.Declared) > 0 {
+		if opts.Converter != ConverterJSON {
+			return nil, errors.New("codecs: declared schemas need the json converter")
+		}
+		var err error
+		if d.declared, err = compileDeclared(opts.Declared, &d.opts); err != nil {
+			return nil, err
+		}
+	}
 	d.schemas = schemaCache{src: src, opts: &d.opts}
 	return d, nil
 }
@@ -49,6 +63,9 @@ func (d *Decoder) Layout(ctx context.Context, id int) (*Layout, error) {
 // Decode decodes one record. An empty value is a tombstone: the Change has
 // Op [OpTombstone] and only the key. Every error is a *[DecodeError].
 func (d *Decoder) Decode(ctx context.Context, key, value []byte) (Change, error) {
+	if d.opts.Converter == ConverterJSON {
+		return d.decodeJSON(key, value)
+	}
 	var ch Change
 	if len(value) == 0 {
 		ch.Op = OpTombstone
@@ -108,7 +125,13 @@ func (d *Decoder) Decode(ctx context.Context, key, value []byte) (Change, error)
 // DecodeRecord is Decode for a record whose coordinates are known: a
 // failure's *DecodeError carries topic, partition and offset.
 func (d *Decoder) DecodeRecord(ctx context.Context, topic string, partition int32, offset int64, key, value []byte) (Change, error) {
-	ch, err := d.Decode(ctx, key, value)
+	var ch Change
+	var err error
+	if p := d.declared[topic]; p != nil {
+		ch, err = d.decodeDeclared(p, key, value)
+	} else {
+		ch, err = d.Decode(ctx, key, value)
+	}
 	if err != nil {
 		var de *DecodeError
 		if errors.As(err, &de) {

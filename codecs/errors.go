@@ -52,17 +52,22 @@ type DecodeError struct {
 	Partition int32
 	Offset    int64
 	// SchemaID is the id from the failing part's header, or -1 when the
-	// header itself was unreadable.
+	// header itself was unreadable or the record carries no registry id
+	// (the json converter); the message then names no schema.
 	SchemaID int
 	Err      error
 }
 
 // Error describes the failure with the record's coordinates when known.
 func (e *DecodeError) Error() string {
-	if e.Topic == "" {
-		return fmt.Sprintf("decoding record (schema %d): %v", e.SchemaID, e.Err)
+	schema := ""
+	if e.SchemaID >= 0 {
+		schema = fmt.Sprintf(" (schema %d)", e.SchemaID)
 	}
-	return fmt.Sprintf("decoding %s[%d]@%d (schema %d): %v", e.Topic, e.Partition, e.Offset, e.SchemaID, e.Err)
+	if e.Topic == "" {
+		return fmt.Sprintf("decoding record%s: %v", schema, e.Err)
+	}
+	return fmt.Sprintf("decoding %s[%d]@%d%s: %v", e.Topic, e.Partition, e.Offset, schema, e.Err)
 }
 
 // Unwrap returns the cause, which wraps one of the package's sentinels.

@@ -101,3 +101,14 @@ func (l *Layout) Names() []string {
 	}
 	return names
 }
+
+// SuspectedRename reports the shape a column renamed at the source takes in a
+// schema change: exactly one column dropped and exactly one added, of the same
+// type. Applied as it is, the new column starts empty and the old one fills
+// with NULL from then on, so the caller asks the operator which it was.
+func (e Evolution) SuspectedRename() (dropped, added Column, ok bool) {
+	if len(e.Dropped) != 1 || len(e.Added) != 1 || e.Dropped[0].Type.DeltaName() != e.Added[0].Type.DeltaName() {
+		return Column{}, Column{}, false
+	}
+	return e.Dropped[0], e.Added[0], true
+}

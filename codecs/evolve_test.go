@@ -143,3 +143,34 @@ func TestTypeDeltaName(t *testing.T) {
 		require.Equal(t, tc.want, tc.t.DeltaName())
 	}
 }
+
+func TestSuspectedRename(t *testing.T) {
+	id := col("id", Type{Kind: KindInteger}, false)
+	qty := col("qty", Type{Kind: KindInteger}, true)
+	quantity := col("quantity", Type{Kind: KindInteger}, true)
+	note := col("note", Type{Kind: KindString}, true)
+	current := []Column{id, qty}
+	for _, tc := range []struct {
+		name string
+		next []Column
+		want bool
+	}{
+		{"renamed", []Column{id, quantity}, true},
+		{"renamed and moved", []Column{quantity, id}, true},
+		{"dropped and added another type", []Column{id, note}, false},
+		{"added only", []Column{id, qty, quantity}, false},
+		{"dropped only", []Column{id}, false},
+		{"two added", []Column{id, quantity, col("amount", Type{Kind: KindInteger}, true)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := Evolve(current, []string{"id"}, tc.next, []string{"id"})
+			require.NoError(t, err)
+			dropped, added, ok := ev.SuspectedRename()
+			require.Equal(t, tc.want, ok)
+			if ok {
+				require.Equal(t, "qty", dropped.Name)
+				require.Equal(t, "quantity", added.Name)
+			}
+		})
+	}
+}

@@ -46,19 +46,28 @@ func (d *Decoder) decodeKey(kc *compiled, body []byte) ([]any, error) {
 		}
 		nativesFromMap(kc.layout, m, vals)
 	}
+	if err := d.finishKey(kc, vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// finishKey converts a key's natives in place and checks that every key
+// column has a value.
+func (d *Decoder) finishKey(kc *compiled, vals []any) error {
 	unavailable, err := d.convertRow(kc.layout, vals)
 	if err != nil {
-		return nil, fmt.Errorf("key: %w", err)
+		return fmt.Errorf("key: %w", err)
 	}
 	if len(unavailable) != 0 {
-		return nil, fmt.Errorf("%w: key column %q is unavailable", ErrBadEnvelope, kc.layout.Columns[unavailable[0]].Name)
+		return fmt.Errorf("%w: key column %q is unavailable", ErrBadEnvelope, kc.layout.Columns[unavailable[0]].Name)
 	}
 	for i, v := range vals {
 		if v == nil {
-			return nil, fmt.Errorf("%w: key column %q is null", ErrMissingKey, kc.layout.Columns[i].Name)
+			return fmt.Errorf("%w: key column %q is null", ErrMissingKey, kc.layout.Columns[i].Name)
 		}
 	}
-	return vals, nil
+	return nil
 }
 
 // keyIndexFor maps key columns to row columns by Avro field name.

@@ -20,8 +20,25 @@ const (
 // DefaultPlaceholder is Debezium's default unavailable.value.placeholder.
 const DefaultPlaceholder = "__debezium_unavailable_value"
 
+// Converter is the Kafka Connect value and key converter the connector
+// wrote its records with.
+type Converter string
+
+// Converters.
+const (
+	// ConverterAvro is Confluent's AvroConverter: the Confluent wire header
+	// and an Avro body whose schema is in the registry.
+	ConverterAvro Converter = "avro"
+	// ConverterJSON is Kafka's JsonConverter with schemas.enable=true:
+	// {"schema": <Connect schema>, "payload": <value>} in every record.
+	ConverterJSON Converter = "json"
+)
+
 // Options configures a [Decoder]. The zero value is usable.
 type Options struct {
+	// Converter is how keys and values are encoded (default
+	// [ConverterAvro]).
+	Converter Converter
 	// BinaryHandling is the connector's binary.handling.mode (default
 	// bytes). Under base64/hex, a string column whose propagated source
 	// type is binary (column.propagate.source.type) is decoded back to
@@ -37,12 +54,23 @@ type Options struct {
 	// names. A keyless record of a table not listed is an error
 	// ([ErrMissingKey]).
 	KeyColumns map[string][]string
+	// Declared types the topics written by the JsonConverter with
+	// schemas.enable=false (keyed by topic; json converter only). Their
+	// records are decoded by [Decoder.DecodeRecord], which knows the topic.
+	Declared map[string]DeclaredTable
 	// Logger receives registry retry and schema-compilation lines
 	// (default: discarded).
 	Logger *slog.Logger
 }
 
 func (o *Options) normalize() error {
+	switch o.Converter {
+	case "":
+		o.Converter = ConverterAvro
+	case ConverterAvro, ConverterJSON:
+	default:
+		return fmt.Errorf("codecs: converter %q: want avro or json", o.Converter)
+	}
 	switch o.BinaryHandling {
 	case "":
 		o.BinaryHandling = BinaryBytes

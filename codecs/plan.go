@@ -17,6 +17,7 @@ import (
 type envPlan struct {
 	steps []envStep
 	src   []srcField
+	order Source // the family whose order key the source block carries
 	// table interns the source db/schema/table strings, which repeat on
 	// every event of a schema id.
 	table atomic.Pointer[TableID]
@@ -77,7 +78,7 @@ func buildPlan(env map[string]any, names map[string]map[string]any, l *Layout) (
 			st.kind = stepOp
 		case "source":
 			st.kind = stepSource
-			if p.src, err = buildSource(fm["type"], ns, names, sb); err != nil {
+			if p.src, p.order, err = buildSource(fm["type"], ns, names, sb); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -147,7 +148,9 @@ func (p *envPlan) decode(body []byte, ch *Change) ([]byte, *envStep, error) {
 		return nil, nil, contentErr
 	}
 	// A one-byte window is the null branch: skip goavro for the common case.
-	if txC != nil && len(tx) > 1 {
+	// Only SQL Server's transaction ids are commit LSNs, which completeness
+	// tracks (ADR 0044); other sources' blocks are not read.
+	if txC != nil && len(tx) > 1 && p.order == SourceSQLServer {
 		v, _, err := txC.NativeFromBinary(tx)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: transaction: %v", ErrBadBody, err)

@@ -18,6 +18,11 @@ const (
 	srcChangeLSN
 	srcCommitLSN
 	srcSerial
+	srcPgLSN      // PostgreSQL: lsn
+	srcPgSequence // PostgreSQL: sequence
+	srcFile       // MySQL/MariaDB: binlog file
+	srcPos        // MySQL/MariaDB: binlog position
+	srcRow        // MySQL/MariaDB: row in the binlog event
 )
 
 type srcField struct {
@@ -30,12 +35,16 @@ type srcField struct {
 var srcTargets = map[string]srcTarget{
 	"db": srcDB, "schema": srcSchema, "table": srcTable, "ts_ms": srcTsMs, "snapshot": srcSnapshot,
 	"change_lsn": srcChangeLSN, "commit_lsn": srcCommitLSN, "event_serial_no": srcSerial,
+	"lsn": srcPgLSN, "sequence": srcPgSequence, "file": srcFile, "pos": srcPos, "row": srcRow,
 }
 
-func buildSource(node any, ns string, names map[string]map[string]any, sb *skipBuilder) ([]srcField, error) {
+// buildSource plans the source block's reading and names the family whose
+// order key it carries: PostgreSQL's when it has lsn, MySQL's when it has
+// file and pos, SQL Server's otherwise.
+func buildSource(node any, ns string, names map[string]map[string]any, sb *skipBuilder) ([]srcField, Source, error) {
 	rec, ok := node.(map[string]any)
 	if !ok || rec["type"] != "record" {
-		return nil, fmt.Errorf("source is not an inline record")
+		return nil, 0, fmt.Errorf("source is not an inline record")
 	}
 	recNS := ns
 	if s, ok := rec["namespace"].(string); ok {
@@ -50,37 +59,61 @@ func buildSource(node any, ns string, names map[string]map[string]any, sb *skipB
 		if sf.target == srcNone {
 			var err error
 			if sf.skip, err = sb.build(fm["type"], recNS); err != nil {
-				return nil, fmt.Errorf("source.%s: %w", name, err)
+				return nil, 0, fmt.Errorf("source.%s: %w", name, err)
 			}
 			out = append(out, sf)
 			continue
 		}
 		prim, nullIdx, ok := scalarOf(fm["type"])
 		if !ok {
-			return nil, fmt.Errorf("source.%s has type %v", name, fm["type"])
+			return nil, 0, fmt.Errorf("source.%s has type %v", name, fm["type"])
 		}
-		sf.long, sf.nullIdx = prim == "long", nullIdx
-		// The full path reads db/schema/table only as plain strings and
+		// Avro writes int and long alike.
+		sf.long, sf.nullIdx = prim == "long" || prim == "int", nullIdx
+		// The full path reads db/schema/table only as strings and
 		// timestamps/serials only as longs (serial also as a string).
 		switch sf.target {
-		case srcDB, srcSchema, srcTable:
-			ok = prim == "string" && nullIdx < 0
-		case srcTsMs:
+		case srcDB, srcSchema, srcTable: // MySQL's table is optional (DDL events have none)
+			ok = prim == "string"
+		case srcTsMs, srcPgLSN, srcPos:
 			ok = prim == "long"
-		case srcSnapshot, srcChangeLSN, srcCommitLSN:
+		case srcSnapshot, srcChangeLSN, srcCommitLSN, srcPgSequence, srcFile:
 			ok = prim == "string"
 		case srcSerial:
 			ok = prim == "long" || prim == "string"
+		case srcRow:
+			ok = prim == "int" || prim == "long"
 		}
 		if !ok {
-			return nil, fmt.Errorf("source.%s has type %v", name, fm["type"])
+			return nil, 0, fmt.Errorf("source.%s has type %v", name, fm["type"])
 		}
 		out = append(out, sf)
 	}
-	return out, nil
+	order, err := sourceFamily(out)
+	return out, order, err
 }
 
-// scalarOf recognises string/long, possibly as a two-branch union with null.
+// sourceFamily names the family from the order-key fields present, refusing
+// a block that carries only part of a key.
+func sourceFamily(fields []srcField) (Source, error) {
+	has := map[srcTarget]bool{}
+	for _, f := range fields {
+		has[f.target] = true
+	}
+	switch {
+	case has[srcPgLSN] && has[srcPgSequence]:
+		return SourcePostgres, nil
+	case has[srcPgLSN]:
+		return 0, fmt.Errorf("source has lsn but no sequence: PostgreSQL's lsn alone does not order transactions (Debezium 1.4 and later send sequence)")
+	case has[srcFile] && has[srcPos] && has[srcRow]:
+		return SourceMySQL, nil
+	case has[srcFile] || has[srcPos]:
+		return 0, fmt.Errorf("source has a partial binlog coordinate: want file, pos and row")
+	}
+	return SourceSQLServer, nil
+}
+
+// scalarOf recognises string/long/int, possibly as a two-branch union with null.
 func scalarOf(t any) (prim string, nullIdx int, ok bool) {
 	nullIdx = -1
 	if u, isUnion := t.([]any); isUnion {
@@ -100,7 +133,7 @@ func scalarOf(t any) (prim string, nullIdx int, ok bool) {
 		t = m["type"]
 	}
 	prim, _ = t.(string)
-	return prim, nullIdx, prim == "string" || prim == "long"
+	return prim, nullIdx, prim == "string" || prim == "long" || prim == "int"
 }
 
 // decodeSource reads the source block in place: no map, no union wrappers,
@@ -108,7 +141,8 @@ func scalarOf(t any) (prim string, nullIdx int, ok bool) {
 // It returns the rest of b, a content error (malformed LSN or serial), and
 // a structural error.
 func (p *envPlan) decodeSource(b []byte, ch *Change) (rest []byte, contentErr, err error) {
-	var db, schema, table []byte
+	var db, schema, table, pgSeq, file []byte
+	var pgLSN, pos, row int64
 	keep := func(e error) {
 		if contentErr == nil {
 			contentErr = e
@@ -144,6 +178,12 @@ func (p *envPlan) decodeSource(b []byte, ch *Change) (rest []byte, contentErr, e
 				ch.CommitMillis = n
 			case srcSerial:
 				ch.Pos.Serial = n
+			case srcPgLSN:
+				pgLSN = n
+			case srcPos:
+				pos = n
+			case srcRow:
+				row = n
 			}
 			continue
 		}
@@ -178,7 +218,21 @@ func (p *envPlan) decodeSource(b []byte, ch *Change) (rest []byte, contentErr, e
 				keep(fmt.Errorf("%w: event_serial_no %q", ErrBadEnvelope, s))
 			}
 			ch.Pos.Serial = n
+		case srcPgSequence:
+			pgSeq = s
+		case srcFile:
+			file = s
 		}
+	}
+	var perr error
+	switch p.order {
+	case SourcePostgres:
+		ch.Pos, perr = postgresPosition(pgLSN, pgSeq, ch.Snapshot != "")
+	case SourceMySQL:
+		ch.Pos, perr = mysqlPosition(file, pos, row, ch.Snapshot != "")
+	}
+	if perr != nil {
+		keep(perr)
 	}
 	if ch.Pos.Serial < 0 {
 		keep(fmt.Errorf("%w: negative event_serial_no %d", ErrBadEnvelope, ch.Pos.Serial))

@@ -83,13 +83,13 @@ func TestPlanMatchesGoavro(t *testing.T) {
 }
 
 func TestPlanFallsBackOnUnknownShapes(t *testing.T) {
-	// A source block whose table field is optional is outside the plan:
+	// A source block whose ts_ms is a string is outside the plan:
 	// such schemas are decoded by goavro alone, and still correctly.
 	src := newMapSource()
 	env := `{"type":"record","name":"Envelope","namespace":"x","fields":[
 	 {"name":"before","type":["null",{"type":"record","name":"Value","fields":[{"name":"id","type":"int"}]}],"default":null},
 	 {"name":"after","type":["null","Value"],"default":null},
-	 {"name":"source","type":{"type":"record","name":"Source","fields":[{"name":"table","type":["null","string"]}]}},
+	 {"name":"source","type":{"type":"record","name":"Source","fields":[{"name":"ts_ms","type":"string"}]}},
 	 {"name":"op","type":"string"}]}`
 	src.add(1, env)
 	src.add(2, `{"type":"record","name":"Key","namespace":"x","fields":[{"name":"id","type":"int"}]}`)
@@ -99,7 +99,7 @@ func TestPlanFallsBackOnUnknownShapes(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, vc.plan)
 	value := encode(t, 1, env, map[string]any{"before": nil, "after": union("x.Value", map[string]any{"id": int32(3)}),
-		"source": map[string]any{"table": union("string", "t")}, "op": "c"})
+		"source": map[string]any{"ts_ms": "t"}, "op": "c"})
 	key := encode(t, 2, `{"type":"record","name":"Key","namespace":"x","fields":[{"name":"id","type":"int"}]}`, map[string]any{"id": int32(3)})
 	ch, err := d.Decode(t.Context(), key, value)
 	require.NoError(t, err)

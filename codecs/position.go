@@ -105,9 +105,19 @@ func PositionFromBinary(b []byte) (Position, error) {
 	return p, nil
 }
 
-// String renders p as "commit/change/serial" with absent parts empty,
-// e.g. "0000002b:00000e10:0005/0000002b:00000e10:0003/1".
+// String renders p in its source's notation: SQL Server's
+// "commit/change/serial" with absent parts empty (e.g.
+// "0000002b:00000e10:0005/0000002b:00000e10:0003/1"), PostgreSQL's
+// "postgres:<last committed LSN>@<LSN>" (e.g. "postgres:0/194E7D8@0/194E878",
+// the first part empty for a snapshot) and MySQL's
+// "mysql:<binlog file number>:<position>:<serial>".
 func (p Position) String() string {
+	switch p.Source() {
+	case SourcePostgres:
+		return "postgres:" + p.CommitText() + "@" + p.ChangeText()
+	case SourceMySQL:
+		return "mysql:" + p.CommitText() + ":" + p.ChangeText() + ":" + strconv.FormatInt(p.Serial, 10)
+	}
 	s := ""
 	if p.Serial != 0 {
 		s = strconv.FormatInt(p.Serial, 10)
@@ -117,6 +127,12 @@ func (p Position) String() string {
 
 // ParsePosition parses [Position.String]'s rendering.
 func ParsePosition(s string) (Position, error) {
+	if rest, ok := strings.CutPrefix(s, "postgres:"); ok {
+		return parsePostgresText(s, rest)
+	}
+	if rest, ok := strings.CutPrefix(s, "mysql:"); ok {
+		return parseMySQLText(s, rest)
+	}
 	var p Position
 	parts := strings.Split(s, "/")
 	if len(parts) != 3 {
@@ -139,6 +155,51 @@ func ParsePosition(s string) (Position, error) {
 		}
 	}
 	return p, nil
+}
+
+func parsePostgresText(s, rest string) (Position, error) {
+	commit, change, ok := strings.Cut(rest, "@")
+	if !ok {
+		return Position{}, fmt.Errorf("parsing position %q: want postgres:<last committed LSN>@<LSN>", s)
+	}
+	var last uint64
+	if commit != "" {
+		v, err := parsePgLSN(commit)
+		if err != nil {
+			return Position{}, fmt.Errorf("parsing position %q: %w", s, err)
+		}
+		last = v
+	}
+	lsn, err := parsePgLSN(change)
+	if err != nil {
+		return Position{}, fmt.Errorf("parsing position %q: %w", s, err)
+	}
+	return Position{Commit: taggedUint(tagPostgres, last), Change: taggedUint(0, lsn)}, nil
+}
+
+func parsePgLSN(s string) (uint64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("malformed PostgreSQL LSN %q", s)
+	}
+	return h<<32 | l, nil
+}
+
+func parseMySQLText(s, rest string) (Position, error) {
+	parts := strings.Split(rest, ":")
+	if len(parts) != 3 {
+		return Position{}, fmt.Errorf("parsing position %q: want mysql:<file number>:<position>:<serial>", s)
+	}
+	var n [3]uint64
+	for i, part := range parts {
+		var err error
+		if n[i], err = strconv.ParseUint(part, 10, 63); err != nil {
+			return Position{}, fmt.Errorf("parsing position %q: %w", s, err)
+		}
+	}
+	return Position{Commit: taggedUint(tagMySQL, n[0]), Change: taggedUint(0, n[1]), Serial: int64(n[2])}, nil
 }
 
 // PositionHexLen is the length of [Position.Hex]'s rendering.

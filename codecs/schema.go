@@ -27,6 +27,9 @@ type compiled struct {
 	// transaction marks a transaction topic's value schema
 	// (TransactionMetadataValue); its layout has no columns.
 	transaction bool
+	// json is set instead of codec, plan and row for a Kafka Connect
+	// schema read from a JsonConverter message.
+	json *jsonPlan
 }
 
 // compile parses the Avro schema text of one id and derives its layout.

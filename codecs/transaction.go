@@ -62,6 +62,13 @@ func (d *Decoder) DecodeTransaction(ctx context.Context, topic string, partition
 	fail := func(id int, err error) (TxEvent, error) {
 		return TxEvent{}, &DecodeError{Topic: topic, Partition: partition, Offset: offset, SchemaID: id, Err: err}
 	}
+	if d.opts.Converter == ConverterJSON {
+		ev, err := d.decodeJSONTransaction(value)
+		if err != nil {
+			return fail(-1, err)
+		}
+		return ev, nil
+	}
 	id, body, err := SplitHeader(value)
 	if err != nil {
 		return fail(-1, err)

@@ -3,6 +3,7 @@ package codecs
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -263,4 +264,39 @@ func TestBinaryValueDoesNotAliasRecord(t *testing.T) {
 		value[i] = 0xff // the consumer may reuse or free the record buffer
 	}
 	require.Equal(t, []byte{1, 2, 3}, ch.Row[1])
+}
+
+func TestRefusedSourceTypesNamed(t *testing.T) {
+	// What PostgreSQL and MySQL columns Debezium maps to shapes without a
+	// faithful Delta type is refused with the type's name and the fix.
+	vsd := map[string]any{"type": "record", "name": "VariableScaleDecimal", "namespace": "io.debezium.data",
+		"fields":       []any{map[string]any{"name": "scale", "type": "int"}, map[string]any{"name": "value", "type": "bytes"}},
+		"connect.name": "io.debezium.data.VariableScaleDecimal"}
+	tests := []struct {
+		name string
+		col  tcol
+		want []string
+	}{
+		{"numeric without precision", tcol{name: "nfree", typ: vsd}, []string{`column "nfree"`, "VariableScaleDecimal", "decimal.handling.mode=string"}},
+		{"array", tcol{name: "arr", typ: map[string]any{"type": "array", "items": "int"}}, []string{`column "arr"`, "array", "column.exclude.list"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := deriveColumn(fieldSchemaJSON(t, tc.col), &Options{})
+			require.ErrorIs(t, err, ErrUnsupportedSchema)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// fieldSchemaJSON is fieldSchema as the decoder sees it (through JSON).
+func fieldSchemaJSON(t *testing.T, c tcol) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(fieldSchema(c))
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
 }

@@ -37,7 +37,7 @@ func (d *Decoder) decodeWhole(vc *compiled, body []byte, ch *Change) (map[string
 	if err := d.decodeSource(env, ch); err != nil {
 		return nil, err
 	}
-	if tx, ok := unwrap(env["transaction"]).(map[string]any); ok {
+	if tx, ok := unwrap(env["transaction"]).(map[string]any); ok && ch.Pos.Source() == SourceSQLServer {
 		ch.TxID, _ = tx["id"].(string)
 		ch.TxOrder, _ = tx["data_collection_order"].(int64)
 	}
@@ -56,14 +56,32 @@ func (d *Decoder) decodeSource(env map[string]any, ch *Change) error {
 	if !ok {
 		return fmt.Errorf("%w: no source block", ErrBadEnvelope)
 	}
-	ch.Table.Database, _ = src["db"].(string)
-	ch.Table.Schema, _ = src["schema"].(string)
-	ch.Table.Table, _ = src["table"].(string)
+	ch.Table.Database, _ = unwrap(src["db"]).(string)
+	ch.Table.Schema, _ = unwrap(src["schema"]).(string)
+	ch.Table.Table, _ = unwrap(src["table"]).(string)
 	ch.CommitMillis, _ = unwrap(src["ts_ms"]).(int64)
 	if s, _ := unwrap(src["snapshot"]).(string); s != "false" {
 		ch.Snapshot = s
 	}
 	var err error
+	if _, ok := src["lsn"]; ok {
+		lsn, _ := unwrap(src["lsn"]).(int64)
+		seq, ok := unwrap(src["sequence"]).(string)
+		if !ok {
+			return fmt.Errorf("%w: postgres source without sequence: lsn alone does not order transactions", ErrBadEnvelope)
+		}
+		ch.Pos, err = PostgresPosition(lsn, seq, ch.Snapshot != "")
+		return err
+	}
+	if file, ok := unwrap(src["file"]).(string); ok {
+		pos, _ := unwrap(src["pos"]).(int64)
+		row, ok := asInt64(unwrap(src["row"]))
+		if !ok {
+			return fmt.Errorf("%w: mysql source without row", ErrBadEnvelope)
+		}
+		ch.Pos, err = MySQLPosition(file, pos, row, ch.Snapshot != "")
+		return err
+	}
 	if s, ok := unwrap(src["commit_lsn"]).(string); ok {
 		if ch.Pos.Commit, err = ParseLSN(s); err != nil {
 			return fmt.Errorf("commit_lsn: %w", err)
@@ -86,4 +104,15 @@ func (d *Decoder) decodeSource(env map[string]any, ch *Change) error {
 		return fmt.Errorf("%w: negative event_serial_no %d", ErrBadEnvelope, ch.Pos.Serial)
 	}
 	return nil
+}
+
+// asInt64 reads an Avro int or long as goavro returns it.
+func asInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int32:
+		return int64(n), true
+	case int64:
+		return n, true
+	}
+	return 0, false
 }

@@ -87,6 +87,8 @@ const (
 	ResetEarliest   = "earliest"
 	ResetLatest     = "latest"
 	defaultMetrics  = ":9464"
+	ConverterAvro   = "avro"
+	ConverterJSON   = "json"
 	defaultLogLevel = "info"
 )
 
@@ -254,10 +256,11 @@ type Maintenance struct {
 	TailFileSize ByteSize `yaml:"tail_file_size"`
 }
 
-// Storage configures object storage for s3:// and gs:// table paths.
+// Storage configures object storage for s3://, Azure and gs:// table paths.
 type Storage struct {
-	S3  S3  `yaml:"s3"`
-	GCS GCS `yaml:"gcs"`
+	S3    S3    `yaml:"s3"`
+	Azure Azure `yaml:"azure"`
+	GCS   GCS   `yaml:"gcs"`
 }
 
 // S3 options; credentials come from the standard AWS chain.
@@ -266,6 +269,28 @@ type S3 struct {
 	Region    string `yaml:"region"`
 	PathStyle bool   `yaml:"path_style"`
 	// RequestTimeout is how long one S3 request may make no progress before it
+	// fails as a transient error; zero: the store's default (10s).
+	RequestTimeout Duration `yaml:"request_timeout"`
+}
+
+// Azure options for abfss://, az:// and https://ACCOUNT.blob.core.windows.net
+// paths. Credentials, first set first: an account key, a SAS token, a service
+// principal's client secret, else the SDK's default chain (environment,
+// workload identity, managed identity, Azure CLI). Empty fields take
+// AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY,
+// AZURE_STORAGE_SAS_TOKEN and CDC2DELTA_AZURE_ENDPOINT from the environment.
+type Azure struct {
+	// Account names the storage account of az:// paths.
+	Account string `yaml:"account"`
+	// Endpoint overrides the Blob service URL (Azurite:
+	// http://127.0.0.1:10000/devstoreaccount1).
+	Endpoint     string `yaml:"endpoint"`
+	AccountKey   Secret `yaml:"account_key"`
+	SASToken     Secret `yaml:"sas_token"`
+	TenantID     string `yaml:"tenant_id"`
+	ClientID     string `yaml:"client_id"`
+	ClientSecret Secret `yaml:"client_secret"`
+	// RequestTimeout is how long one request may make no progress before it
 	// fails as a transient error; zero: the store's default (10s).
 	RequestTimeout Duration `yaml:"request_timeout"`
 }
@@ -285,9 +310,39 @@ type GCS struct {
 
 // Decoding mirrors the Debezium connector settings the topics were produced with.
 type Decoding struct {
-	TimePrecisionMode   string `yaml:"time_precision_mode"`
-	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
-	BinaryHandlingMode  string `yaml:"binary_handling_mode"`
+	// Converter is the connector's key and value converter: avro (Confluent's
+	// AvroConverter with the schema registry) or json (Kafka's JsonConverter
+	// with schemas.enable=true, every record carrying its schema).
+	Converter string `yaml:"converter"`
+	// Declared types the topics whose records the JsonConverter wrote with
+	// schemas.enable=false (no schema in the record).
+	Declared            []DeclaredTable `yaml:"declared"`
+	TimePrecisionMode   string          `yaml:"time_precision_mode"`
+	DecimalHandlingMode string          `yaml:"decimal_handling_mode"`
+	BinaryHandlingMode  string          `yaml:"binary_handling_mode"`
+}
+
+// DeclaredTable is a topic's row and key, by column name.
+type DeclaredTable struct {
+	Topic string `yaml:"topic"`
+	// Key names the key columns in the order of the record key's fields.
+	Key     []string         `yaml:"key"`
+	Columns []DeclaredColumn `yaml:"columns"`
+}
+
+// DeclaredColumn is one column as a Kafka Connect schema describes it.
+type DeclaredColumn struct {
+	Name string `yaml:"name"`
+	// Type is the Connect type: boolean, int8, int16, int32, int64, float32,
+	// float64, string or bytes.
+	Type string `yaml:"type"`
+	// Logical is the Connect or Debezium semantic type the connector names
+	// the column's schema with (org.apache.kafka.connect.data.Decimal,
+	// io.debezium.time.MicroTimestamp, ...).
+	Logical   string `yaml:"logical"`
+	Scale     int    `yaml:"scale"`
+	Precision int    `yaml:"precision"`
+	Optional  bool   `yaml:"optional"`
 }
 
 // Control is the control table (ADR 0029): how far each table is complete, and each
@@ -361,7 +416,7 @@ func Default() Config {
 			MaxCompactBytes: ByteSize(m.MaxCompactBytes), CheckpointCommits: m.CheckpointCommits,
 			CheckpointInterval: Duration(m.CheckpointInterval), CheckpointMaxCommits: m.CheckpointMaxCommits,
 			VacuumInterval: Duration(m.VacuumInterval), Concurrency: m.Concurrency, TailFileSize: ByteSize(m.TailFileSize)},
-		Decoding: Decoding{TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
+		Decoding: Decoding{Converter: ConverterAvro, TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},
 		Retry:    Retry{Budget: Duration(p.RetryBudget)},
 		Control:  Control{Interval: Duration(controller.DefaultInterval)},
 		Metrics:  Metrics{Listen: defaultMetrics},

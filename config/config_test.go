@@ -200,3 +200,12 @@ func TestInvalidConfigs(t *testing.T) {
 		})
 	}
 }
+
+func TestJSONConverterNeedsNoRegistry(t *testing.T) {
+	base := "kafka: {brokers: [k1:9092], group_id: g, topics: [t]}\ntables: {path: \"/tmp/{table}\"}\n"
+	c, err := config.Check([]byte(base+"decoding: {converter: json}\n"), noEnv, nil)
+	require.NoError(t, err)
+	require.Equal(t, config.ConverterJSON, c.Decoding.Converter)
+	_, err = config.Check([]byte(base), noEnv, nil)
+	require.ErrorContains(t, err, "schema_registry.url: must be set")
+}

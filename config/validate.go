@@ -55,6 +55,7 @@ var (
 	timePrecisions = []string{"adaptive", "adaptive_time_microseconds", "connect"}
 	decimalModes   = []string{"precise", "double", "string"}
 	binaryModes    = []string{"bytes", "base64", "base64-url-safe", "hex"}
+	converters     = []string{ConverterAvro, ConverterJSON}
 	logLevels      = []string{"debug", "info", "warn", "error"}
 	logFormats     = []string{"text", "json"}
 	placeholders   = []string{"{topic}", "{database}", "{schema}", "{table}"}
@@ -144,6 +145,9 @@ func validateTLS(p *problems, path string, t TLS) {
 
 func (c *Config) validateRegistry(p *problems) {
 	r := c.SchemaRegistry
+	if r.URL == "" && c.Decoding.Converter == ConverterJSON {
+		return // JsonConverter records carry their schemas
+	}
 	if r.URL == "" {
 		p.add("schema_registry.url", "must be set (http:// or https:// URL)")
 	} else if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -187,7 +191,7 @@ func (c *Config) validateTables(p *problems) {
 	if t.Path != "" && !strings.Contains(t.Path, "{table}") && !strings.Contains(t.Path, "{topic}") {
 		p.add("tables.path", "%q must contain {table} or {topic}, or every topic would write one table", urlcred.Redact(t.Path))
 	}
-	if strings.Contains(t.Path, "://") && urlcred.HasUserinfo(t.Path) {
+	if strings.Contains(t.Path, "://") && urlcred.HasUserinfo(t.Path) && !abfs(t.Path) {
 		// Table paths name the table in every log line and metric.
 		p.add("tables.path", "%q carries credentials; S3 credentials come from the AWS credential chain", urlcred.Redact(t.Path))
 	}
@@ -451,10 +455,13 @@ func (c *Config) validateRest(p *problems) {
 	if c.Storage.S3.RequestTimeout < 0 {
 		p.add("storage.s3.request_timeout", "must not be negative, got %s", c.Storage.S3.RequestTimeout)
 	}
+	c.validateAzure(p)
 	c.validateGCS(p)
 	p.oneOf("decoding.time_precision_mode", c.Decoding.TimePrecisionMode, timePrecisions...)
 	p.oneOf("decoding.decimal_handling_mode", c.Decoding.DecimalHandlingMode, decimalModes...)
 	p.oneOf("decoding.binary_handling_mode", c.Decoding.BinaryHandlingMode, binaryModes...)
+	p.oneOf("decoding.converter", c.Decoding.Converter, converters...)
+	c.validateDeclared(p)
 	if l := c.Metrics.Listen; l != "" {
 		if msg := hostPortProblem(l, true); msg != "" {
 			p.add("metrics.listen", "%s (empty disables the listener)", msg)
@@ -496,6 +503,47 @@ func controlProblems(ctl Control, p *problems) {
 		for j, t := range g.Tables {
 			if parts := strings.Split(t, "."); len(parts) != 3 || slices.Contains(parts, "") {
 				p.add(fmt.Sprintf("%s.tables[%d]", path, j), "%q is not database.schema.table, as Debezium's source block names it", t)
+			}
+		}
+	}
+}
+
+var connectTypes = []string{"boolean", "int8", "int16", "int32", "int64", "float32", "float64", "string", "bytes"}
+
+// validateDeclared checks the declarations of schemas.enable=false topics.
+func (c *Config) validateDeclared(p *problems) {
+	if len(c.Decoding.Declared) > 0 && c.Decoding.Converter != ConverterJSON {
+		p.add("decoding.declared", "needs decoding.converter: json (records without a schema are JsonConverter's)")
+	}
+	topics := map[string]bool{}
+	for i, d := range c.Decoding.Declared {
+		path := fmt.Sprintf("decoding.declared[%d]", i)
+		if d.Topic == "" || topics[d.Topic] {
+			p.add(path+".topic", "%q is empty or declared twice", d.Topic)
+		}
+		topics[d.Topic] = true
+		if len(d.Columns) == 0 {
+			p.add(path+".columns", "must list the row's columns")
+		}
+		names := map[string]bool{}
+		for i, col := range d.Columns {
+			cp := fmt.Sprintf("%s.columns[%d]", path, i)
+			if col.Name == "" || names[col.Name] {
+				p.add(cp+".name", "%q is empty or listed twice", col.Name)
+			}
+			names[col.Name] = true
+			p.oneOf(cp+".type", col.Type, connectTypes...)
+			if col.Logical == "org.apache.kafka.connect.data.Decimal" &&
+				(col.Type != "bytes" || col.Precision < 1 || col.Precision > 38 || col.Scale < 0 || col.Scale > col.Precision) {
+				p.add(cp, "a Decimal needs type bytes, precision 1-38 and scale 0-precision, got %s (%d,%d)", col.Type, col.Precision, col.Scale)
+			}
+		}
+		if len(d.Key) == 0 {
+			p.add(path+".key", "must name the key columns")
+		}
+		for i, k := range d.Key {
+			if !names[k] {
+				p.add(fmt.Sprintf("%s.key[%d]", path, i), "%q is not a declared column", k)
 			}
 		}
 	}

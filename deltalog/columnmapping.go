@@ -214,3 +214,21 @@ func CloneType(t Type) Type {
 	}
 	return t
 }
+
+// MapColumnsAsNamed returns a copy of st for enabling column mapping on a table that has
+// data: every field gets an id after maxColumnID and keeps its logical name as physical
+// name, since the data files already use it (Spark does the same). It returns the new
+// maximum column id.
+func MapColumnsAsNamed(st *StructType, maxColumnID int64) (*StructType, int64) {
+	out := CloneType(st).(*StructType)
+	walkFields(out, "", func(_ string, f *StructField) bool {
+		if f.Metadata == nil {
+			f.Metadata = map[string]any{}
+		}
+		if s, ok := f.Metadata[MetaColumnMappingPhysicalName].(string); !ok || s == "" {
+			f.Metadata[MetaColumnMappingPhysicalName] = f.Name
+		}
+		return true
+	})
+	return AssignColumnMapping(out, maxColumnID)
+}

@@ -53,6 +53,9 @@ type pipeline struct {
 	// root.
 	mem   map[string]memTable
 	memMu sync.Mutex
+	// json writes and reads records as Kafka's JsonConverter does
+	// (schemas.enable=true) instead of Avro.
+	json bool
 }
 
 const testPartitions = 3
@@ -135,6 +138,9 @@ func (pl *pipeline) produce(n int) {
 	for range n {
 		ev := pl.w.Next()
 		key, value, err := pl.gen.Encode(ctx, ev)
+		if pl.json {
+			key, value, err = pl.gen.EncodeJSON(ev, dbzgen.DecimalBase64)
+		}
 		require.NoError(pl.t, err)
 		r := &kgo.Record{Topic: pl.gen.Topic(ev), Key: key, Value: value}
 		pl.stalls.mark(pl.t, ev, r)
@@ -158,6 +164,9 @@ func (pl *pipeline) options(group string) Options {
 	regc, err := codecs.NewRegistry(codecs.RegistryOptions{URLs: []string{pl.regURL}, MaxAttempts: 1})
 	require.NoError(pl.t, err)
 	dec, err := codecs.NewDecoder(regc, codecs.Options{})
+	if pl.json {
+		dec, err = codecs.NewDecoder(nil, codecs.Options{Converter: codecs.ConverterJSON})
+	}
 	require.NoError(pl.t, err)
 	return Options{
 		Brokers: pl.brokers,

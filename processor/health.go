@@ -165,7 +165,7 @@ func (p *Processor) Handler(gatherer prometheus.Gatherer) http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		problems := s.problems()
 		if len(problems) == 0 {
-			fmt.Fprintf(w, "ready: %d partitions, %d tables\n", s.Partitions, len(s.Tables))
+			fmt.Fprintln(w, readySummary(s.Partitions, len(s.Tables)))
 			for _, t := range s.Tables {
 				if t.State == TableRetrying {
 					fmt.Fprintf(w, "table %s retrying %s for %s: %v\n", t.Table, t.Retrying, t.FailingFor.Round(time.Second), t.LastErr)
@@ -182,4 +182,15 @@ func (p *Processor) Handler(gatherer prometheus.Gatherer) http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	}
 	return mux
+}
+
+// readySummary is /readyz's first line when ready.
+func readySummary(partitions, tables int) string {
+	count := func(n int, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	return "ready: " + count(partitions, "partition") + ", " + count(tables, "table")
 }

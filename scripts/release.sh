@@ -13,11 +13,22 @@
 #                                      linux/arm64 darwin/arm64 windows/amd64)
 #
 # Windows archives are .zip when zip(1) is present, else .tar.gz like the others.
+#
+# scripts/release.sh image VERSION [OUTDIR] builds the container image instead,
+# without a container engine (deploy/image): static linux/amd64 and linux/arm64
+# binaries in an OCI image index, as the OCI layout OUTDIR/cdc2delta_VERSION_image
+# and its tar (an oci-archive). It prints both paths and the index digest.
+# IMAGE_ARCHS="amd64" builds fewer architectures (default: amd64 arm64).
 set -euo pipefail
 # shellcheck source=scripts/setup/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup/lib.sh"
 
-usage() { die "usage: scripts/release.sh VERSION [OUTDIR] (VERSION like v1.2.3 or v1.2.3-rc.1)"; }
+usage() { die "usage: scripts/release.sh [image] VERSION [OUTDIR] (VERSION like v1.2.3 or v1.2.3-rc.1)"; }
+image=""
+if [[ ${1:-} == image ]]; then
+	image=1
+	shift
+fi
 [[ $# -ge 1 && $# -le 2 ]] || usage
 version=$1
 num='(0|[1-9][0-9]*)'
@@ -47,6 +58,21 @@ file_arch() {
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
+ldflags="-s -w -X github.com/cdc2delta/cdc2delta/internal/buildinfo.stamped=$version"
+
+if [[ -n $image ]]; then
+	layout="$out/cdc2delta_${version}_image"
+	rm -rf "$layout" "$layout.tar"
+	bins=()
+	for arch in ${IMAGE_ARCHS:-amd64 arm64}; do
+		log "building linux/$arch for the image"
+		CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags "$ldflags" -o "$stage/$arch/cdc2delta" ./cmd/cdc2delta
+		bins+=(-binary "linux/$arch=$stage/$arch/cdc2delta")
+	done
+	log "assembling the image"
+	(cd deploy && SOURCE_DATE_EPOCH=$mtime go run ./image -version "$version" "${bins[@]}" -out "$layout" -archive "$layout.tar")
+	exit 0
+fi
 archives=()
 for target in $targets; do
 	goos=${target%/*} goarch=${target#*/}
@@ -57,8 +83,7 @@ for target in $targets; do
 	mkdir -p "$stage/$name"
 	bin="$stage/$name/$exe"
 	log "building $name"
-	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath \
-		-ldflags "-s -w -X github.com/cdc2delta/cdc2delta/internal/buildinfo.stamped=$version" -o "$bin" ./cmd/cdc2delta
+	CGO_ENABLED=0 GOOS=$goos GOARCH=$goarch go build -trimpath -ldflags "$ldflags" -o "$bin" ./cmd/cdc2delta
 
 	# The binary is for its target and static.
 	meta="$(go version -m "$bin")"

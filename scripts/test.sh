@@ -82,6 +82,10 @@ cleanup() {
 	if [[ -n $run_dir ]]; then
 		section "stopping servers"
 		bash scripts/setup/moto.sh stop "$run_dir/moto"
+		bash scripts/setup/azurite.sh stop "$run_dir/azurite"
+		bash scripts/setup/connect.sh stop "$run_dir/connect"
+		bash scripts/setup/postgres.sh stop "$run_dir/postgres"
+		bash scripts/setup/mariadb.sh stop "$run_dir/mariadb"
 		bash scripts/setup/fakegcs.sh stop "$run_dir/fakegcs"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
@@ -172,9 +176,13 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	# The compiled row decoders against goavro on generated inputs (ADR 0033);
 	# the seeds alone run in every go test.
 	step "fast: fuzz decoder vs goavro (60s)" go test -run '^$' -fuzz '^FuzzDecodeChange$' -fuzztime 60s ./codecs/
+	# The JsonConverter scanner against encoding/json; minimizing a record
+	# of several kB would otherwise take the whole 20s.
+	step "fast: fuzz JSON decoder vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzDecodeJSONChange$' -fuzztime 20s -fuzzminimizetime 50x ./codecs/
 	# The hand-written tombstone line decoder against encoding/json.
 	step "fast: fuzz tombstone lines vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzTombstoneLine$' -fuzztime 20s ./processor/cdctable/
 	step "fast: release build (this platform)" release_check
+	step "fast: deploy (chart, image, alert rules)" bash scripts/check-deploy.sh
 	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi
 
@@ -207,8 +215,18 @@ kafka_brokers=""
 s3_endpoint=""
 start_kafka() { kafka_brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kafka")"; }
 start_moto() { s3_endpoint="$(bash scripts/setup/moto.sh start "$run_dir/moto")"; }
+setup_prometheus() { prometheus_bin="$(bash scripts/setup/prometheus.sh fetch)"; }
 step "start: kafka" start_kafka
 step "start: moto s3" start_moto
+start_azurite() { azure_endpoint="$(bash scripts/setup/azurite.sh start "$run_dir/azurite")"; }; step "start: azurite" start_azurite
+step "setup: prometheus" setup_prometheus
+# Debezium's sources: the databases and a Kafka Connect worker on the broker.
+start_sources() {
+	postgres_addr="$(bash scripts/setup/postgres.sh start "$run_dir/postgres")" &&
+		mariadb_addr="$(bash scripts/setup/mariadb.sh start "$run_dir/mariadb")" &&
+		connect_url="$(bash scripts/setup/connect.sh start "$run_dir/connect" "$kafka_brokers")"
+}
+step "start: postgres, mariadb, kafka connect" start_sources
 start_fakegcs() { CDC2DELTA_GCS_ENDPOINT="$(bash scripts/setup/fakegcs.sh start "$run_dir/fakegcs")" && export CDC2DELTA_GCS_ENDPOINT; }
 step "start: fake-gcs-server" start_fakegcs
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
@@ -224,6 +242,9 @@ set -a
 source "$run_dir/kafka/secure.env"
 set +a
 export CDC2DELTA_S3_ENDPOINT="$s3_endpoint"
+export CDC2DELTA_AZURE_ENDPOINT="${azure_endpoint:-}" # Azurite's Blob service, account devstoreaccount1
+export CDC2DELTA_PROMETHEUS="${prometheus_bin:-}"
+export CDC2DELTA_POSTGRES_ADDR="${postgres_addr:-}" CDC2DELTA_MARIADB_ADDR="${mariadb_addr:-}" CDC2DELTA_CONNECT_URL="${connect_url:-}"
 export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export CDC2DELTA_PYTHON="$venv_python"

@@ -45,6 +45,10 @@ func TestValidateRefusesWhatRunRefuses(t *testing.T) {
 			`control.path: s3store: "s3://b/control?versionId=1": unexpected query or fragment`},
 		{"tables on an unknown scheme", "tables", `path: "gs://b/{table}"`,
 			`tables.path: "gs://b/{table}", as the URL of table topic.database.schema.table: s3store: "gs://b/table": scheme must be s3 or s3a`},
+		{"tables on ADLS without a container", "tables", `path: "abfss://acct1.dfs.core.windows.net/{table}"`,
+			`tables.path: "abfss://acct1.dfs.core.windows.net/{table}", as the URL of table topic.database.schema.table: azstore: "abfss://acct1.dfs.core.windows.net/table": container: missing`},
+		{"control table on Azure with a SAS token", "control", `path: "https://acct1.blob.core.windows.net/lake/control?sv=1&sig=s3cr3t"`,
+			`control.path: azstore: "https://acct1.blob.core.windows.net/lake/control": query: a table URL has no query or fragment (a SAS token goes in storage.azure.sas_token)`},
 		{"tables URL with a query", "tables", `path: "s3://b/{table}?x=1"`,
 			`tables.path: "s3://b/{table}?x=1", as the URL of table topic.database.schema.table: s3store: "s3://b/table?x=1": unexpected query or fragment`},
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Environment knobs of TestCrashRecovery, to reproduce a failure
@@ -339,9 +340,14 @@ type binaryRun struct {
 
 func startRun(t *testing.T, bin, cfgPath, logPath string) *binaryRun {
 	t.Helper()
+	return startCmd(t, exec.Command(bin, "run", "--config", cfgPath), logPath)
+}
+
+// startCmd starts cmd with its output to logPath; the test's end kills it.
+func startCmd(t *testing.T, cmd *exec.Cmd, logPath string) *binaryRun {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	require.NoError(t, err)
-	cmd := exec.Command(bin, "run", "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	require.NoError(t, cmd.Start())
 	r := &binaryRun{t: t, cmd: cmd, logPath: logPath, done: make(chan struct{})}
@@ -452,6 +458,10 @@ func requireTablesMatchSource(t *testing.T, src *crashSource, tables []crashTabl
 		require.Empty(t, rep.txnRegressions, "table %s: a batch was applied twice", def.Name)
 		// No gaps: commit files 0..N, N the latest version.
 		require.Equal(t, snap.Version()+1, int64(rep.versions), "table %s: the log has gaps", def.Name)
+		// The table keeps its own contract, and the key index on disk agrees.
+		vrep, err := merge.VerifyTable(t.Context(), tb.store(), merge.VerifyOptions{IndexDir: localIndexDir(tb.dir)})
+		require.NoError(t, err, "table %s: verify", def.Name)
+		require.Empty(t, vrep.Problems, "table %s: verify: %s", def.Name, vrep.Summary())
 		t.Logf("table %s: %d rows, %d versions", def.Name, len(got), rep.versions)
 	}
 }

@@ -22,7 +22,7 @@ func TestVersionFlagRange(t *testing.T) {
 			withVersion = append(withVersion, c.name)
 		}
 	}
-	require.ElementsMatch(t, []string{"show", "describe", "restore"}, withVersion)
+	require.ElementsMatch(t, []string{"show", "describe", "restore", "clone"}, withVersion)
 	for _, name := range withVersion {
 		t.Run(name, func(t *testing.T) {
 			for _, v := range []string{"-2", "-9223372036854775808", "x"} {

@@ -24,7 +24,7 @@ func offsetsCommand() command {
 		summary: "show per table and partition the Delta txn position, the group's offset, the high watermark and the lag",
 		example: "cdc2delta offsets --config cdc2delta.yaml\ncdc2delta offsets --config cdc2delta.yaml --json | jq 'map(.lag) | add'",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			cf := addConfigFlags(fs)
+			cf := addConfigFlags(fs, overrideBrokers, overrideGroup, overrideTablesPath)
 			asJSON := fs.Bool("json", false, "print a JSON array")
 			timeout := addTimeoutFlag(fs)
 			return func(ctx context.Context, args []string) error {

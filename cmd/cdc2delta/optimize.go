@@ -16,10 +16,13 @@ func optimizeCommand() command {
 		name:    "optimize",
 		args:    "TABLE",
 		summary: "compact small files and purge deletion vectors (OPTIMIZE, dataChange=false)",
-		example: "cdc2delta optimize ./tables/sales/dbo/orders\ncdc2delta optimize --order-by-key --target-size 256MiB s3://lake/sales/dbo/orders",
+		example: "cdc2delta optimize ./tables/sales/dbo/orders\ncdc2delta optimize --order-by-key --target-size 256MiB s3://lake/sales/dbo/orders\n" +
+			"cdc2delta optimize --zorder-by customer_id ./tables/sales/dbo/orders   # OPTIMIZE ... ZORDER BY (customer_id)",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			sf := addStoreFlags(fs, e)
 			target := fs.String("target-size", "128MiB", "target size of the compacted files; smaller files are compacted")
+			zorderBy := fs.String("zorder-by", "", "rewrite every file along a Z-order curve over these data `columns` (comma-separated), "+
+				"so that queries filtering on them skip files (OPTIMIZE ZORDER BY); a partition's rows are held in memory at once")
 			orderByKey := fs.Bool("order-by-key", false, "sort rows by the table's key columns (property "+cdctable.PropKeyColumns+")")
 			return func(ctx context.Context, args []string) error {
 				loc, err := oneTable(args)
@@ -38,6 +41,17 @@ func optimizeCommand() command {
 				if *orderByKey {
 					if opts.OrderBy, err = cdctable.KeyColumns(snap.Metadata()); err != nil {
 						return usagef("--order-by-key: the table has no valid %s property", cdctable.PropKeyColumns)
+					}
+				}
+				if *zorderBy != "" {
+					if *orderByKey {
+						return usagef("give --order-by-key or --zorder-by, not both")
+					}
+					for c := range strings.SplitSeq(*zorderBy, ",") {
+						if c = strings.TrimSpace(c); c == "" {
+							return usagef("--zorder-by %q names an empty column", *zorderBy)
+						}
+						opts.ZOrderBy = append(opts.ZOrderBy, c)
 					}
 				}
 				m, err := tableops.Optimize(ctx, t, snap, opts)

@@ -44,7 +44,8 @@ func quickstartCommand() command {
 		example: "cdc2delta quickstart                      # tables land in ./cdc2delta-quickstart/tables\n" +
 			"cdc2delta quickstart --keep-running       # then, in another terminal: cdc2delta offsets --config cdc2delta-quickstart/cdc2delta.yaml",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml")
+			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml; "+
+				"an object store URL (s3://, abfss://, az://) puts the tables there and the rest in ./"+defaultQuickstartDir)
 			events := fs.Int("events", 5000, "change events to generate on a fresh start (snapshot, inserts, updates, deletes), "+
 				"in "+strconv.Itoa(quickstartRounds)+" rounds")
 			kafkaPort := fs.Int("kafka-port", defaultKafkaPort, "localhost port of the embedded Kafka-compatible broker (0: any free port)")
@@ -98,7 +99,7 @@ func portInUse(err error, port int, what string) error {
 }
 
 func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
-	dir, err := filepath.Abs(o.dir)
+	dir, tablesRoot, err := quickstartDirs(o.dir)
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	// The processor runs with the configuration file it leaves for the user, so the
 	// file is known to work.
 	cfgPath := filepath.Join(dir, "cdc2delta.yaml")
-	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, dir, o), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, tablesRoot, o), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", cfgPath, err)
 	}
 	c, err := config.Load(cfgPath)
@@ -221,7 +222,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 				return ignoreInterrupt(err)
 			}
 		}
-		fmt.Fprintf(e.stdout, "generated %d Debezium change events for %d tables (snapshot, inserts, updates, deletes)\n", o.events, len(tables))
+		fmt.Fprintf(e.stdout, "generated %s for %s (snapshot, inserts, updates, deletes)\n", plural(o.events, "Debezium change event"), plural(len(tables), "table"))
 	} else {
 		if total(ends) > 0 {
 			fmt.Fprintf(e.stdout, "topics already hold %d events (from an earlier run); not generating more\n", total(ends))
@@ -261,7 +262,7 @@ func boolInt(b bool) int {
 
 // quickstartConfig is the configuration of the running quickstart, written to
 // DIR/cdc2delta.yaml for the commands that take --config.
-func quickstartConfig(broker, registryURL string, topics []string, dir string, o quickstartOptions) []byte {
+func quickstartConfig(broker, registryURL string, topics []string, tablesRoot string, o quickstartOptions) []byte {
 	q := func(s string) string {
 		b, _ := json.Marshal(s) // a JSON string is a YAML double-quoted scalar
 		return string(b)
@@ -270,7 +271,7 @@ func quickstartConfig(broker, registryURL string, topics []string, dir string, o
 	for i, t := range topics {
 		quoted[i] = q(t)
 	}
-	tablesPath := filepath.ToSlash(filepath.Join(dir, "tables")) + "/{database}/{schema}/{table}"
+	tablesPath := tablesRoot + "/{database}/{schema}/{table}"
 	return fmt.Appendf(nil, `# The configuration of the cdc2delta quickstart in this folder, rewritten on each start.
 # Its broker and schema registry run inside the quickstart process, so the commands
 # that connect to them need it running: start it with --keep-running, then
@@ -410,7 +411,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\nLook at a table (%s.%s has %d versions):\n", last.Def().Schema, last.Def().Name, version+1)
+	fmt.Fprintf(&b, "\nLook at a table (%s.%s has %s):\n", last.Def().Schema, last.Def().Name, plural(int(version+1), "version"))
 	fmt.Fprintf(&b, "  %s show --limit 10 %s\n", self, t)
 	fmt.Fprintf(&b, "  %s describe %s\n", self, t)
 	fmt.Fprintf(&b, "  %s history %s\n", self, t)

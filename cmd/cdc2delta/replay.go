@@ -17,7 +17,7 @@ func replayCommand() command {
 		example: "cdc2delta replay --config cdc2delta.yaml --to-timestamp 2026-01-02T15:00:00Z\n" +
 			"cdc2delta replay --config cdc2delta.yaml --topic sqlserver.sales.dbo.orders --partition 2 --to-offset 1200",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			cf := addConfigFlags(fs)
+			cf := addConfigFlags(fs, overrideBrokers, overrideGroup)
 			topic := fs.String("topic", "", "only this topic (default: every configured topic)")
 			partition := fs.Int("partition", -1, "only this partition (needs --topic)")
 			toOffset := fs.Int64("to-offset", -1, "replay from this offset")

@@ -25,14 +25,39 @@ type configFlags struct {
 	path, brokers, group, tablesPath, logLevel, metricsListen string
 }
 
-func addConfigFlags(fs *flag.FlagSet) *configFlags {
+// override is a flag that replaces a field of the file.
+type override int
+
+const (
+	overrideBrokers override = iota
+	overrideGroup
+	overrideTablesPath
+	overrideLogLevel
+	overrideMetricsListen
+)
+
+// allOverrides are those of run, and of validate, which checks what run would use.
+var allOverrides = []override{overrideBrokers, overrideGroup, overrideTablesPath, overrideLogLevel, overrideMetricsListen}
+
+// addConfigFlags adds --config and the overrides of the fields the command uses,
+// so that its help lists no flag that would change nothing.
+func addConfigFlags(fs *flag.FlagSet, overrides ...override) *configFlags {
 	cf := &configFlags{}
 	fs.StringVar(&cf.path, "config", "", "configuration file (YAML; see config/example.yaml). Required")
-	fs.StringVar(&cf.brokers, "brokers", "", "override kafka.brokers (comma-separated host:port)")
-	fs.StringVar(&cf.group, "group-id", "", "override kafka.group_id")
-	fs.StringVar(&cf.tablesPath, "tables-path", "", "override tables.path")
-	fs.StringVar(&cf.logLevel, "log-level", "", "override log.level")
-	fs.StringVar(&cf.metricsListen, "metrics-listen", "", "override metrics.listen")
+	for _, o := range overrides {
+		switch o {
+		case overrideBrokers:
+			fs.StringVar(&cf.brokers, "brokers", "", "override kafka.brokers (comma-separated host:port)")
+		case overrideGroup:
+			fs.StringVar(&cf.group, "group-id", "", "override kafka.group_id")
+		case overrideTablesPath:
+			fs.StringVar(&cf.tablesPath, "tables-path", "", "override tables.path")
+		case overrideLogLevel:
+			fs.StringVar(&cf.logLevel, "log-level", "", "override log.level")
+		case overrideMetricsListen:
+			fs.StringVar(&cf.metricsListen, "metrics-listen", "", "override metrics.listen")
+		}
+	}
 	return cf
 }
 
@@ -93,7 +118,7 @@ func validateCommand() command {
 		summary: "check a configuration file and report every problem at once",
 		example: "cdc2delta validate --config cdc2delta.yaml   # ${VAR} references need their variables set",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			cf := addConfigFlags(fs)
+			cf := addConfigFlags(fs, allOverrides...)
 			return func(ctx context.Context, args []string) error {
 				if _, err := cf.load(args, e.lookup); err != nil {
 					return err
@@ -112,7 +137,7 @@ func runCommand() command {
 		example: "cdc2delta run --config cdc2delta.yaml\n" +
 			"KAFKA_PASSWORD=... cdc2delta run --config cdc2delta.yaml --group-id cdc2delta-blue --log-level debug",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			cf := addConfigFlags(fs)
+			cf := addConfigFlags(fs, allOverrides...)
 			return func(ctx context.Context, args []string) error {
 				c, err := cf.load(args, e.lookup)
 				if err != nil {

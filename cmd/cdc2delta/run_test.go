@@ -515,3 +515,20 @@ tables:
 		require.Equal(t, want, got.Sink.PartitionBy, table)
 	}
 }
+
+// TestRunJSONConverter runs `cdc2delta run` with decoding.converter: json
+// and no registry over JsonConverter records (decimals as numbers), with
+// and without schemas (then typed by decoding.declared), and over the same
+// workload written as Avro: the tables print the same.
+func TestRunJSONConverter(t *testing.T) {
+	var printed [][]string
+	for _, o := range []fixtureOptions{{partitions: 2}, {partitions: 2, json: true}, {partitions: 2, declared: true}} {
+		f := newRunFixture(t, o)
+		require.Positive(t, f.produce(150))
+		f.runUntilCaughtUp()
+		printed = append(printed, f.rows())
+	}
+	require.Greater(t, len(printed[0]), 10)
+	require.Equal(t, printed[0], printed[1], "schemas.enable=true")
+	require.Equal(t, printed[0], printed[2], "schemas.enable=false, declared")
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,9 @@ type runFixture struct {
 	orders *dbzgen.Table
 	cfg    string
 	dir    string // the orders table
+	json   bool
+	// bare strips records to their payload (schemas.enable=false).
+	bare bool
 }
 
 type fixtureOptions struct {
@@ -50,12 +54,18 @@ type fixtureOptions struct {
 	// kafka is the config's kafka block; %s is replaced by the orders topic.
 	// Empty: plaintext brokers, group restore-run.
 	kafka string
+	// json produces JsonConverter records and configures
+	// decoding.converter: json without a registry.
+	json bool
+	// declared produces them with schemas.enable=false and declares the
+	// orders topic's columns in decoding.declared.
+	declared bool
 }
 
 func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
 	t.Helper()
 	gen, regURL := newTestGenerator(t, o.prefix)
-	f := &runFixture{t: t, gen: gen}
+	f := &runFixture{t: t, gen: gen, json: o.json || o.declared, bare: o.declared}
 	var err error
 	f.orders, err = f.gen.Table(dbzgen.Orders())
 	require.NoError(t, err)
@@ -78,14 +88,21 @@ func newRunFixture(t *testing.T, o fixtureOptions) *runFixture {
 	}
 	root := t.TempDir()
 	f.cfg = filepath.Join(root, "cdc2delta.yaml")
+	source := fmt.Sprintf(`schema_registry: {url: "%s"}`, regURL)
+	if o.json {
+		source = "decoding: {converter: json}"
+	}
+	if o.declared {
+		source = fmt.Sprintf("decoding: {converter: json, declared: [%s]}", declaredOrders(t, f))
+	}
 	require.NoError(t, os.WriteFile(f.cfg, fmt.Appendf(nil, `
 kafka: %s
-schema_registry: {url: "%s"}
+%s
 tables: {path: "%s/{database}/{schema}/{table}"}
 batch: {max_records: 50, max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
-`, kafka, regURL, filepath.ToSlash(root)), 0o600))
+`, kafka, source, filepath.ToSlash(root)), 0o600))
 	router, err := route.NewRouter(filepath.ToSlash(root) + "/{database}/{schema}/{table}")
 	require.NoError(t, err)
 	f.dir, err = router.Route(f.orders.Topic())
@@ -102,6 +119,12 @@ func (f *runFixture) produce(n int) int {
 	for range n {
 		ev := f.work.Next()
 		key, value, err := f.gen.Encode(f.t.Context(), ev)
+		if f.json {
+			key, value, err = f.gen.EncodeJSON(ev, dbzgen.DecimalNumeric)
+		}
+		if f.bare {
+			key, value = payloadOf(f.t, key), payloadOf(f.t, value)
+		}
 		require.NoError(f.t, err)
 		if value != nil {
 			values++
@@ -260,4 +283,62 @@ func newFakeKafka(t *testing.T, partitions int32, topics ...string) (*kgo.Client
 	require.NoError(t, err)
 	t.Cleanup(prod.Close)
 	return prod, cluster.ListenAddrs()
+}
+
+// payloadOf strips a JsonConverter record to what schemas.enable=false writes.
+func payloadOf(t *testing.T, b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m["payload"]
+}
+
+// declaredOrders is the orders topic's decoding.declared entry, read from
+// the Connect schema the JsonConverter would write, as a JSON flow mapping.
+func declaredOrders(t *testing.T, f *runFixture) string {
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 1, Snapshot: true}, f.orders)
+	require.NoError(t, err)
+	key, value, err := f.gen.EncodeJSON(w.Next(), dbzgen.DecimalNumeric) // a snapshot read
+	require.NoError(t, err)
+	var msg struct {
+		Schema struct {
+			Fields []struct {
+				Fields []struct {
+					Field, Type, Name string
+					Optional          bool
+					Parameters        map[string]string
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(value, &msg))
+	type column struct {
+		Name      string `json:"name"`
+		Type      string `json:"type"`
+		Logical   string `json:"logical,omitempty"`
+		Scale     int    `json:"scale,omitempty"`
+		Precision int    `json:"precision,omitempty"`
+		Optional  bool   `json:"optional"`
+	}
+	decl := struct {
+		Topic   string   `json:"topic"`
+		Key     []string `json:"key"`
+		Columns []column `json:"columns"`
+	}{Topic: f.orders.Topic()}
+	for _, c := range msg.Schema.Fields[1].Fields {
+		col := column{Name: c.Field, Type: c.Type, Logical: c.Name, Optional: c.Optional}
+		col.Scale, _ = strconv.Atoi(c.Parameters["scale"])
+		col.Precision, _ = strconv.Atoi(c.Parameters["connect.decimal.precision"])
+		decl.Columns = append(decl.Columns, col)
+	}
+	var k struct{ Payload map[string]any }
+	require.NoError(t, json.Unmarshal(key, &k))
+	for name := range k.Payload {
+		decl.Key = append(decl.Key, name)
+	}
+	out, err := json.Marshal(decl)
+	require.NoError(t, err)
+	return string(out)
 }

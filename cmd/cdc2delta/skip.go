@@ -20,7 +20,7 @@ func skipCommand() command {
 		example: "cdc2delta skip --config cdc2delta.yaml --topic sqlserver.sales.dbo.orders --partition 2 --offset 1200 --reason 'truncated by a producer bug'\n" +
 			"# then restart cdc2delta run: the table resumes at offset 1201 from its txn",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
-			cf := addConfigFlags(fs)
+			cf := addConfigFlags(fs, overrideBrokers, overrideGroup, overrideTablesPath, overrideLogLevel)
 			topic := fs.String("topic", "", "the record's topic. Required")
 			partition := fs.Int("partition", -1, "the record's partition. Required")
 			offset := fs.Int64("offset", -1, "the record's offset: the one the table stopped at (its next unapplied offset). Required")

@@ -74,7 +74,7 @@ func lsnText(p codecs.Position) string {
 	if p == (codecs.Position{}) {
 		return "-"
 	}
-	return p.Commit.String()
+	return p.CommitText()
 }
 
 func printStatus(w io.Writer, st *control.State) error {

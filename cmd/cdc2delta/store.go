@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
@@ -26,10 +28,13 @@ type storeFlags struct {
 	pathStyle   bool
 	gcsEndpoint string
 	gcsKeyFile  string
+	// azure opens Azure tables with the settings of the environment
+	// (AZURE_STORAGE_ACCOUNT_NAME, ..., CDC2DELTA_AZURE_ENDPOINT).
+	azure func(context.Context, string) (deltalog.Store, error)
 }
 
 func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
-	sf := &storeFlags{}
+	sf := &storeFlags{azure: azureOpener(config.Azure{}, e.getenv)}
 	ps, _ := strconv.ParseBool(e.getenv("CDC2DELTA_S3_PATH_STYLE")) // unset or junk: false
 	fs.StringVar(&sf.endpoint, "s3-endpoint", e.getenv("CDC2DELTA_S3_ENDPOINT"),
 		"S3-compatible endpoint URL for s3:// tables (env CDC2DELTA_S3_ENDPOINT; default AWS)")
@@ -42,11 +47,17 @@ func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
 	return sf
 }
 
-// openTable opens the table at a local directory, s3:// or gs:// URL. Credentials for S3
-// come from the standard AWS chain.
+// openTable opens the table at a local directory, s3:// URL, Azure URL or gs:// URL.
+// Credentials for S3 come from the standard AWS chain, for Azure from the environment.
 func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...deltalog.Option) (*deltalog.Table, error) {
 	var store deltalog.Store
-	if strings.HasPrefix(location, "gs://") {
+	if azstore.IsURL(location) {
+		s, err := sf.azure(ctx, location)
+		if err != nil {
+			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
+		}
+		store = s
+	} else if strings.HasPrefix(location, "gs://") {
 		o, err := gcsstore.ParseURL(location)
 		if err != nil {
 			return nil, usagef("table %q: %v", urlcred.Redact(location), err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
@@ -70,6 +71,27 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 
 // newDecoder builds the decoder with the configured schema registry, as `run` decodes.
 func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
+	opts := codecs.Options{
+		Converter:      codecs.Converter(c.Decoding.Converter),
+		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
+	}
+	for _, d := range c.Decoding.Declared {
+		t := codecs.DeclaredTable{Key: d.Key}
+		for _, col := range d.Columns {
+			t.Columns = append(t.Columns, codecs.DeclaredColumn(col))
+		}
+		if opts.Declared == nil {
+			opts.Declared = map[string]codecs.DeclaredTable{}
+		}
+		opts.Declared[d.Topic] = t
+	}
+	if opts.Converter == codecs.ConverterJSON {
+		dec, err := codecs.NewDecoder(nil, opts)
+		if err != nil {
+			return nil, fmt.Errorf("decoder: %w", err)
+		}
+		return dec, nil
+	}
 	regOpts := codecs.RegistryOptions{
 		URLs: []string{c.SchemaRegistry.URL}, User: c.SchemaRegistry.Username, MaxAttempts: 1,
 		Password: c.SchemaRegistry.Password.Reveal(), BearerToken: c.SchemaRegistry.BearerToken.Reveal(), Logger: logger,
@@ -85,9 +107,7 @@ func newDecoder(c config.Config, logger *slog.Logger) (*codecs.Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema registry: %w", err)
 	}
-	dec, err := codecs.NewDecoder(reg, codecs.Options{
-		BinaryHandling: codecs.BinaryMode(c.Decoding.BinaryHandlingMode), KeyColumns: keyColumns(c), Logger: logger,
-	})
+	dec, err := codecs.NewDecoder(reg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
@@ -258,22 +278,12 @@ func storeURLProblems(c config.Config, reported []string) []string {
 	return bad
 }
 
-// parseStoreURL checks an object store URL with the parser of its scheme's store.
-func parseStoreURL(u string) error {
-	var err error
-	switch {
-	case strings.HasPrefix(u, "gs://"):
-		_, err = gcsstore.ParseURL(u)
-	default:
-		_, err = s3store.ParseURL(u)
-	}
-	return err
-}
-
-// storeOpener opens a table path: s3:// and gs:// URLs with the configured options,
-// anything else as a local directory.
+// storeOpener opens a table path: s3:// URLs with the configured S3 options, Azure
+// URLs with the Azure ones, gs:// URLs with the GCS ones, anything else as a local
+// directory.
 func storeOpener(st config.Storage) func(context.Context, string) (deltalog.Store, error) {
 	s3 := st.S3
+	azure := azureOpener(st.Azure, os.Getenv)
 	openGCS := gcsOpener(st.GCS)
 	// Every table on S3 shares one client: one load of the AWS
 	// configuration, one credential cache, one connection pool.
@@ -287,6 +297,8 @@ func storeOpener(st config.Storage) func(context.Context, string) (deltalog.Stor
 			return localstore.New(localstore.Options{Dir: p})
 		case strings.HasPrefix(p, "gs://"):
 			return openGCS(ctx, p)
+		case azstore.IsURL(p):
+			return azure(ctx, p)
 		}
 		o, err := s3store.ParseURL(p)
 		if err != nil {

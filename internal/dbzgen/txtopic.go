@@ -112,6 +112,15 @@ func (g *Generator) encodeMarker(ctx context.Context, m *TxMarker) (key, value [
 	if key, err = tx.keyCodec.BinaryFromNative(wireHeader(tx.keyID), map[string]any{"id": m.ID}); err != nil {
 		return nil, nil, fmt.Errorf("encoding transaction key: %w", err)
 	}
+	native := markerNative(m)
+	if value, err = tx.valueCodec.BinaryFromNative(wireHeader(tx.valueID), native); err != nil {
+		return nil, nil, fmt.Errorf("encoding transaction %s %s: %w", m.Status, m.ID, err)
+	}
+	return key, value, nil
+}
+
+// markerNative is the goavro form of a transaction topic event.
+func markerNative(m *TxMarker) map[string]any {
 	native := map[string]any{"status": m.Status, "id": m.ID, "event_count": nil, "data_collections": nil,
 		"ts_ms": m.ProcessedAt.UnixMilli()}
 	if m.Status == TxEnd {
@@ -128,8 +137,5 @@ func (g *Generator) encodeMarker(ctx context.Context, m *TxMarker) (key, value [
 		native["event_count"] = goavro.Union("long", total)
 		native["data_collections"] = goavro.Union("array", cols)
 	}
-	if value, err = tx.valueCodec.BinaryFromNative(wireHeader(tx.valueID), native); err != nil {
-		return nil, nil, fmt.Errorf("encoding transaction %s %s: %w", m.Status, m.ID, err)
-	}
-	return key, value, nil
+	return native
 }

@@ -1,6 +1,7 @@
 // Package tableops runs the table maintenance operations Spark users know, without
 // Spark: OPTIMIZE (compaction), VACUUM (deleting unreferenced files) and RESTORE (back
-// to an earlier version, txn positions included).
+// to an earlier version, txn positions included); it also reconciles a table with an
+// export by key, and reads a CSV or Parquet file's rows as a table's (FileRows).
 //
 // Each operation is a function over a [deltalog.Table] and a snapshot, configured by an
 // options struct and answering with a typed result, as delta-rs keeps its operations

@@ -23,6 +23,11 @@ type OptimizeOptions struct {
 	// regard to case), nulls first; the commit records them as Spark's zOrderBy. Empty:
 	// rows keep the order of the files they come from.
 	OrderBy []string
+	// ZOrderBy rewrites every file of each partition, its rows along Delta's Z-order
+	// curve over these data columns (see zOrderRows), into files of the target size, as
+	// Spark's OPTIMIZE ZORDER BY does; the commit records them as zOrderBy. A partition's
+	// rows are held at once. Exclusive with OrderBy.
+	ZOrderBy []string
 	// PurgeRatio is the fraction of its rows a deletion vector must hide for a file of
 	// the target size or more to be rewritten, and for a small file to be rewritten
 	// alone (0: any deletion vector is purged, as Spark's OPTIMIZE does). Automatic
@@ -99,6 +104,23 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	if err != nil {
 		return OptimizeMetrics{}, err
 	}
+	sortFn := func(rows [][]any) { sortRows(rows, order) }
+	recorded := opts.OrderBy
+	if len(opts.ZOrderBy) > 0 {
+		if len(opts.OrderBy) > 0 {
+			return OptimizeMetrics{}, errors.New("tableops: optimize orders by key or by Z-order, not both")
+		}
+		if order, err = columnIndexes(schema, opts.ZOrderBy); err != nil {
+			return OptimizeMetrics{}, err
+		}
+		for _, i := range order {
+			if slices.ContainsFunc(meta.PartitionColumns, func(p string) bool { return strings.EqualFold(p, schema.Fields[i].Name) }) {
+				return OptimizeMetrics{}, fmt.Errorf("tableops: %q is a partition column: Z-order applies to data columns only", schema.Fields[i].Name)
+			}
+		}
+		sortFn = func(rows [][]any) { zOrderRows(rows, order) }
+		recorded = opts.ZOrderBy
+	}
 	w, err := datafile.NewWriter(datafile.Options{
 		Schema: schema, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration,
 		TargetFileSize: opts.TargetSize, NoDataChange: true,
@@ -120,7 +142,7 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 			}
 		}
 		if !copied {
-			if err := c.rewrite(ctx, t.Store(), w, snap, order); err != nil {
+			if err := c.rewrite(ctx, t.Store(), w, snap, sortFn); err != nil {
 				return OptimizeMetrics{}, err
 			}
 		}
@@ -134,8 +156,8 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	if len(bins) == 0 {
 		return OptimizeMetrics{}, nil
 	}
-	orderBy, _ := json.Marshal(opts.OrderBy) // []string: cannot fail
-	if len(opts.OrderBy) == 0 {
+	orderBy, _ := json.Marshal(recorded) // []string: cannot fail
+	if len(recorded) == 0 {
 		orderBy = []byte("[]")
 	}
 	commit := func(snap *deltalog.Snapshot, rebases int) (OptimizeMetrics, error) {
@@ -222,7 +244,7 @@ func compaction(bins []*compacted) ([]deltalog.Action, []string, OptimizeMetrics
 func (o OptimizeOptions) plan(snap *deltalog.Snapshot) [][]deltalog.Add {
 	byPartition := map[string][]deltalog.Add{}
 	for _, f := range snap.Files() {
-		if f.Size >= o.TargetSize && !o.purge(&f) || o.Select != nil && !o.Select(&f) {
+		if len(o.ZOrderBy) == 0 && f.Size >= o.TargetSize && !o.purge(&f) || o.Select != nil && !o.Select(&f) {
 			continue
 		}
 		pv, _ := json.Marshal(f.PartitionValues) // a map of strings: cannot fail
@@ -231,7 +253,11 @@ func (o OptimizeOptions) plan(snap *deltalog.Snapshot) [][]deltalog.Add {
 	var out [][]deltalog.Add
 	var input int64
 	for _, pk := range slices.Sorted(maps.Keys(byPartition)) {
-		for _, bin := range bins(byPartition[pk], o.TargetSize, o.purge) {
+		pbins := [][]deltalog.Add{byPartition[pk]} // Z-order: the whole partition
+		if len(o.ZOrderBy) == 0 {
+			pbins = bins(byPartition[pk], o.TargetSize, o.purge)
+		}
+		for _, bin := range pbins {
 			if o.MaxInputBytes > 0 && input >= o.MaxInputBytes {
 				return out
 			}

@@ -43,9 +43,9 @@ func (c *compacted) copy(ctx context.Context, store deltalog.Store, w *datafile.
 	return true, nil
 }
 
-// rewrite reads the bin's live rows, sorts them by the columns order names
-// (none: input order) and writes them, split at the target size.
-func (c *compacted) rewrite(ctx context.Context, store deltalog.Store, w *datafile.Writer, snap *deltalog.Snapshot, order []int) error {
+// rewrite reads the bin's live rows, orders them with sortRows (nil: input
+// order) and writes them, split at the target size.
+func (c *compacted) rewrite(ctx context.Context, store deltalog.Store, w *datafile.Writer, snap *deltalog.Snapshot, sortRows func([][]any)) error {
 	meta := snap.Metadata()
 	var rows [][]any
 	c.live = make([]int64, len(c.inputs))
@@ -60,7 +60,9 @@ func (c *compacted) rewrite(ctx context.Context, store deltalog.Store, w *datafi
 		rows = append(rows, r...)
 		c.live[i] = int64(len(r))
 	}
-	sortRows(rows, order)
+	if sortRows != nil {
+		sortRows(rows)
+	}
 	if len(rows) == 0 {
 		return nil
 	}

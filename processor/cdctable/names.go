@@ -20,7 +20,15 @@ const (
 	// "portable", ADR 0027). Schema evolution follows it, whatever the
 	// sink's options say; a table without it is mapped.
 	PropColumnNames = "cdc2delta.columnNames"
+	// PropAcceptDropAdd accepts one schema change that drops a column and adds
+	// another of its type ("OLD->NEW") as a drop and an add; without it the
+	// table stops there, since a source rename takes that shape.
+	PropAcceptDropAdd = "cdc2delta.acceptDropAdd"
 )
+
+// AcceptDropAdd is PropAcceptDropAdd's value accepting the drop of old and the add
+// of new.
+func AcceptDropAdd(old, new string) string { return old + "->" + new }
 
 // Field metadata keys cdc2delta records on a table's columns.
 const (

@@ -45,8 +45,8 @@ func (r Row) values() []any {
 	if r.ScanFrom >= 0 {
 		scan = r.ScanFrom
 	}
-	if r.CompleteThrough != (codecs.Position{}) {
-		lsn = r.CompleteThrough.Commit.String()
+	if text := r.CompleteThrough.CommitText(); text != "" {
+		lsn = text
 	}
 	var path any
 	if r.TablePath != "" {

@@ -192,10 +192,12 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 		if slices.ContainsFunc(next.Fields, func(f deltalog.StructField) bool { return deltalog.NeedsColumnMapping(f.Name) }) &&
 			meta.Configuration[deltalog.PropColumnMappingMode] == "" {
 			if l.snap != nil {
-				// Turning column mapping on would rename the physical columns
-				// of the files already written.
+				// Turning column mapping on here would change the protocol of a
+				// table others read: the operator's call.
 				return -1, &SchemaError{Table: l.opts.TableName, Reason: "a new column needs column mapping, which the change log was created without",
-					Remedy: "set column_names: portable, or move the change log aside (a new path) to start a new one"}
+					Remedy: "enable column mapping on the change log (cdc2delta alter TABLE_changes --set delta.columnMapping.mode=name --upgrade-protocol; " +
+						"readers and writers on a Delta without column mapping then lose access), set column_names: portable, " +
+						"or move the change log aside (a new path) to start a new one"}
 			}
 			meta.Configuration[deltalog.PropColumnMappingMode] = "name"
 		}
@@ -323,11 +325,13 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 	}
 	m := row[len(schema.Fields)-cdctable.ChangeLogMetaCount:]
 	m[0], m[1] = string(c.Op), c.Pos.Hex()
-	if !c.Pos.Commit.IsZero() {
-		m[2] = c.Pos.Commit.String()
+	// In the source's notation: SQL Server's LSNs, PostgreSQL's
+	// last committed LSN and LSN, MySQL's binlog file number and position.
+	if text := c.Pos.CommitText(); text != "" {
+		m[2] = text
 	}
-	if !c.Pos.Change.IsZero() {
-		m[3] = c.Pos.Change.String()
+	if text := c.Pos.ChangeText(); text != "" {
+		m[3] = text
 	}
 	if c.Pos.Serial > 0 {
 		m[4] = c.Pos.Serial

@@ -12,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
@@ -223,6 +224,23 @@ func TestColumnNamesOfExistingTables(t *testing.T) {
 		if tc.wantErr != "" {
 			require.ErrorIs(t, err, ErrSchema)
 			require.ErrorContains(t, err, tc.wantErr)
+			// The remedy's command enables column mapping; the change then applies.
+			require.ErrorContains(t, err, "cdc2delta alter TABLE --set delta.columnMapping.mode=name --upgrade-protocol")
+			tbl, err := deltalog.Open(t.Context(), store)
+			require.NoError(t, err)
+			snap, err := tbl.Snapshot(t.Context())
+			require.NoError(t, err)
+			_, err = tableops.Alter(t.Context(), tbl, snap, tableops.AlterOptions{
+				Set: map[string]string{deltalog.PropColumnMappingMode: "name"}, UpgradeProtocol: true})
+			require.NoError(t, err)
+			s, err = Open(t.Context(), Options{Store: store, TableName: "t", ColumnNames: tc.names})
+			require.NoError(t, err)
+			_, err = s.Apply(t.Context(), Batch{Records: []Record{rec(l2, 2, int32(2), int32(5))}})
+			require.NoError(t, err)
+			snap, rows := readRows(t, store)
+			_, ok := snap.Schema().Field("Qty (kg)")
+			require.True(t, ok)
+			require.Len(t, rows, 2)
 			continue
 		}
 		require.NoError(t, err)

@@ -204,6 +204,11 @@ func (r *oracleRun) play(queue [][]cdcmodel.Record, src *source) {
 	if cfg.snapshot && unresolved == 0 {
 		r.checkSource(src)
 	}
+	if r.version >= 0 {
+		rep, err := merge.VerifyTable(t.Context(), r.store, merge.VerifyOptions{IndexDir: r.indexDir})
+		require.NoError(t, err)
+		require.Empty(t, rep.Problems, "verify: %s", rep.Summary())
+	}
 	if r.indexDir != "" && r.version >= 0 {
 		// The table's versions were checked; show that they came through
 		// the runs.

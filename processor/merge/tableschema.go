@@ -222,6 +222,10 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 	if ev.Unchanged() {
 		return nil, nil, nil
 	}
+	if dropped, added, ok := ev.SuspectedRename(); ok && st.meta.Configuration[cdctable.PropAcceptDropAdd] != cdctable.AcceptDropAdd(dropped.Name, added.Name) {
+		re := &RenameError{Dropped: dropped.Name, Added: added.Name, Type: dropped.Type.DeltaName()}
+		return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: "a column may have been renamed at the source", Remedy: re.renameRemedy(), Err: re}
+	}
 	if len(ev.Widened) > 0 {
 		names := make([]string, len(ev.Widened))
 		for i, c := range ev.Widened {
@@ -259,7 +263,8 @@ func (s *Sink) evolve(st *tableState, c *codecs.Change) (*deltalog.Metadata, *de
 			renamed = true
 		case !mapping && deltalog.NeedsColumnMapping(name):
 			return nil, nil, &SchemaError{Table: s.opts.TableName, Reason: fmt.Sprintf("new column %q needs column mapping, which the table lacks", col.Name),
-				Remedy: "enable column mapping on the table (ALTER TABLE ... SET TBLPROPERTIES delta.columnMapping.mode = 'name'), " +
+				Remedy: "enable column mapping on the table (cdc2delta alter TABLE --set delta.columnMapping.mode=name --upgrade-protocol; " +
+					"readers and writers on a Delta without column mapping then lose access), " +
 					"or set column_names: portable for the table (new columns then get names Delta takes, such as " + PortableName(col.Name) + "), and restart; the offsets of this batch are not committed"}
 		default:
 			nm.reserve(name)

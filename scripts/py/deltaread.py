@@ -439,6 +439,24 @@ def is_s3(path):
     return path.startswith("s3://") or path.startswith("s3a://")
 
 
+# Azurite's well-known development account (published, not a secret).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def azure_settings():
+    endpoint = os.environ.get("CDC2DELTA_AZURE_ENDPOINT")
+    if not endpoint:
+        raise ValueError("az:// path but CDC2DELTA_AZURE_ENDPOINT is not set")
+    return {
+        "endpoint": endpoint.rstrip("/"),
+        "account": os.environ.get("AZURE_STORAGE_ACCOUNT_NAME", AZURITE_ACCOUNT),
+        "key": os.environ.get("AZURE_STORAGE_ACCOUNT_KEY", AZURITE_KEY),
+    }
+
+
+def is_azure(path):
+    return path.split("://", 1)[0] in ("az", "azure", "abfs", "abfss")
 def gcs_options():
     """delta-rs options for gs:// on the GCS emulator at CDC2DELTA_GCS_ENDPOINT.
 
@@ -484,6 +502,14 @@ class DeltaRS:
                 "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
             }
             path = "s3://" + path.split("://", 1)[1]
+        elif is_azure(path):
+            az = azure_settings()
+            opts = {
+                "azure_storage_account_name": az["account"],
+                "azure_storage_account_key": az["key"],
+                "azure_storage_endpoint": az["endpoint"],
+                "allow_http": "true",
+            }
         elif path.startswith("gs://"):
             opts = gcs_options()
         table = deltalake.DeltaTable(path, version=req.get("version"), storage_options=opts)
@@ -603,6 +629,7 @@ class DuckDB:
         self.con.execute(f"LOAD '{extension_file(duckdb_extension_delta, duckdb)}'")
         self.con.execute("SET TimeZone = 'UTC'")
         self.s3_ready = False
+        self.azure_ready = False
         self.gcs_ready = False
 
     def close(self):
@@ -625,6 +652,22 @@ class DuckDB:
         )
         self.s3_ready = True
 
+    def enable_azure(self):
+        if self.azure_ready:
+            return
+        import duckdb
+        import duckdb_extension_azure
+
+        self.con.execute(f"LOAD '{extension_file(duckdb_extension_azure, duckdb)}'")
+        az = azure_settings()
+        conn = (f"DefaultEndpointsProtocol=http;AccountName={az['account']};AccountKey={az['key']};"
+                f"BlobEndpoint={az['endpoint']};")
+        self.con.execute(f"CREATE SECRET cdc2delta_azure (TYPE azure, CONNECTION_STRING {sql_string(conn)})")
+        # The delta extension's kernel takes the connection string for the
+        # emulator and ignores its BlobEndpoint: object_store reads the
+        # emulator's address from this variable instead.
+        os.environ["AZURITE_BLOB_STORAGE_URL"] = re.sub(r"^(https?://[^/]+).*$", r"\1", az["endpoint"])
+        self.azure_ready = True
     def enable_gcs(self):
         """A GCS secret with the emulator's endpoint: httpfs speaks the XML API,
         path-style, and the emulator checks no HMAC key."""
@@ -651,6 +694,8 @@ class DuckDB:
         if is_s3(path):
             self.enable_s3()
             path = "s3://" + path.split("://", 1)[1]
+        elif is_azure(path):
+            self.enable_azure()
         elif path.startswith("gs://"):
             self.enable_gcs()
         if req.get("timestamp"):

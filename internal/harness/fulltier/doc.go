@@ -1,7 +1,8 @@
 // Package fulltier finds the external servers of the full test tier and
 // runs the helpers that go with them: a real Apache Kafka broker and its
-// command-line tools, a moto S3 endpoint, and the Python Delta readers
-// (delta-rs, DuckDB, Spark) of scripts/py/deltaread.py.
+// command-line tools, a moto S3 endpoint, PostgreSQL and MariaDB sources
+// with a Kafka Connect worker running Debezium's connectors, and the Python
+// Delta readers (delta-rs, DuckDB, Spark) of scripts/py/deltaread.py.
 //
 // scripts/test.sh starts the servers and exports their addresses in the
 // environment variables named by the Env* constants before it runs
@@ -29,4 +30,14 @@ const (
 	EnvPython = "CDC2DELTA_PYTHON"
 	// EnvScripts holds the absolute path of scripts/py.
 	EnvScripts = "CDC2DELTA_SCRIPTS"
+	// EnvPostgresAddr holds the PostgreSQL server's "127.0.0.1:PORT" (user
+	// postgres, trust authentication, wal_level=logical).
+	EnvPostgresAddr = "CDC2DELTA_POSTGRES_ADDR"
+	// EnvMariaDBAddr holds the MariaDB server's "127.0.0.1:PORT" (user cdc,
+	// password cdc-secret, row-based binlog).
+	EnvMariaDBAddr = "CDC2DELTA_MARIADB_ADDR"
+	// EnvConnectURL holds the REST URL of the Kafka Connect worker,
+	// "http://127.0.0.1:PORT", whose plugins are Debezium's PostgreSQL and
+	// MariaDB connectors and which writes to the EnvKafkaBrokers broker.
+	EnvConnectURL = "CDC2DELTA_CONNECT_URL"
 )

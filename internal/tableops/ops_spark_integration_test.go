@@ -1,0 +1,132 @@
+//go:build integration
+
+package tableops_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
+	"github.com/cdc2delta/cdc2delta/internal/tableops"
+)
+
+func openLocal(t *testing.T, dir string) *deltalog.Table {
+	t.Helper()
+	st, err := localstore.New(localstore.Options{Dir: dir})
+	require.NoError(t, err)
+	tbl, err := deltalog.Open(t.Context(), st)
+	require.NoError(t, err)
+	return tbl
+}
+
+func latestOf(t *testing.T, tbl *deltalog.Table) *deltalog.Snapshot {
+	t.Helper()
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	return snap
+}
+
+// TestOpsSparkOracle checks clone, alter and Z-order against Spark on copies of the
+// same tables: Spark reads a deep clone of version N as the source VERSION AS OF N;
+// Spark's own ALTER TABLE on a copy gives the properties and protocol ours gives, as
+// DESCRIBE DETAIL shows them; Spark's OPTIMIZE ZORDER BY on a copy prunes about as
+// many files as ours, counted from add.stats min/max.
+func TestOpsSparkOracle(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+
+	// Clone: version N, which has a deletion vector, of a table with commits after it.
+	src := filepath.Join(root, "clone-src")
+	srcTbl := legacyTableIn(t, mustStore(t, src))
+	_, err := tableops.Alter(ctx, srcTbl, latestOf(t, srcTbl), tableops.AlterOptions{
+		Set: map[string]string{"delta.enableDeletionVectors": "true"}, UpgradeProtocol: true})
+	require.NoError(t, err)
+	m, err := tableops.Delete(ctx, srcTbl, latestOf(t, srcTbl), "id = 1", tableops.DMLOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, m.NumDeletionVectorsAdded, "the delete leaves a deletion vector")
+	cloneAt := latestOf(t, srcTbl).Version()
+	_, err = tableops.Alter(ctx, srcTbl, latestOf(t, srcTbl), tableops.AlterOptions{Set: map[string]string{"owner": "later"}})
+	require.NoError(t, err)
+	dst := filepath.Join(root, "clone-dst")
+	_, err = tableops.Clone(ctx, srcTbl, mustAt(t, srcTbl, cloneAt), openLocal(t, dst), tableops.CloneOptions{Source: src})
+	require.NoError(t, err)
+
+	// Alter: ours on one copy, Spark's statement on another.
+	alterOurs, alterSpark := filepath.Join(root, "alter-ours"), filepath.Join(root, "alter-spark")
+	at := legacyTableIn(t, mustStore(t, alterOurs))
+	require.NoError(t, os.CopyFS(alterSpark, os.DirFS(alterOurs)))
+	_, err = tableops.Alter(ctx, at, latestOf(t, at), tableops.AlterOptions{Set: map[string]string{"delta.logRetentionDuration": "7 days"}})
+	require.NoError(t, err)
+	_, err = tableops.Alter(ctx, at, latestOf(t, at), tableops.AlterOptions{Set: map[string]string{"delta.columnMapping.mode": "name"}, UpgradeProtocol: true})
+	require.NoError(t, err)
+
+	// Z-order: ours on one copy, Spark's OPTIMIZE ZORDER BY on another.
+	zOurs, zSpark := filepath.Join(root, "z-ours"), filepath.Join(root, "z-spark")
+	zt, total := zTableIn(t, mustStore(t, zOurs))
+	require.NoError(t, os.CopyFS(zSpark, os.DirFS(zOurs)))
+	_, err = tableops.Optimize(ctx, zt, latestOf(t, zt), tableops.OptimizeOptions{TargetSize: total / 64, ZOrderBy: []string{"customer_id", "region_id"}})
+	require.NoError(t, err)
+
+	detail := []string{"DESCRIBE DETAIL {table}"}
+	res := fulltier.Read(t,
+		fulltier.Request{Engine: fulltier.Spark, Path: dst, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: src, Statements: []string{fmt.Sprintf("SELECT * FROM {table} VERSION AS OF %d", cloneAt)}},
+		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: alterSpark, Statements: []string{
+			"ALTER TABLE {table} SET TBLPROPERTIES ('delta.logRetentionDuration' = '7 days')",
+			"ALTER TABLE {table} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')",
+			"DESCRIBE DETAIL {table}"}},
+		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: alterOurs, Statements: detail},
+		fulltier.Request{Engine: fulltier.Spark, Path: alterOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: zSpark, Statements: []string{
+			fmt.Sprintf("SET spark.databricks.delta.optimize.maxFileSize = %d", total/64),
+			"OPTIMIZE {table} ZORDER BY (customer_id, region_id)", "SELECT 1"}},
+		fulltier.Request{Engine: fulltier.Spark, Path: zOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		fulltier.Request{Engine: fulltier.Spark, Path: zSpark, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+	)
+	for _, r := range res {
+		require.Empty(t, r.Err, "%s %s %s", r.Engine, r.API, r.Path)
+	}
+
+	t.Run("clone reads as the source at version N", func(t *testing.T) {
+		require.Len(t, res[0].Rows, 1)
+		require.Equal(t, res[1].Rows, res[0].Rows)
+	})
+	t.Run("alter gives what Spark's ALTER TABLE gives", func(t *testing.T) {
+		spark, ours := res[2].Rows[0], res[3].Rows[0]
+		t.Logf("Spark: properties %v, protocol %v/%v; ours: properties %v, protocol %v/%v",
+			spark["properties"], spark["minReaderVersion"], spark["minWriterVersion"], ours["properties"], ours["minReaderVersion"], ours["minWriterVersion"])
+		for _, k := range []string{"properties", "minReaderVersion", "minWriterVersion"} {
+			require.Equal(t, spark[k], ours[k], k)
+		}
+		require.Len(t, res[4].Rows, 2, "Spark reads the column-mapped table")
+	})
+	t.Run("Z-order skips files as Spark's does", func(t *testing.T) {
+		require.Equal(t, res[6].Rows, res[7].Rows, "the same rows")
+		points := []int64{7, 1234, 2500, 4321, 5000, 6789, 8080, 9999}
+		ours, spark := latestOf(t, zt), latestOf(t, openLocal(t, zSpark))
+		o, s := filesRead(t, ours, "customer_id", points), filesRead(t, spark, "customer_id", points)
+		t.Logf("point queries on customer_id read %d files of %d (ours), %d of %d (Spark's ZORDER)",
+			o, ours.NumFiles()*len(points), s, spark.NumFiles()*len(points))
+		require.LessOrEqual(t, o*spark.NumFiles(), 2*s*ours.NumFiles(), "ours prunes at least half as well as Spark's, per file")
+	})
+}
+
+func mustStore(t *testing.T, dir string) deltalog.Store {
+	t.Helper()
+	st, err := localstore.New(localstore.Options{Dir: dir})
+	require.NoError(t, err)
+	return st
+}
+
+func mustAt(t *testing.T, tbl *deltalog.Table, v int64) *deltalog.Snapshot {
+	t.Helper()
+	snap, err := tbl.SnapshotAt(t.Context(), v)
+	require.NoError(t, err)
+	return snap
+}
