@@ -43,7 +43,7 @@ func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
 	fs.StringVar(&sf.gcsEndpoint, "gcs-endpoint", e.getenv("CDC2DELTA_GCS_ENDPOINT"),
 		"GCS emulator URL for gs:// tables, used without credentials (env CDC2DELTA_GCS_ENDPOINT, else STORAGE_EMULATOR_HOST; default GCS)")
 	fs.StringVar(&sf.gcsKeyFile, "gcs-credentials-file", "",
-		"service-account key file for gs:// tables (default the application default credentials, which read GOOGLE_APPLICATION_CREDENTIALS)")
+		"service-account key file for gs:// tables; empty: the application default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud, the metadata server)")
 	return sf
 }
 
