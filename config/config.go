@@ -256,10 +256,11 @@ type Maintenance struct {
 	TailFileSize ByteSize `yaml:"tail_file_size"`
 }
 
-// Storage configures object storage for s3:// and Azure table paths.
+// Storage configures object storage for s3://, Azure and gs:// table paths.
 type Storage struct {
 	S3    S3    `yaml:"s3"`
 	Azure Azure `yaml:"azure"`
+	GCS   GCS   `yaml:"gcs"`
 }
 
 // S3 options; credentials come from the standard AWS chain.
@@ -290,6 +291,19 @@ type Azure struct {
 	ClientID     string `yaml:"client_id"`
 	ClientSecret Secret `yaml:"client_secret"`
 	// RequestTimeout is how long one request may make no progress before it
+	// fails as a transient error; zero: the store's default (10s).
+	RequestTimeout Duration `yaml:"request_timeout"`
+}
+
+// GCS options for gs:// paths.
+type GCS struct {
+	// Endpoint is a GCS emulator's URL; empty: Google Cloud Storage (or
+	// STORAGE_EMULATOR_HOST). With it and no CredentialsFile, no credentials.
+	Endpoint string `yaml:"endpoint"`
+	// CredentialsFile is a service-account key file; empty: the application
+	// default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud, metadata).
+	CredentialsFile string `yaml:"credentials_file"`
+	// RequestTimeout is how long one GCS request may make no progress before it
 	// fails as a transient error; zero: the store's default (10s).
 	RequestTimeout Duration `yaml:"request_timeout"`
 }

@@ -456,6 +456,7 @@ func (c *Config) validateRest(p *problems) {
 		p.add("storage.s3.request_timeout", "must not be negative, got %s", c.Storage.S3.RequestTimeout)
 	}
 	c.validateAzure(p)
+	c.validateGCS(p)
 	p.oneOf("decoding.time_precision_mode", c.Decoding.TimePrecisionMode, timePrecisions...)
 	p.oneOf("decoding.decimal_handling_mode", c.Decoding.DecimalHandlingMode, decimalModes...)
 	p.oneOf("decoding.binary_handling_mode", c.Decoding.BinaryHandlingMode, binaryModes...)

@@ -86,6 +86,7 @@ cleanup() {
 		bash scripts/setup/connect.sh stop "$run_dir/connect"
 		bash scripts/setup/postgres.sh stop "$run_dir/postgres"
 		bash scripts/setup/mariadb.sh stop "$run_dir/mariadb"
+		bash scripts/setup/fakegcs.sh stop "$run_dir/fakegcs"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
 			log "server logs kept in $run_dir"
@@ -226,6 +227,8 @@ start_sources() {
 		connect_url="$(bash scripts/setup/connect.sh start "$run_dir/connect" "$kafka_brokers")"
 }
 step "start: postgres, mariadb, kafka connect" start_sources
+start_fakegcs() { CDC2DELTA_GCS_ENDPOINT="$(bash scripts/setup/fakegcs.sh start "$run_dir/fakegcs")" && export CDC2DELTA_GCS_ENDPOINT; }
+step "start: fake-gcs-server" start_fakegcs
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 )
 
@@ -15,6 +17,10 @@ import (
 func parseStoreURL(raw string) error {
 	if azstore.IsURL(raw) {
 		_, err := azstore.ParseURL(raw)
+		return err
+	}
+	if strings.HasPrefix(raw, "gs://") {
+		_, err := gcsstore.ParseURL(raw)
 		return err
 	}
 	_, err := s3store.ParseURL(raw)

@@ -68,11 +68,11 @@ func readSource(t *testing.T, brokers []string, src *crashSource) map[string][]s
 // change log holds every record but tombstones exactly once.
 func checkCrashControl(t *testing.T, brokers []string, root string, src *crashSource, tables []crashTable) {
 	recs := readSource(t, brokers, src)
-	dirOf, topicOf := map[string]string{}, map[string]string{}
+	tableOf, topicOf := map[string]crashTable{}, map[string]string{}
 	for i, tb := range src.tables {
 		d := tb.Def()
 		name := d.Database + "." + d.Schema + "." + d.Name
-		dirOf[name], topicOf[name] = tables[i].dir, tb.Topic()
+		tableOf[name], topicOf[name] = tables[i], tb.Topic()
 	}
 	store, err := localstore.New(localstore.Options{Dir: filepath.Join(root, "control")})
 	require.NoError(t, err)
@@ -86,9 +86,7 @@ func checkCrashControl(t *testing.T, brokers []string, root string, src *crashSo
 		if m, ok := txnsAt[k]; ok {
 			return m
 		}
-		st, err := localstore.New(localstore.Options{Dir: dirOf[name]})
-		require.NoError(t, err)
-		tbl, err := deltalog.Open(t.Context(), st)
+		tbl, err := deltalog.Open(t.Context(), tableOf[name].store())
 		require.NoError(t, err)
 		snap, err := tbl.SnapshotAt(t.Context(), v)
 		require.NoError(t, err)
@@ -138,9 +136,8 @@ func checkCrashControl(t *testing.T, brokers []string, root string, src *crashSo
 	require.Positive(t, claims)
 	t.Logf("control table: %d versions, %d claims checked", latest.Version, claims)
 
-	for name, dir := range dirOf {
-		st, err := localstore.New(localstore.Options{Dir: dir + "_changes"})
-		require.NoError(t, err)
+	for name, ct := range tableOf {
+		st := ct.changeLog()
 		tbl, err := deltalog.Open(t.Context(), st)
 		require.NoError(t, err)
 		snap, err := tbl.Snapshot(t.Context())

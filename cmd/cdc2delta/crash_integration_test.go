@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -48,7 +50,20 @@ func TestCrashRecovery(t *testing.T) { runCrashRecovery(t, 1, 20) }
 // each table's change log and both keep the control table.
 func TestCrashRecoveryTwoInstances(t *testing.T) { runCrashRecovery(t, 2, 10) }
 
+// crashStorage is where a crash test's tables live: local directories under the test's
+// root when zero, or an object store.
+type crashStorage struct {
+	tablesURL string // the tables' root URL
+	config    string // the run configuration's storage section
+	// open returns the store of a table's prefix under tablesURL.
+	open func(t *testing.T, prefix string) deltalog.Store
+}
+
 func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
+	runCrashRecoveryOn(t, instances, defaultKills, crashStorage{})
+}
+
+func runCrashRecoveryOn(t *testing.T, instances int, defaultKills uint64, st crashStorage) {
 	brokers := fulltier.KafkaBrokers(t)
 	seed := envUint(t, envCrashSeed, uint64(time.Now().UnixNano()))
 	kills := int(envUint(t, envCrashKills, defaultKills))
@@ -63,12 +78,16 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 	root := t.TempDir()
 	cfgPaths := make([]string, instances)
 	for i := range cfgPaths {
-		cfgPaths[i] = writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL, i)
+		cfgPaths[i] = writeCrashConfig(t, root, brokers[0], prefix, group, src.regURL, i, st)
 	}
 	tables := make([]crashTable, len(src.tables))
 	for i, tb := range src.tables {
 		d := tb.Def()
 		tables[i] = crashTable{t: t, dir: filepath.Join(root, "tables", d.Database, d.Schema, d.Name)}
+		if st.open != nil {
+			p := path.Join(prefix, d.Database, d.Schema, d.Name)
+			tables[i] = crashTable{t: t, dir: st.tablesURL + "/" + p, st: st.open(t, p), changes: st.open(t, p+"_changes")}
+		}
 	}
 	startAll := func(name string) []*binaryRun {
 		runs := make([]*binaryRun, instances)
@@ -165,8 +184,12 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 		require.Equal(t, end, o.At, "group offset of %s is txn+1", tp.AppID())
 	}
 
-	// An independent reader sees the same rows and txns.
-	requireReadersMatchSource(t, src, tables, ends, fulltier.DeltaRS)
+	// An independent reader sees the same rows and txns; on an object store, DuckDB too.
+	readers := []fulltier.Engine{fulltier.DeltaRS}
+	if st.open != nil {
+		readers = append(readers, fulltier.DuckDB)
+	}
+	requireReadersMatchSource(t, src, tables, ends, readers...)
 	checkCrashControl(t, brokers, root, src, tables)
 	t.Logf("instances %d, kills %d (%d after the run committed), mid-commit kills %d (orphan data files left %d, unread), "+
 		"kills between a Delta and its group commit %d, key indexes opened from a manifest %d, tables shared by instances %d, events %d, runtime %v",
@@ -180,8 +203,12 @@ func runCrashRecovery(t *testing.T, instances int, defaultKills uint64) {
 // keys, so that kills land in flushes and restarts open from manifests
 // (ADR 0034), with the change log and the control table. Instance n has its
 // own instance id; every instance keeps the control table.
-func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string, n int) string {
+func writeCrashConfig(t *testing.T, root, broker, prefix, group, regURL string, n int, st crashStorage) string {
 	t.Helper()
+	tablesPath, indexDir := filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", ""
+	if st.open != nil {
+		tablesPath, indexDir = st.tablesURL+"/"+prefix+"/{database}/{schema}/{table}", filepath.Join(root, fmt.Sprintf("index-%d", n))
+	}
 	path := filepath.Join(root, fmt.Sprintf("cdc2delta-%d.yaml", n))
 	require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, `
 kafka:
@@ -192,15 +219,16 @@ kafka:
 schema_registry: {url: %q}
 tables: {path: %q, defaults: {change_log: true}}
 batch: {max_records: 200, max_age: 100ms, min_records: 1}
-memory: {key_index: disk, key_index_memory_keys: 50}
+memory: {key_index: disk, key_index_memory_keys: 50, key_index_dir: %q}
 control:
   path: %q
   interval: 200ms
   groups: [{name: all, tables: [sales.dbo.customers, sales.dbo.orders, sales.dbo.inventory]}]
 metrics: {listen: ""}
 log: {level: info}
+%s
 `, broker, group, fmt.Sprintf("%s-instance-%d", prefix, n), regexp.QuoteMeta(prefix), regURL,
-		filepath.ToSlash(root)+"/tables/{database}/{schema}/{table}", filepath.ToSlash(root)+"/control"), 0o600))
+		tablesPath, indexDir, filepath.ToSlash(root)+"/control", st.config), 0o600))
 	return path
 }
 

@@ -62,11 +62,23 @@ func modelRows(rows []dbzgen.Row, cols []string) []string {
 }
 
 // crashTable is one Delta table written by the binary, read back with
-// deltalog from its directory, or from st when set (a table on S3).
+// deltalog from its directory, or from st when set (a table on an object
+// store, whose change log is in changes).
 type crashTable struct {
-	t   *testing.T
-	dir string
-	st  deltalog.Store
+	t       *testing.T
+	dir     string
+	st      deltalog.Store
+	changes deltalog.Store
+}
+
+// changeLog is the store of the table's change log (dir + "_changes").
+func (c crashTable) changeLog() deltalog.Store {
+	if c.changes != nil {
+		return c.changes
+	}
+	st, err := localstore.New(localstore.Options{Dir: c.dir + "_changes", NoSync: true})
+	require.NoError(c.t, err)
+	return st
 }
 
 func (c crashTable) store() deltalog.Store {

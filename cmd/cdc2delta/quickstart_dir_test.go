@@ -19,6 +19,8 @@ func TestQuickstartDirs(t *testing.T) {
 		{dir: "abfss://lake@acct1.dfs.core.windows.net/qs/", local: def, tables: "abfss://lake@acct1.dfs.core.windows.net/qs/tables"},
 		{dir: "az://lake/qs", local: def, tables: "az://lake/qs/tables"},
 		{dir: "s3://lake/qs", local: def, tables: "s3://lake/qs/tables"},
+		{dir: "gs://lake/qs", local: def, tables: "gs://lake/qs/tables"},
+		{dir: "gs://Lake/qs", wantErr: `--dir: gcsstore: table URL "gs://Lake/qs": bucket: `},
 		{dir: "az:///qs", wantErr: `--dir: azstore: "az:///qs": container: missing`},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
@@ -22,9 +23,11 @@ import (
 // storeFlags are the storage options shared by the table commands. Their defaults come
 // from the environment so scripts can set them once.
 type storeFlags struct {
-	endpoint  string
-	region    string
-	pathStyle bool
+	endpoint    string
+	region      string
+	pathStyle   bool
+	gcsEndpoint string
+	gcsKeyFile  string
 	// azure opens Azure tables with the settings of the environment
 	// (AZURE_STORAGE_ACCOUNT_NAME, ..., CDC2DELTA_AZURE_ENDPOINT).
 	azure func(context.Context, string) (deltalog.Store, error)
@@ -37,17 +40,32 @@ func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
 		"S3-compatible endpoint URL for s3:// tables (env CDC2DELTA_S3_ENDPOINT; default AWS)")
 	fs.StringVar(&sf.region, "s3-region", e.getenv("AWS_REGION"), "S3 region (env AWS_REGION)")
 	fs.BoolVar(&sf.pathStyle, "s3-path-style", ps, "path-style S3 addressing, needed by most S3-compatible servers (env CDC2DELTA_S3_PATH_STYLE)")
+	fs.StringVar(&sf.gcsEndpoint, "gcs-endpoint", e.getenv("CDC2DELTA_GCS_ENDPOINT"),
+		"GCS emulator URL for gs:// tables, used without credentials (env CDC2DELTA_GCS_ENDPOINT, else STORAGE_EMULATOR_HOST; default GCS)")
+	fs.StringVar(&sf.gcsKeyFile, "gcs-credentials-file", "",
+		"service-account key file for gs:// tables; empty: the application default credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud, the metadata server)")
 	return sf
 }
 
-// openTable opens the table at a local directory, s3:// URL or Azure URL. Credentials
-// for S3 come from the standard AWS chain, for Azure from the environment.
+// openTable opens the table at a local directory, s3:// URL, Azure URL or gs:// URL.
+// Credentials for S3 come from the standard AWS chain, for Azure from the environment.
 func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...deltalog.Option) (*deltalog.Table, error) {
 	var store deltalog.Store
 	if azstore.IsURL(location) {
 		s, err := sf.azure(ctx, location)
 		if err != nil {
 			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
+		}
+		store = s
+	} else if strings.HasPrefix(location, "gs://") {
+		o, err := gcsstore.ParseURL(location)
+		if err != nil {
+			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
+		}
+		o.Endpoint, o.CredentialsFile = sf.gcsEndpoint, sf.gcsKeyFile
+		s, err := gcsstore.New(ctx, o)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", location, err)
 		}
 		store = s
 	} else if strings.Contains(location, "://") {
@@ -116,7 +134,7 @@ func notATable(location string) error {
 // oneTable checks that exactly one table argument was given.
 func oneTable(args []string) (string, error) {
 	if len(args) != 1 {
-		return "", usagef("expected one table (a directory or s3://bucket/prefix), got %d arguments", len(args))
+		return "", usagef("expected one table (a directory, s3://bucket/prefix or gs://bucket/prefix), got %d arguments", len(args))
 	}
 	return args[0], nil
 }

@@ -279,10 +279,12 @@ func storeURLProblems(c config.Config, reported []string) []string {
 }
 
 // storeOpener opens a table path: s3:// URLs with the configured S3 options, Azure
-// URLs with the Azure ones, anything else as a local directory.
+// URLs with the Azure ones, gs:// URLs with the GCS ones, anything else as a local
+// directory.
 func storeOpener(st config.Storage) func(context.Context, string) (deltalog.Store, error) {
 	s3 := st.S3
 	azure := azureOpener(st.Azure, os.Getenv)
+	openGCS := gcsOpener(st.GCS)
 	// Every table on S3 shares one client: one load of the AWS
 	// configuration, one credential cache, one connection pool.
 	var (
@@ -290,10 +292,12 @@ func storeOpener(st config.Storage) func(context.Context, string) (deltalog.Stor
 		client *s3store.Client
 	)
 	return func(ctx context.Context, p string) (deltalog.Store, error) {
-		if !strings.Contains(p, "://") {
+		switch {
+		case !strings.Contains(p, "://"):
 			return localstore.New(localstore.Options{Dir: p})
-		}
-		if azstore.IsURL(p) {
+		case strings.HasPrefix(p, "gs://"):
+			return openGCS(ctx, p)
+		case azstore.IsURL(p):
 			return azure(ctx, p)
 		}
 		o, err := s3store.ParseURL(p)
