@@ -19,8 +19,11 @@ import (
 // entries commits once it is Age old, and a smaller one waits for more, up
 // to MaxDelay: a busy table commits every Age, a trickling one every
 // MaxDelay, and in between the interval follows the arrival rate
-// (MinRecords / rate). With Drained, a batch of MinRecords commits before
-// Age once its table has read its partitions up to their high watermarks.
+// (MinRecords / rate). A batch that starts right after a busy one (one
+// that held MinRecords entries within Age) counts as holding MinRecords,
+// whatever its count: the end of a burst or of a backlog commits at Age,
+// not at MaxDelay. With Drained, a batch of MinRecords commits before Age
+// once its table has read its partitions up to their high watermarks.
 // CommitsPerSecond is shared by all tables; it may hold a batch past Age,
 // never past MaxDelay. Fields left zero that have no zero meaning take
 // DefaultBatchLimits; the zero CommitsPerSecond and Drained are off.
@@ -143,6 +146,14 @@ type pending struct {
 	// made that big at once, as growing 280-byte records by append copies
 	// them several times over (a third of the catch-up's allocations).
 	hint int
+	// filled is when the batch reached MinRecords entries (zero: not yet).
+	filled time.Time
+	// busyUntil: a batch that starts by then counts as holding MinRecords
+	// (zero: none does). The last batch taken held MinRecords entries
+	// within Age of its start, an arrival rate of MinRecords per Age or
+	// more, and what follows it is the rest of that stream: its last few
+	// records must not wait for MaxDelay.
+	busyUntil time.Time
 }
 
 // produceCredit bounds how much earlier than its arrival a record's age
@@ -180,6 +191,9 @@ func (p *pending) add(now time.Time, l BatchLimits, e entry) {
 		p.produced = produced
 	}
 	p.bytes += e.size
+	if p.filled.IsZero() && p.count()+1 >= l.MinRecords {
+		p.filled = now
+	}
 	if e.kind != entryChange {
 		p.marks = append(p.marks, mark{entry: e, at: len(p.recs)})
 		return
@@ -208,6 +222,12 @@ func (p *pending) poisonFirst() bool {
 // count is the entries waiting, changes and marks.
 func (p *pending) count() int { return len(p.recs) + len(p.marks) }
 
+// enough reports whether the batch holds MinRecords entries, or counts as
+// if it did: it started while the table was busy (busyUntil).
+func (p *pending) enough(l BatchLimits) bool {
+	return p.count() >= l.MinRecords || !p.empty() && !p.started.After(p.busyUntil)
+}
+
 // forced reports whether the batch must be committed now, whatever the
 // commit budget: it is full, has waited MaxDelay, or starts with a poison
 // record.
@@ -219,10 +239,10 @@ func (p *pending) forced(now time.Time, l BatchLimits) bool {
 }
 
 // ready reports whether the batch may be committed when the commit budget
-// allows: it holds MinRecords entries and is Age old, or drained (its
+// allows: it holds MinRecords entries (enough) and is Age old, or drained (its
 // table's partitions are read to their high watermarks) under l.Drained.
 func (p *pending) ready(now time.Time, l BatchLimits, drained bool) bool {
-	return !p.empty() && p.count() >= l.MinRecords && (now.Sub(p.started) >= l.Age || l.Drained && drained)
+	return p.enough(l) && (now.Sub(p.started) >= l.Age || l.Drained && drained)
 }
 
 // due reports whether the batch is forced or ready.
@@ -231,12 +251,12 @@ func (p *pending) due(now time.Time, l BatchLimits, drained bool) bool {
 }
 
 // deadline is when the batch becomes ready, by Age once it holds
-// MinRecords entries, else forced by MaxDelay (zero when empty).
+// MinRecords entries (enough), else forced by MaxDelay (zero when empty).
 func (p *pending) deadline(l BatchLimits) time.Time {
 	if p.empty() {
 		return time.Time{}
 	}
-	if p.count() >= l.MinRecords {
+	if p.enough(l) {
 		return p.started.Add(l.Age)
 	}
 	return p.produced.Add(l.MaxDelay)
@@ -309,8 +329,8 @@ func (w *work) oldestCommit() int64 {
 // head comes alone. Because it is a prefix in arrival order, each
 // partition's share is a prefix of that partition's entries and its txn is
 // the last offset taken (ADR 0026). The rest stays pending and, keeping its
-// start time, is due again at once.
-func (p *pending) take(l BatchLimits) work {
+// start time, is due again at once. now is when it is taken.
+func (p *pending) take(now time.Time, l BatchLimits) work {
 	w := work{started: p.started, produced: p.produced}
 	if p.poisonFirst() {
 		e := p.marks[0].entry
@@ -347,8 +367,16 @@ func (p *pending) take(l BatchLimits) work {
 		p.marks[i].at -= n
 	}
 	p.bytes -= bytes
+	busy := !p.filled.IsZero() && p.filled.Sub(p.started) <= l.Age
 	if p.empty() {
 		p.clear()
+	}
+	if p.count() < l.MinRecords {
+		p.filled = time.Time{}
+	}
+	p.busyUntil = time.Time{}
+	if busy {
+		p.busyUntil = now.Add(l.Age)
 	}
 	return w
 }
