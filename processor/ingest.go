@@ -314,7 +314,7 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	// The worker learns the batch's deadline from its first entry, and
 	// again when it reaches MinRecords (its deadline moves from MaxDelay to
 	// Age).
-	drained := l.Drained && t.pend.enough(l) && t.drained() // only then does it count
+	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
 	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
 	p.mu.Unlock()
 	p.m.consumed.WithLabelValues(t.path).Inc()

@@ -82,7 +82,7 @@ func TestMaxDelayLeadOnFakeClock(t *testing.T) {
 				why, sleep := p.commitDueLocked(&tb, now, false, false)
 				if why != "" {
 					require.Equal(t, commitMaxDelay, why)
-					flight, flightStart, landing = tb.pend.take(now, tb.limits(l)), now, now.Add(slow)
+					flight, flightStart, landing = tb.pend.take(tb.limits(l)), now, now.Add(slow)
 				} else if at := now.Add(sleep); at.Before(wake) {
 					wake = at
 				}

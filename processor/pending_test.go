@@ -75,7 +75,7 @@ func TestPendingTakeHonoursCaps(t *testing.T) {
 			}
 			var got []commit
 			for !p.empty() {
-				w := p.take(time.Time{}, tc.limits)
+				w := p.take(tc.limits)
 				b := w.batch()
 				c := commit{records: len(b.Records), last: b.LastOffsets, poison: -1}
 				if w.poison != nil {
@@ -100,7 +100,7 @@ func TestPendingDropAndRequeue(t *testing.T) {
 		p.add(t0, BatchLimits{}, entry{kind: entryChange, tp: a, offset: i, size: 1})
 		p.add(t0, BatchLimits{}, entry{kind: entryChange, tp: b, offset: i, size: 1})
 	}
-	w := p.take(time.Time{}, BatchLimits{Records: 4, Bytes: 100})
+	w := p.take(BatchLimits{Records: 4, Bytes: 100})
 	require.Len(t, w.recs, 4)
 	p.add(t0.Add(time.Second), BatchLimits{}, entry{kind: entryChange, tp: a, offset: 4, size: 1})
 
@@ -136,12 +136,12 @@ func TestPendingMarksKeepTheirPlace(t *testing.T) {
 	}
 	require.EqualValues(t, 3, p.drop(func(tp cdctable.TopicPartition) bool { return tp == b }))
 	limits := BatchLimits{Records: 1, Bytes: 100}
-	w := p.take(time.Time{}, limits)
+	w := p.take(limits)
 	require.Equal(t, map[cdctable.TopicPartition]int64{a: 1}, w.batch().LastOffsets, "a/0 and the tombstone a/1 that followed it")
 	p.requeue(w, func(cdctable.TopicPartition) bool { return false })
 	var got []map[cdctable.TopicPartition]int64
 	for !p.empty() {
-		w := p.take(time.Time{}, limits)
+		w := p.take(limits)
 		got = append(got, w.batch().LastOffsets)
 	}
 	require.Equal(t, []map[cdctable.TopicPartition]int64{{a: 1}, {a: 3}}, got)
@@ -173,7 +173,7 @@ func TestPendingCountsFromProduction(t *testing.T) {
 			require.Equal(t, tc.forcedAt, p.forcedAt(l))
 			require.False(t, p.forced(tc.forcedAt.Add(-time.Millisecond), l))
 			require.True(t, p.forced(tc.forcedAt, l))
-			w := p.take(time.Time{}, l)
+			w := p.take(l)
 			require.Equal(t, tc.forcedAt, w.produced.Add(l.MaxDelay), "the work keeps it")
 			require.Equal(t, t0, w.started, "Age still counts from arrival")
 		})
@@ -195,7 +195,7 @@ func TestPendingSizesFromTheLastTake(t *testing.T) {
 	for i := range int64(700) {
 		add(i)
 	}
-	require.Equal(t, 700, len(p.take(time.Time{}, l).recs))
+	require.Equal(t, 700, len(p.take(l).recs))
 	require.Equal(t, 700, p.hint)
 
 	add(700)

@@ -276,7 +276,7 @@ func (p *Processor) commitNext(t *table, why string) {
 	start := p.now()
 	p.mu.Lock()
 	before := t.pend.bytes
-	w := t.pend.take(start, p.opts.Batch)
+	w := t.pend.take(p.opts.Batch)
 	p.mu.buffered -= before - t.pend.bytes
 	p.m.bufferedBytes.Set(float64(p.mu.buffered))
 	fl := &flight{parts: map[cdctable.TopicPartition]bool{}, done: make(chan struct{})}
