@@ -19,8 +19,11 @@ import (
 // entries commits once it is Age old, and a smaller one waits for more, up
 // to MaxDelay: a busy table commits every Age, a trickling one every
 // MaxDelay, and in between the interval follows the arrival rate
-// (MinRecords / rate). With Drained, a batch of MinRecords commits before
-// Age once its table has read its partitions up to their high watermarks.
+// (MinRecords / rate). A busy batch (it started when MinRecords or more
+// had arrived over the last Age, or reached MinRecords within Age) commits
+// at Age whatever its count: the end of a stream or of a backlog does not
+// wait for MaxDelay. With Drained, a batch of MinRecords commits before Age
+// once its table has read its partitions up to their high watermarks.
 // CommitsPerSecond is shared by all tables; it may hold a batch past Age,
 // never past MaxDelay. Fields left zero that have no zero meaning take
 // DefaultBatchLimits; the zero CommitsPerSecond and Drained are off.
@@ -143,6 +146,43 @@ type pending struct {
 	// made that big at once, as growing 280-byte records by append copies
 	// them several times over (a third of the catch-up's allocations).
 	hint int
+	// busy: the batch started when MinRecords or more entries had arrived
+	// over the last Age, or reached MinRecords within Age of its start. It
+	// is the rest of a busy stream, so it commits at Age whatever its
+	// count: its last few records must not wait for MaxDelay. What is left
+	// after a take keeps it.
+	busy bool
+	// arrivals counts the table's entries across batches, kept by clear.
+	arrivals arrivals
+}
+
+// arrivals estimates how many entries arrived over the last Age: the count
+// of the current window of Age and of the one before it, weighted by how
+// much of it the last Age still covers (a sliding-window estimate).
+type arrivals struct {
+	start     time.Time // of the current window
+	cur, prev int
+}
+
+// roll moves the windows up to now.
+func (a *arrivals) roll(now time.Time, age time.Duration) {
+	switch d := now.Sub(a.start); {
+	case d >= 0 && d < age:
+	case d >= age && d < 2*age:
+		a.prev, a.cur, a.start = a.cur, 0, a.start.Add(age)
+	default:
+		a.prev, a.cur, a.start = 0, 0, now
+	}
+}
+
+// recent is the estimate of the entries that arrived over the Age before
+// now.
+func (a *arrivals) recent(now time.Time, age time.Duration) float64 {
+	a.roll(now, age)
+	if age <= 0 {
+		return float64(a.cur)
+	}
+	return float64(a.prev)*(1-float64(now.Sub(a.start))/float64(age)) + float64(a.cur)
 }
 
 // produceCredit bounds how much earlier than its arrival a record's age
@@ -175,11 +215,17 @@ func (p *pending) add(now time.Time, l BatchLimits, e entry) {
 	}
 	if p.empty() {
 		p.started, p.produced = now, produced
+		p.busy = p.arrivals.recent(now, l.Age) >= float64(l.MinRecords)
 	}
+	p.arrivals.roll(now, l.Age)
+	p.arrivals.cur++
 	if produced.Before(p.produced) {
 		p.produced = produced
 	}
 	p.bytes += e.size
+	if !p.busy && p.count()+1 >= l.MinRecords && now.Sub(p.started) <= l.Age {
+		p.busy = true
+	}
 	if e.kind != entryChange {
 		p.marks = append(p.marks, mark{entry: e, at: len(p.recs)})
 		return
@@ -208,6 +254,12 @@ func (p *pending) poisonFirst() bool {
 // count is the entries waiting, changes and marks.
 func (p *pending) count() int { return len(p.recs) + len(p.marks) }
 
+// enough reports whether the batch is ready at Age: it holds MinRecords
+// entries, or is busy.
+func (p *pending) enough(l BatchLimits) bool {
+	return !p.empty() && (p.count() >= l.MinRecords || p.busy)
+}
+
 // forced reports whether the batch must be committed now, whatever the
 // commit budget: it is full, has waited MaxDelay, or starts with a poison
 // record.
@@ -219,10 +271,16 @@ func (p *pending) forced(now time.Time, l BatchLimits) bool {
 }
 
 // ready reports whether the batch may be committed when the commit budget
-// allows: it holds MinRecords entries and is Age old, or drained (its
-// table's partitions are read to their high watermarks) under l.Drained.
+// allows: it is Age old and holds MinRecords entries or is busy (enough),
+// or, under l.Drained, it holds MinRecords entries and is drained (its
+// table's partitions are read to their high watermarks). A busy batch below
+// MinRecords waits for Age even when drained, so that a caught-up table
+// does not commit once per fetch.
 func (p *pending) ready(now time.Time, l BatchLimits, drained bool) bool {
-	return !p.empty() && p.count() >= l.MinRecords && (now.Sub(p.started) >= l.Age || l.Drained && drained)
+	if now.Sub(p.started) >= l.Age {
+		return p.enough(l)
+	}
+	return l.Drained && drained && !p.empty() && p.count() >= l.MinRecords
 }
 
 // due reports whether the batch is forced or ready.
@@ -231,12 +289,12 @@ func (p *pending) due(now time.Time, l BatchLimits, drained bool) bool {
 }
 
 // deadline is when the batch becomes ready, by Age once it holds
-// MinRecords entries, else forced by MaxDelay (zero when empty).
+// MinRecords entries (enough), else forced by MaxDelay (zero when empty).
 func (p *pending) deadline(l BatchLimits) time.Time {
 	if p.empty() {
 		return time.Time{}
 	}
-	if p.count() >= l.MinRecords {
+	if p.enough(l) {
 		return p.started.Add(l.Age)
 	}
 	return p.produced.Add(l.MaxDelay)
@@ -309,7 +367,7 @@ func (w *work) oldestCommit() int64 {
 // head comes alone. Because it is a prefix in arrival order, each
 // partition's share is a prefix of that partition's entries and its txn is
 // the last offset taken (ADR 0026). The rest stays pending and, keeping its
-// start time, is due again at once.
+// start time and whether it is busy, is due again at once.
 func (p *pending) take(l BatchLimits) work {
 	w := work{started: p.started, produced: p.produced}
 	if p.poisonFirst() {
@@ -378,7 +436,7 @@ func (p *pending) requeue(w work, gone func(cdctable.TopicPartition) bool) {
 // freed.
 func (p *pending) drop(gone func(cdctable.TopicPartition) bool) int64 {
 	before, started, produced := p.bytes, p.started, p.produced
-	kept := pending{hint: p.hint}
+	kept := pending{hint: p.hint, busy: p.busy, arrivals: p.arrivals}
 	kept.filterFrom(p.recs, p.sizes, p.marks, func(tp cdctable.TopicPartition) bool { return !gone(tp) })
 	*p = kept
 	if !p.empty() {
@@ -412,6 +470,6 @@ func (p *pending) filterFrom(recs []merge.Record, sizes []int32, marks []mark, k
 // clear forgets everything; it returns the bytes freed.
 func (p *pending) clear() int64 {
 	b := p.bytes
-	*p = pending{hint: p.hint}
+	*p = pending{hint: p.hint, arrivals: p.arrivals}
 	return b
 }

@@ -28,7 +28,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 		i++
 		pl.root = b.TempDir()
 		opts := pl.options("bench-" + time.Now().Format("150405.000000"))
-		opts.Batch = BatchLimits{Records: 10_000, Age: 200 * time.Millisecond, MinRecords: 1, MaxDelay: 200 * time.Millisecond} // every batch at Age
+		opts.Batch = DefaultBatchLimits() // what users run
 		opts.ClientOptions = append(opts.ClientOptions, kgo.FetchMaxWait(10*time.Millisecond))
 		r := pl.start(opts)
 		require.Eventually(b, func() bool { return r.p.Status().Partitions == 2*testPartitions }, time.Minute, time.Millisecond)
@@ -41,7 +41,9 @@ func BenchmarkEndToEnd(b *testing.B) {
 		// (all of the process: the in-process broker's share included)
 		// does.
 		cpu += cpuTime(b) - cpu0
-		b.Logf("caught up in %v: %s", time.Since(start), histSummary(b, r, "cdc2delta_commit_seconds"))
+		b.Logf("caught up in %v: %s; commits: full %.0f, ready %.0f, max_delay %.0f", time.Since(start), histSummary(b, r, "cdc2delta_commit_seconds"),
+			metricWith(b, r.reg, "cdc2delta_commits_total", "reason", "full"), metricWith(b, r.reg, "cdc2delta_commits_total", "reason", "ready"),
+			metricWith(b, r.reg, "cdc2delta_commits_total", "reason", "max_delay"))
 		r.close(pl.t)
 		require.True(b, pl.caughtUp())
 	}

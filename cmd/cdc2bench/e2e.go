@@ -15,7 +15,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/cmd/internal/runopts"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/internal/harness/e2ebench"
-	"github.com/cdc2delta/cdc2delta/processor"
 )
 
 // e2eSize is the end-to-end run of a preset.
@@ -51,23 +50,17 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	live := fset.Duration("live", 10*time.Second, "latency phase length (0: none, and the harness's model is dropped before the catch-up)")
 	root := fset.String("root", "", "table directory (empty: temporary)")
 	heap := fset.Bool("heap-profile", false, "also write a heap profile (OUT.heap.pprof) when the catch-up ends")
-	batch := fset.String("batch", "processor", "batch limits: processor (every batch at max_age, no commit budget), "+
-		"config (the configuration's defaults), config-nodrain (those with commit_when_drained false)")
+	batch := fset.String("batch", "config", "batch limits and upkeep: config (the configuration's defaults, what users run), "+
+		"config-nodrain (those with commit_when_drained false)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
-	var limits processor.BatchLimits
-	var upkeep processor.Maintenance
-	switch *batch {
-	case "processor":
-		limits.MinRecords = 1 // every batch at max_age, with no budget
-	case "config", "config-nodrain":
-		limits = runopts.Batch(config.Default().Batch)
-		limits.Drained = limits.Drained && *batch == "config"
-		upkeep = runopts.Maintenance(config.Default().Maintenance)
-	default:
-		return fmt.Errorf("%w: -batch %q", errUsage, *batch)
+	if *batch != "config" && *batch != "config-nodrain" {
+		return fmt.Errorf("%w: -batch %q (config or config-nodrain)", errUsage, *batch)
 	}
+	limits := runopts.Batch(config.Default().Batch)
+	limits.Drained = limits.Drained && *batch == "config"
+	upkeep := runopts.Maintenance(config.Default().Maintenance)
 	if *brokers == "" || *out == "" {
 		return fmt.Errorf("%w: e2e needs -brokers and -out", errUsage)
 	}
@@ -133,7 +126,7 @@ func renderE2E(w io.Writer, r *e2eResult) {
 		return
 	}
 	res := r.Result
-	p("Debezium Avro events (internal/dbzgen, %d tables × %d partitions, %d keys per table) produced to the real broker first (untimed), then consumed by a fresh processor into Delta tables on local disk.\n\n",
+	p("Debezium Avro events (internal/dbzgen, %d tables × %d partitions, %d keys per table) produced to the real broker first (untimed), then consumed by a fresh processor into Delta tables on local disk, with the configuration's defaults (batch limits, commit budget, upkeep).\n\n",
 		res.Config.Tables, res.Config.Partitions, res.Config.Keys)
 	p("| events | catch-up s | events/s | events per CPU s | commits | peak RSS MiB (process) | peak RSS MiB (sampled) |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	p("| %d | %.2f | %.0f | %.0f | %d | %.0f | %.0f |\n\n", res.Events, res.CatchUpSeconds, res.EventsPerSecond, res.EventsPerCPUSecond, res.Commits, float64(res.PeakRSSBytes)/(1<<20), r.PeakRSSMiB)

@@ -29,11 +29,12 @@ func PartitionValue(t deltalog.Type, v any) (*string, error) {
 }
 
 func partitionString(t deltalog.Type, v any) (string, error) {
-	bad := fmt.Errorf("%w: %s cannot hold %T", ErrValueType, t, v)
+	// Made only when needed: every row of a partitioned write calls this.
+	bad := func() error { return fmt.Errorf("%w: %s cannot hold %T", ErrValueType, t, v) }
 	if d, ok := t.(deltalog.DecimalType); ok {
 		x, ok := v.(decimal128.Num)
 		if !ok {
-			return "", bad
+			return "", bad()
 		}
 		if !x.FitsPrecision(d.Precision) {
 			return "", ErrDecimalRange
@@ -46,7 +47,7 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 	}
 	k, known := primitiveLeaf(p)
 	if !known {
-		return "", bad
+		return "", bad()
 	}
 	switch k {
 	case leafBool:
@@ -95,14 +96,14 @@ func partitionString(t deltalog.Type, v any) (string, error) {
 		case time.Time:
 			us = timeMicros(x, k == leafTimestampNTZ)
 		default:
-			return "", bad
+			return "", bad()
 		}
 		if s, ok := deltatext.PartitionTimestamp(time.UnixMicro(us), k == leafTimestampNTZ); ok {
 			return s, nil
 		}
 		return "", fmt.Errorf("%w: timestamp %d µs from 1970", deltatext.ErrRange, us)
 	}
-	return "", bad
+	return "", bad()
 }
 
 // ParsePartitionValue parses a serialized partition value into the Go value of its type;

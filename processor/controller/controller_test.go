@@ -21,7 +21,7 @@ func (noSchemas) SchemaByID(context.Context, int) (string, error) {
 	return "", errors.New("no schema registry in this test")
 }
 
-func testOptions(t *testing.T, brokers []string) Options {
+func testOptions(t testing.TB, brokers []string) Options {
 	dec, err := codecs.NewDecoder(noSchemas{}, codecs.Options{})
 	require.NoError(t, err)
 	return Options{Brokers: brokers, Topics: []string{"p.db.dbo.t"}, Control: memstore.New(memstore.Options{}), Decoder: dec,

@@ -27,6 +27,7 @@ func TestIntegrationRun(t *testing.T) {
 	require.EqualValues(t, 20_000, res.Events)
 	require.Positive(t, res.EventsPerSecond)
 	require.Positive(t, res.Commits)
+	require.NotEmpty(t, res.CommitsByReason, "the catch-up's commits by reason")
 	require.Positive(t, res.PeakHeapBytes)
 	require.NotNil(t, res.Latency)
 	require.Greater(t, res.Latency.Events, 1000)

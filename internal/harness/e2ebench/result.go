@@ -3,7 +3,9 @@ package e2ebench
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -27,6 +29,10 @@ type Result struct {
 	EventsPerCPUSecond float64 `json:"events_per_cpu_second"`
 	// Commits is the number of Delta commits over all tables.
 	Commits int `json:"commits"`
+	// CommitsByReason counts the catch-up's batches by why each was
+	// committed (full, ready, max_delay, ...: the reason label of
+	// cdc2delta_commits_total). A max_delay one waited with the CPU idle.
+	CommitsByReason map[string]int `json:"commits_by_reason,omitempty"`
 	// PeakHeapBytes is the largest heap in use sampled during the
 	// catch-up; PeakRSSBytes the process's peak resident set (Linux
 	// VmHWM, reset before the catch-up when the kernel allows it). Both
@@ -67,6 +73,12 @@ type Latency struct {
 func (r Result) String() string {
 	s := fmt.Sprintf("%d events in %.2fs: %.0f events/s, %.0f events/cpu-s, %d commits, peak heap %d MiB, peak RSS %d MiB",
 		r.Events, r.CatchUpSeconds, r.EventsPerSecond, r.EventsPerCPUSecond, r.Commits, r.PeakHeapBytes>>20, r.PeakRSSBytes>>20)
+	if len(r.CommitsByReason) > 0 {
+		s += "; commits by reason"
+		for _, k := range slices.Sorted(maps.Keys(r.CommitsByReason)) {
+			s += fmt.Sprintf(" %s %d", k, r.CommitsByReason[k])
+		}
+	}
 	if r.Latency != nil {
 		s += fmt.Sprintf("; latency p50 %v p99 %v", seconds(r.Latency.P50Seconds), seconds(r.Latency.P99Seconds))
 	}

@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
@@ -88,6 +89,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}()
 	if err := measureCatchUp(ctx, cfg, src, r, ends, &res); err != nil {
+		return res, err
+	}
+	if res.CommitsByReason, err = r.commitsByReason(); err != nil {
 		return res, err
 	}
 	tl := timelines{}
@@ -196,6 +200,7 @@ type run struct {
 	group  string
 	total  int // partitions
 	stores map[string]deltalog.Store
+	reg    *prometheus.Registry
 	cancel context.CancelFunc
 	done   chan error
 	joined time.Time // when the group first owned every partition
@@ -210,7 +215,8 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 	if err != nil {
 		return nil, fmt.Errorf("creating decoder: %w", err)
 	}
-	r := &run{group: cfg.Prefix + "-group", total: cfg.Partitions * len(src.tables), stores: map[string]deltalog.Store{}}
+	r := &run{group: cfg.Prefix + "-group", total: cfg.Partitions * len(src.tables), stores: map[string]deltalog.Store{},
+		reg: prometheus.NewRegistry()}
 	router, err := route.NewRouter(route.DefaultTablePath)
 	if err != nil {
 		return nil, err
@@ -234,11 +240,35 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 		Decoder:     dec,
 		Batch:       cfg.Batch,
 		Maintenance: cfg.Maintenance,
-	})
+	}, processor.WithRegisterer(r.reg))
 	if err != nil {
 		return nil, fmt.Errorf("creating processor: %w", err)
 	}
 	return r, nil
+}
+
+// commitsByReason counts the processor's Delta commits so far by why each
+// batch was committed (cdc2delta_commits_total): a batch forced by
+// max_delay in a catch-up is a wait with nothing left to read.
+func (r *run) commitsByReason() (map[string]int, error) {
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("reading the processor's metrics: %w", err)
+	}
+	out := map[string]int{}
+	for _, mf := range mfs {
+		if mf.GetName() != "cdc2delta_commits_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					out[l.GetValue()] += int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // start runs the processor in the background.
