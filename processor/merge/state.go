@@ -47,6 +47,10 @@ func (s *Sink) reload(ctx context.Context) error {
 	return s.fullReload(ctx)
 }
 
+// vanishedFileRetries bounds how often fullReload moves to a newer snapshot
+// because a file of the one it read was gone.
+const vanishedFileRetries = 3
+
 // fullReload reads the latest snapshot and rebuilds the key index and tombstones.
 func (s *Sink) fullReload(ctx context.Context) error {
 	snap, err := s.table.Snapshot(ctx)
@@ -62,8 +66,27 @@ func (s *Sink) fullReload(ctx context.Context) error {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	st.snap, st.proto = snap, snap.Protocol()
-	if st.index, err = s.openIndex(ctx, st); err != nil {
-		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+	for attempt := 1; ; attempt++ {
+		if st.index, err = s.openIndex(ctx, st); err == nil {
+			break
+		}
+		// A file of the snapshot can vanish while the index reads it: a later
+		// commit removed it and VACUUM, with a retention shorter than this read,
+		// deleted it. The table has then moved on; read its newer version. A
+		// file missing from the newest version is missing for real.
+		if !errors.Is(err, deltalog.ErrNotExist) || attempt > vanishedFileRetries {
+			return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+		}
+		newer, uerr := s.table.Update(ctx, st.snap)
+		if uerr != nil || newer.Version() == st.snap.Version() {
+			return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
+		}
+		s.log.Info("a file vanished while the key index read it; reading the newer version",
+			"version", st.snap.Version(), "newer", newer.Version(), "err", err)
+		if st, err = newTableState(newer.Metadata()); err != nil {
+			return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
+		}
+		st.snap, st.proto, snap = newer, newer.Protocol(), newer
 	}
 	if st.tombs, err = loadTombstones(ctx, s.opts.Store, tombstoneView{s.table, snap.Version()}, s.opts.Now(), s.opts.TombstoneRetention); err != nil {
 		st.index.close()
