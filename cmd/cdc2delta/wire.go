@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,9 +25,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
-	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
-	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
-	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/controller"
@@ -278,48 +273,10 @@ func storeURLProblems(c config.Config, reported []string) []string {
 	return bad
 }
 
-// storeOpener opens a table path: s3:// URLs with the configured S3 options, Azure
-// URLs with the Azure ones, gs:// URLs with the GCS ones, anything else as a local
-// directory.
+// storeOpener opens a table path with the configured storage options and
+// the credentials of the environment (runopts.StoreOpener).
 func storeOpener(st config.Storage) func(context.Context, string) (deltalog.Store, error) {
-	s3 := st.S3
-	azure := azureOpener(st.Azure, os.Getenv)
-	openGCS := gcsOpener(st.GCS)
-	// Every table on S3 shares one client: one load of the AWS
-	// configuration, one credential cache, one connection pool.
-	var (
-		mu     sync.Mutex
-		client *s3store.Client
-	)
-	return func(ctx context.Context, p string) (deltalog.Store, error) {
-		switch {
-		case !strings.Contains(p, "://"):
-			return localstore.New(localstore.Options{Dir: p})
-		case strings.HasPrefix(p, "gs://"):
-			return openGCS(ctx, p)
-		case azstore.IsURL(p):
-			return azure(ctx, p)
-		}
-		o, err := s3store.ParseURL(p)
-		if err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if client == nil {
-			o.Endpoint, o.Region, o.UsePathStyle = s3.Endpoint, s3.Region, s3.PathStyle
-			o.RequestTimeout = time.Duration(s3.RequestTimeout)
-			c, err := s3store.NewClient(ctx, o)
-			if errors.Is(err, s3store.ErrNoRegion) {
-				return nil, fmt.Errorf("%w: set storage.s3.region or AWS_REGION", err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			client = c
-		}
-		return client.Store(o.Bucket, o.Prefix)
-	}
+	return runopts.StoreOpener(st, os.Getenv)
 }
 
 // newLogger builds the process logger from the log settings.
