@@ -48,11 +48,16 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	events := fset.Int("events", 300_000, "backlog events")
 	keys := fset.Int("keys", 20_000, "keys per table")
 	live := fset.Duration("live", 10*time.Second, "latency phase length (0: none, and the harness's model is dropped before the catch-up)")
-	root := fset.String("root", "", "table directory (empty: temporary)")
+	root := fset.String("root", "", "table directory (empty: temporary); with -store local, required")
+	store := fset.String("store", "", "where the tables land, through cdc2delta run's own storage configuration: "+
+		"local (a directory, synced as run syncs it), s3, azure, gcs (a fresh bucket or container on the emulator at -endpoint); "+
+		"empty: a directory, unsynced as the other benchmarks")
+	endpoint := fset.String("endpoint", "", "the URL of the -store emulator (moto, Azurite, fake-gcs-server)")
 	heap := fset.Bool("heap-profile", false, "also write a heap profile (OUT.heap.pprof) when the catch-up ends")
 	batch := fset.String("batch", "config", "batch limits and upkeep: config (the configuration's defaults, what users run), "+
 		"config-nodrain (those with commit_when_drained false)")
-	if err := fset.Parse(args); err != nil {
+	err := fset.Parse(args)
+	if err != nil {
 		return err
 	}
 	if *batch != "config" && *batch != "config-nodrain" {
@@ -64,6 +69,12 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if *brokers == "" || *out == "" {
 		return fmt.Errorf("%w: e2e needs -brokers and -out", errUsage)
 	}
+	if err := checkStore(*store, *endpoint); err != nil {
+		return err
+	}
+	if *store == "local" && *root == "" {
+		return fmt.Errorf("%w: -store local needs -root", errUsage)
+	}
 	cfg := e2ebench.Config{
 		Brokers: strings.Split(*brokers, ","), Prefix: "cdc2bench" + strconv.FormatInt(time.Now().UnixNano(), 10),
 		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true, Batch: limits, Maintenance: upkeep,
@@ -71,6 +82,11 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if *live == 0 {
 		cfg.LiveRate = -1
+	}
+	if *store != "" {
+		if cfg.Root, cfg.OpenStore, err = e2eStore(ctx, *store, *endpoint, *root); err != nil {
+			return err
+		}
 	}
 	if *heap {
 		cfg.HeapProfilePath = strings.TrimSuffix(*out, ".json") + ".heap.pprof"

@@ -1,10 +1,12 @@
 package e2ebench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/processor"
 )
 
@@ -34,9 +36,14 @@ type Config struct {
 	// Redeliver is the share of duplicate and out-of-order re-deliveries
 	// (default 0.01; negative: none).
 	Redeliver float64
-	// Root is the directory holding the tables; empty: a temporary one,
-	// removed at the end.
+	// Root is where the tables land: a directory, or with OpenStore any
+	// location OpenStore opens (an object store URL). Empty: a temporary
+	// directory, removed at the end.
 	Root string
+	// OpenStore opens the table at a path under Root, as the product's
+	// storage configuration does (runopts.StoreOpener); nil: local
+	// directories, synced only with Fsync.
+	OpenStore func(ctx context.Context, path string) (deltalog.Store, error)
 	// Fsync syncs table files as production does; the default skips it,
 	// as the other benchmarks do.
 	Fsync bool
@@ -105,6 +112,9 @@ func (c Config) validate() error {
 	}
 	if c.Events < 1 || c.Partitions < 1 || c.Keys < 1 {
 		errs = append(errs, fmt.Errorf("events, partitions, keys: %d, %d, %d must be positive", c.Events, c.Partitions, c.Keys))
+	}
+	if c.OpenStore != nil && c.Root == "" {
+		errs = append(errs, errors.New("root: must be set with OpenStore"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))

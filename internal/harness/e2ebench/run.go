@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -221,22 +222,21 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 	if err != nil {
 		return nil, err
 	}
+	open := tableOpener(cfg, root)
 	for _, topic := range src.topics() {
 		path, err := router.Route(topic)
 		if err != nil {
 			return nil, fmt.Errorf("routing %s: %w", topic, err)
 		}
-		if r.stores[topic], err = localstore.New(localstore.Options{Dir: filepath.Join(root, path), NoSync: !cfg.Fsync}); err != nil {
+		if r.stores[topic], err = open(ctx, path); err != nil {
 			return nil, fmt.Errorf("opening store of %s: %w", path, err)
 		}
 	}
 	r.p, err = processor.New(processor.Options{
-		Brokers: cfg.Brokers,
-		Group:   r.group,
-		Topics:  src.topics(),
-		OpenStore: func(_ context.Context, path string) (deltalog.Store, error) {
-			return localstore.New(localstore.Options{Dir: filepath.Join(root, path), NoSync: !cfg.Fsync})
-		},
+		Brokers:     cfg.Brokers,
+		Group:       r.group,
+		Topics:      src.topics(),
+		OpenStore:   open,
 		Decoder:     dec,
 		Batch:       cfg.Batch,
 		Maintenance: cfg.Maintenance,
@@ -269,6 +269,20 @@ func (r *run) commitsByReason() (map[string]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// tableOpener opens the table at a routed path under root: with
+// cfg.OpenStore, or as a local directory.
+func tableOpener(cfg Config, root string) func(context.Context, string) (deltalog.Store, error) {
+	if cfg.OpenStore != nil {
+		// Not filepath.Join, which would fold the "//" of a URL.
+		return func(ctx context.Context, path string) (deltalog.Store, error) {
+			return cfg.OpenStore(ctx, strings.TrimRight(root, "/")+"/"+path)
+		}
+	}
+	return func(_ context.Context, path string) (deltalog.Store, error) {
+		return localstore.New(localstore.Options{Dir: filepath.Join(root, path), NoSync: !cfg.Fsync})
+	}
 }
 
 // start runs the processor in the background.
