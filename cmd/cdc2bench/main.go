@@ -5,7 +5,8 @@
 //
 //	cdc2bench -preset small|full|tiny -out DIR [-systems a,b] [-workloads 1,2b,6]
 //	cdc2bench apply -mode dv|cow -table DIR|s3://b/p -batches DIR -out FILE.json
-//	cdc2bench e2e -brokers HOST:PORT -out FILE.json
+//	cdc2bench e2e -brokers HOST:PORT -out FILE.json [-store local|s3|azure|gcs -endpoint URL]
+//	cdc2bench stores -brokers HOST:PORT -out DIR [-s3-endpoint URL] [-azure-endpoint URL] [-gcs-endpoint URL]
 //	cdc2bench many -after BIN [-before BIN] -out DIR [-tables 10,50,200] [-scenarios trickle,burst]
 //	cdc2bench scaleout -brokers HOST:PORT -bin BIN -out FILE.json -root DIR [-instances 1,2]
 //
@@ -16,9 +17,11 @@
 // DIR/results.json, DIR/BENCHMARKS.md and DIR/plots/. The second form is the
 // cdc2delta runner the orchestrator re-executes; the third runs the
 // end-to-end benchmark from a real Kafka broker (internal/harness/e2ebench) as the
-// system cdc2delta-e2e; the fourth runs the many-tables scenario (small
+// system cdc2delta-e2e, on a local directory or, through cdc2delta run's
+// own store opener, on an emulated object store; the next runs it once per
+// store and sets each beside local disk; the fifth runs the many-tables scenario (small
 // tables changing a few times a second, e2ebench.RunMany) against one or
-// two cdc2delta binaries side by side; the fifth sets the throughput of
+// two cdc2delta binaries side by side; the sixth sets the throughput of
 // several instances sharing one table beside that of one, each held to a
 // core (e2ebench.RunScaleOut). scripts/bench.sh sets up the
 // Python environment and the S3 endpoint and runs the first form.
@@ -55,6 +58,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		err = applyCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "e2e":
 		err = e2eCmd(ctx, args[2:], stderr)
+	case len(args) > 1 && args[1] == "stores":
+		err = storesCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "many":
 		err = manyCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "scaleout":
