@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,6 +37,9 @@ const quickstartRounds = 5
 
 // quickstartGroup is the consumer group of the quickstart's processor.
 const quickstartGroup = "cdc2delta-quickstart"
+
+// quickstartControlGroup is the control table's group of the sample tables.
+const quickstartControlGroup = "sales"
 
 func quickstartCommand() command {
 	return command{
@@ -137,12 +141,20 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	}
 	defer cluster.Close()
 	brokers := cluster.ListenAddrs()
-	fmt.Fprintf(e.stdout, "broker:   %s (Kafka protocol; try kcat -b %s -L)\nregistry: %s\n", brokers[0], brokers[0], reg.URL())
+	// The processor's metrics on a free port, bound here so the configuration names it.
+	metricsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("metrics listener: %w", err)
+	}
+	defer metricsLn.Close() // already closed when the processor served it
+	metricsURL := "http://" + metricsLn.Addr().String()
+	fmt.Fprintf(e.stdout, "broker:   %s (Kafka protocol; try kcat -b %s -L)\nregistry: %s\nmetrics:  %s/metrics and /readyz while the processor runs\n",
+		brokers[0], brokers[0], reg.URL(), metricsURL)
 
 	// The processor runs with the configuration file it leaves for the user, so the
 	// file is known to work.
 	cfgPath := filepath.Join(dir, "cdc2delta.yaml")
-	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), topics, tablesRoot, o), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, quickstartConfig(brokers[0], reg.URL(), metricsLn.Addr().String(), tables, tablesRoot, o), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", cfgPath, err)
 	}
 	c, err := config.Load(cfgPath)
@@ -179,7 +191,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	var runErr error
 	go func() {
 		defer close(finished)
-		runErr = runProcessor(runCtx, e, c)
+		runErr = runProcessor(runCtx, e, c, metricsLn)
 	}()
 	stopProcessor := func() error {
 		stop()
@@ -231,6 +243,9 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 			return ignoreInterrupt(err)
 		}
 	}
+	if err := waitControl(ctx, c.Control.Path, paths, finished); err != nil {
+		return errors.Join(err, stopProcessor())
+	}
 	// Stop the processor before printing: it commits the group's offsets as it leaves,
 	// and with --keep-running the group must be empty for replay.
 	if err := stopProcessor(); err != nil {
@@ -262,14 +277,15 @@ func boolInt(b bool) int {
 
 // quickstartConfig is the configuration of the running quickstart, written to
 // DIR/cdc2delta.yaml for the commands that take --config.
-func quickstartConfig(broker, registryURL string, topics []string, tablesRoot string, o quickstartOptions) []byte {
+func quickstartConfig(broker, registryURL, metricsAddr string, tables []*dbzgen.Table, tablesRoot string, o quickstartOptions) []byte {
 	q := func(s string) string {
 		b, _ := json.Marshal(s) // a JSON string is a YAML double-quoted scalar
 		return string(b)
 	}
-	quoted := make([]string, len(topics))
-	for i, t := range topics {
-		quoted[i] = q(t)
+	var topics, names []string
+	for _, tb := range tables {
+		d := tb.Def()
+		topics, names = append(topics, q(tb.Topic())), append(names, q(d.Database+"."+d.Schema+"."+d.Name))
 	}
 	tablesPath := tablesRoot + "/{database}/{schema}/{table}"
 	return fmt.Appendf(nil, `# The configuration of the cdc2delta quickstart in this folder, rewritten on each start.
@@ -290,14 +306,26 @@ tables:
   defaults:
     deletion_vectors: %t   # false (with column_names: portable) for DeltaTable(path).to_pandas()
     column_names: %s
+    change_log: true   # every change event applied, in <table path>_changes
 batch:
   max_age: 200ms
   min_records: 1   # commit every batch at max_age; the default (100) lets a trickle wait up to max_delay
+maintenance:
+  # Off so each commit's deletion vectors stay for describe and history to show, and
+  # `+"`cdc2delta optimize`"+` has them to compact. The default (true) folds a small table's
+  # commits into one file and compacts tables as they go.
+  enabled: false
+control:
+  path: %s
+  interval: 1s
+  groups:
+    - {name: %s, tables: [%s]}
 metrics:
-  listen: ""   # e.g. "127.0.0.1:9464" serves /metrics, /healthz and /readyz
+  listen: %s   # /metrics, /healthz and /readyz while the processor runs
 log:
   level: info
-`, q(broker), q(quickstartGroup), strings.Join(quoted, ", "), q(registryURL), q(tablesPath), o.deletionVectors, o.columnNames)
+`, q(broker), q(quickstartGroup), strings.Join(topics, ", "), q(registryURL), q(tablesPath), o.deletionVectors, o.columnNames,
+		q(tablesRoot+"/_control"), quickstartControlGroup, strings.Join(names, ", "), q(metricsAddr))
 }
 
 // waitApplied waits until the tables' txn positions reach ends, printing progress, or
@@ -416,8 +444,12 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 	fmt.Fprintf(&b, "  %s describe %s\n", self, t)
 	fmt.Fprintf(&b, "  %s history %s\n", self, t)
 	fmt.Fprintf(&b, "  %s show --version 0 --limit 10 %s\n", self, t)
+	b.WriteString("Its change log, every change event applied (tables.defaults.change_log):\n")
+	fmt.Fprintf(&b, "  %s show --limit 10 %s\n", self, shellQuote(changeLogPath(p)))
+	b.WriteString("The versions to read together, a consistent cut of the tables (the control table):\n")
+	fmt.Fprintf(&b, "  %s status --config %s --group %s\n", self, shellQuote(cfgPath), quickstartControlGroup)
 	b.WriteString("Maintain it:\n")
-	fmt.Fprintf(&b, "  %s optimize %s\n", self, t)
+	fmt.Fprintf(&b, "  %s optimize %s   # compacts the files and deletion vectors the run left\n", self, t)
 	fmt.Fprintf(&b, "  %s vacuum --dry-run %s\n", self, t)
 	if version >= 1 {
 		fmt.Fprintf(&b, "  %s restore --version 1 %s   # the next quickstart run re-applies what came after\n", self, t)
@@ -427,7 +459,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 
 	c := shellQuote(cfgPath)
 	kafkaSide := fmt.Sprintf("  %s offsets --config %s\n  %s replay --config %s --to-earliest\n"+
-		"  %s run --config %s   # Ctrl-C stops it; it replays from where replay set the group\n", self, c, self, c, self, c)
+		"  %s run --config %s   # Ctrl-C stops it; it replays from where replay set the group, serving metrics.listen\n", self, c, self, c, self, c)
 	if o.keep {
 		b.WriteString("\nThe broker and the registry keep running until Ctrl-C; this run's processor has left the group, " +
 			"so in another terminal:\n" + kafkaSide)

@@ -56,6 +56,15 @@ func TestQuickstartReadByOtherEngines(t *testing.T) {
 		requireRows(t, want[name], got)
 	}
 
+	t.Run("change log", func(t *testing.T) {
+		line := printedCommand(t, out, "_changes")
+		f := strings.Fields(line)
+		path := f[len(f)-1]
+		require.Equal(t, paths["dbo.orders"]+"_changes", path, "the printed change log is the orders table's")
+		got := fulltier.Read(t, fulltier.Request{Engine: fulltier.DeltaRS, Path: path})[0]
+		require.Empty(t, got.Err, "delta-rs reading %s", path)
+		require.NotEmpty(t, got.Rows, "every change event applied to %s", path)
+	})
 	t.Run("printed deltalake one-liner", func(t *testing.T) {
 		code := printedLine(t, out, `  python -c "import pyarrow as pa; from deltalake`)
 		res := fulltier.PythonCode(t, code)

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,11 +134,36 @@ func TestQuickstartNextSteps(t *testing.T) {
 		}
 		return result{code, out.String(), errb.String()}
 	}
-	r := sh(shellQuote(binary) + " quickstart --events 1000 --kafka-port 0 --registry-port 0")
-	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Empty(t, r.stderr)
-	out := r.stdout
-	require.Contains(t, out, "round 5/5: produced 200 change events")
+	// The first run in the background, to reach its metrics URL while it runs.
+	qs := exec.CommandContext(t.Context(), "sh", "-c", "exec "+shellQuote(binary)+" quickstart --kafka-port 0 --registry-port 0") // the defaults a user keeps
+	qs.Dir = work
+	var firstOut, firstErr syncBuffer
+	qs.Stdout, qs.Stderr = &firstOut, &firstErr
+	require.NoError(t, qs.Start())
+	defer func() { _ = qs.Process.Kill() }() // a test that failed early; Wait below otherwise
+	var metricsURL string
+	require.Eventually(t, func() bool {
+		m := regexp.MustCompile(`\nmetrics: +(http://127\.0\.0\.1:\d+)/metrics and /readyz`).FindStringSubmatch(firstOut.String())
+		if m != nil {
+			metricsURL = m[1]
+		}
+		return m != nil
+	}, 30*time.Second, 20*time.Millisecond, "no metrics URL printed: %s%s", firstOut.String(), firstErr.String())
+	for _, path := range []string{"/metrics", "/readyz"} {
+		resp, err := http.Get(metricsURL + path)
+		require.NoError(t, err, "%s answers while the quickstart runs", path)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		_ = resp.Body.Close() // read to the end
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
+		if path == "/metrics" {
+			require.Contains(t, string(body), "cdc2delta_")
+		}
+	}
+	require.NoError(t, qs.Wait(), "%s%s", firstOut.String(), firstErr.String())
+	require.Empty(t, firstErr.String())
+	out := firstOut.String()
+	require.Contains(t, out, "round 5/5: produced 1000 change events")
 	require.Contains(t, out, "\nConsumer group: cdc2delta-quickstart ")
 	cfg := filepath.Join(work, "cdc2delta-quickstart", "cdc2delta.yaml")
 	require.Contains(t, out, "\nConfiguration:  "+cfg+" ")
@@ -153,7 +182,7 @@ func TestQuickstartNextSteps(t *testing.T) {
 			now = append(now, strings.TrimSpace(line))
 		}
 	}
-	require.Len(t, now, 7, out)
+	require.Len(t, now, 9, out)
 	require.Len(t, broker, 3, out)
 	require.NotEmpty(t, keepLine, out)
 
@@ -164,23 +193,30 @@ func TestQuickstartNextSteps(t *testing.T) {
 	require.NotContains(t, string(first), `u003e`)
 	h := cli(t, "history", "--json", orders)
 	require.Equal(t, exitOK, h.code, h.stderr)
-	require.GreaterOrEqual(t, len(jsonLines(t, h.stdout)), 3, "several versions to look back at, restore to and optimize")
-	optimized := ""
+	versions := jsonLines(t, h.stdout)
+	require.GreaterOrEqual(t, len(versions), 3, "several versions to look back at, restore to and optimize")
+	dvs := 0
+	for _, v := range versions {
+		m, _ := v["operationMetrics"].(map[string]any)
+		n, _ := strconv.Atoi(fmt.Sprint(m["numTargetDeletionVectorsAdded"]))
+		dvs += n
+	}
+	require.Positive(t, dvs, "the pipeline wrote deletion vectors: %s", h.stdout)
+	ran := map[string]string{} // the output of each printed command, by subcommand
 	for _, line := range now {
 		r := sh(line)
 		require.Equal(t, exitOK, r.code, "%s\n%s%s", line, r.stdout, r.stderr)
 		require.NotEmpty(t, r.stdout, line)
-		if strings.Contains(line, " optimize ") {
-			optimized = r.stdout
-		}
+		ran[strings.Fields(strings.TrimPrefix(line, shellQuote(binary)+" "))[0]] += r.stdout
 	}
+	require.Contains(t, ran["describe"], "deletionVectors")
+	require.Contains(t, strings.Join(now, "\n"), filepath.Join("tables", "sales", "dbo", "orders_changes"), "the change log is shown")
+	require.Contains(t, ran["status"], "cut of group sales: every transaction through commit LSN")
+	require.NotContains(t, ran["optimize"], "nothing to optimize")
 	h = cli(t, "history", "--json", "--limit", "2", orders)
 	ops := jsonLines(t, h.stdout)
 	require.Equal(t, "RESTORE", ops[0]["operation"])
-	// Maintenance (ADR 0032) keeps the quickstart's small tables in one file
-	// each, so a manual optimize finds nothing to do.
-	require.Equal(t, "nothing to optimize\n", optimized, "the tables are kept compact")
-	require.NotEqual(t, "OPTIMIZE", ops[1]["operation"])
+	require.Equal(t, "OPTIMIZE", ops[1]["operation"], "optimize compacted what the run left")
 	require.Equal(t, exitOK, exe(t, "validate", "--config", cfg).code)
 
 	// The keep-running quickstart, in the background as in another terminal.
@@ -215,7 +251,7 @@ func TestQuickstartNextSteps(t *testing.T) {
 	require.NoError(t, keep.Wait(), "%s%s", keepOut.String(), keepErr.String())
 	require.NotContains(t, keepErr.String(), "retr", "a rerun warns about nothing")
 
-	r = sh(shellQuote(binary) + " quickstart --kafka-port 0 --registry-port 0")
+	r := sh(shellQuote(binary) + " quickstart --kafka-port 0 --registry-port 0")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
 	require.Empty(t, r.stderr, "a rerun warns about nothing")
 }

@@ -143,14 +143,16 @@ func runCommand() command {
 				if err != nil {
 					return err
 				}
-				return runProcessor(ctx, e, c)
+				return runProcessor(ctx, e, c, nil)
 			}
 		},
 	}
 }
 
 // runProcessor runs until ctx ends (SIGINT/SIGTERM) or the processor fails.
-func runProcessor(ctx context.Context, e *env, c config.Config) error {
+// metricsLn, when not nil, is metrics.listen already bound: the quickstart binds a
+// free port before it writes it into the configuration.
+func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Listener) error {
 	logger := newLogger(c.Log, e.stderr)
 	opts, err := processorOptions(c, logger)
 	if err != nil {
@@ -167,7 +169,10 @@ func runProcessor(ctx context.Context, e *env, c config.Config) error {
 	}
 	defer p.Close()
 	if c.Metrics.Listen != "" {
-		ln, err := net.Listen("tcp", c.Metrics.Listen)
+		ln, err := metricsLn, error(nil)
+		if ln == nil {
+			ln, err = net.Listen("tcp", c.Metrics.Listen)
+		}
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("metrics listener: %s is in use (another cdc2delta, or the compose stack's container on 9464?): "+
 				"set metrics.listen or --metrics-listen to a free port, or to \"\" for none", c.Metrics.Listen)

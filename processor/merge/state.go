@@ -157,7 +157,11 @@ func (s *Sink) compactTombstones(ctx context.Context, threshold int) {
 		return
 	}
 	n, err := s.state.tombs.compact(ctx, s.opts.Store)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		s.log.Debug("compacting tombstones stopped", "err", err) // a stop, not a failure: the next open compacts
+		return
+	case err != nil:
 		s.log.Warn("compacting tombstones", "err", err)
 	}
 	s.log.Debug("tombstones compacted", "files", n)
