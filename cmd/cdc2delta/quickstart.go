@@ -244,6 +244,9 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 		}
 	}
 	if err := waitControl(ctx, c.Control.Path, paths, finished); err != nil {
+		if ctx.Err() != nil { // Ctrl-C
+			return stopProcessor()
+		}
 		return errors.Join(err, stopProcessor())
 	}
 	// Stop the processor before printing: it commits the group's offsets as it leaves,
@@ -449,7 +452,7 @@ func printQuickstartEnd(ctx context.Context, e *env, o quickstartOptions, tables
 	b.WriteString("The versions to read together, a consistent cut of the tables (the control table):\n")
 	fmt.Fprintf(&b, "  %s status --config %s --group %s\n", self, shellQuote(cfgPath), quickstartControlGroup)
 	b.WriteString("Maintain it:\n")
-	fmt.Fprintf(&b, "  %s optimize %s   # compacts the files and deletion vectors the run left\n", self, t)
+	fmt.Fprintf(&b, "  %s optimize %s   # packs small files, purges deletion vectors\n", self, t)
 	fmt.Fprintf(&b, "  %s vacuum --dry-run %s\n", self, t)
 	if version >= 1 {
 		fmt.Fprintf(&b, "  %s restore --version 1 %s   # the next quickstart run re-applies what came after\n", self, t)

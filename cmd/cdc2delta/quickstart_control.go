@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,7 +39,7 @@ func waitControl(ctx context.Context, controlPath string, paths map[string]strin
 }
 
 // controlReached says whether the control table exists and records each table at
-// its current version or later.
+// its current version or later (a table not created yet needs no record).
 func controlReached(ctx context.Context, controlPath string, paths map[string]string) bool {
 	open := storeOpener(config.Storage{})
 	st, err := open(ctx, controlPath)
@@ -67,6 +68,9 @@ func controlReached(ctx context.Context, controlPath string, paths map[string]st
 			return false
 		}
 		snap, err := t.Snapshot(ctx)
+		if errors.Is(err, deltalog.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return false
 		}
