@@ -116,8 +116,10 @@ func TestQuickstartPortInUse(t *testing.T) {
 // fresh folder, then every cdc2delta command it prints, exactly as printed (through sh,
 // comments and all): the table commands at once, and the consumer group's commands
 // (offsets, replay, run --config) against the `quickstart --keep-running` it says to
-// start. The tables have several versions, the configuration it writes validates, and a
-// rerun warns about nothing.
+// start. With the defaults, its metrics URL answers while it runs, the tables have
+// several versions and deletion vectors, the change log and status --group (a cut)
+// are shown, optimize compacts, the configuration it writes validates, and a rerun
+// warns about nothing.
 func TestQuickstartNextSteps(t *testing.T) {
 	work := t.TempDir()
 	sh := func(line string) result {
