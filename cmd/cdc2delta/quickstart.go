@@ -35,10 +35,11 @@ const quickstartPartitions = 3
 // to and optimize.
 const quickstartRounds = 5
 
-// quickstartKeys is the primary keys per sample table. Enough that the orders
-// table (about 100 bytes a row) outgrows the tail file size (1 MiB), so with
-// maintenance at its defaults updates leave deletion vectors for describe and
-// history to show and optimize to compact.
+// quickstartKeys is the primary keys per sample table: enough that orders (about
+// 100 bytes a row, 2 MiB) outgrows the default tail file size (1 MiB). A file that
+// large is never folded into, so updates leave deletion vectors for describe and
+// history to show, and new rows go to another file: the run ends with a few files
+// and vectors for optimize, below the debt (10) at which maintenance compacts.
 const quickstartKeys = 20_000
 
 // quickstartGroup is the consumer group of the quickstart's processor.
@@ -57,7 +58,7 @@ func quickstartCommand() command {
 			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml; "+
 				"an object store URL (s3://, abfss://, az://) puts the tables there and the rest in ./"+defaultQuickstartDir)
 			events := fs.Int("events", 50_000, "change events to generate on a fresh start (snapshot, inserts, updates, deletes), "+
-				"in "+strconv.Itoa(quickstartRounds)+" rounds")
+				"in "+strconv.Itoa(quickstartRounds)+" rounds; the snapshot is the first "+strconv.Itoa(len(dbzgen.SampleDatabase())*quickstartKeys))
 			kafkaPort := fs.Int("kafka-port", defaultKafkaPort, "localhost port of the embedded Kafka-compatible broker (0: any free port)")
 			regPort := fs.Int("registry-port", defaultRegistryPort, "localhost port of the embedded schema registry (0: any free port)")
 			keep := fs.Bool("keep-running", false, "after catching up, stop the processor but keep the broker and registry running "+
