@@ -35,6 +35,13 @@ const quickstartPartitions = 3
 // to and optimize.
 const quickstartRounds = 5
 
+// quickstartKeys is the primary keys per sample table: enough that orders (about
+// 100 bytes a row, 2 MiB) outgrows the default tail file size (1 MiB). A file that
+// large is never folded into, so updates leave deletion vectors for describe and
+// history to show, and new rows go to another file: the run ends with a few files
+// and vectors for optimize, below the debt (10) at which maintenance compacts.
+const quickstartKeys = 20_000
+
 // quickstartGroup is the consumer group of the quickstart's processor.
 const quickstartGroup = "cdc2delta-quickstart"
 
@@ -50,8 +57,8 @@ func quickstartCommand() command {
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			dir := fs.String("dir", defaultQuickstartDir, "folder for the broker's data, the registry, the tables and cdc2delta.yaml; "+
 				"an object store URL (s3://, abfss://, az://) puts the tables there and the rest in ./"+defaultQuickstartDir)
-			events := fs.Int("events", 5000, "change events to generate on a fresh start (snapshot, inserts, updates, deletes), "+
-				"in "+strconv.Itoa(quickstartRounds)+" rounds")
+			events := fs.Int("events", 50_000, "change events to generate on a fresh start (snapshot, inserts, updates, deletes), "+
+				"in "+strconv.Itoa(quickstartRounds)+" rounds; the snapshot is the first "+strconv.Itoa(len(dbzgen.SampleDatabase())*quickstartKeys))
 			kafkaPort := fs.Int("kafka-port", defaultKafkaPort, "localhost port of the embedded Kafka-compatible broker (0: any free port)")
 			regPort := fs.Int("registry-port", defaultRegistryPort, "localhost port of the embedded schema registry (0: any free port)")
 			keep := fs.Bool("keep-running", false, "after catching up, stop the processor but keep the broker and registry running "+
@@ -212,7 +219,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	}
 
 	if fresh := total(ends) == 0 && o.events > 0; fresh {
-		w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 500, Snapshot: true}, tables...)
+		w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: quickstartKeys, Snapshot: true}, tables...)
 		if err != nil {
 			return err
 		}
@@ -313,11 +320,6 @@ tables:
 batch:
   max_age: 200ms
   min_records: 1   # commit every batch at max_age; the default (100) lets a trickle wait up to max_delay
-maintenance:
-  # Off so each commit's deletion vectors stay for describe and history to show, and
-  # `+"`cdc2delta optimize`"+` has them to compact. The default (true) folds a small table's
-  # commits into one file and compacts tables as they go.
-  enabled: false
 control:
   path: %s
   interval: 1s

@@ -26,7 +26,7 @@ import (
 // delta-rs and DuckDB, compares every source column of every row with the sample
 // workload's rows, and runs the printed DuckDB and deltalake one-liners.
 func TestQuickstartReadByOtherEngines(t *testing.T) {
-	const events = 3000
+	const events = 2*quickstartKeys + 3000 // the snapshot of both tables, then changes
 	work := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), binary, "quickstart",
 		"--events", strconv.Itoa(events), "--kafka-port", "0", "--registry-port", "0")

@@ -28,11 +28,11 @@ import (
 // broker and registry) generates nothing and leaves the tables as they are.
 func TestQuickstart(t *testing.T) {
 	dir := t.TempDir()
-	const events = 800
-	args := []string{"quickstart", "--dir", dir, "--events", "800", "--kafka-port", "0", "--registry-port", "0"}
+	const events = 2*quickstartKeys + 800 // the snapshot of both tables, then changes
+	args := []string{"quickstart", "--dir", dir, "--events", strconv.Itoa(events), "--kafka-port", "0", "--registry-port", "0"}
 	r := cli(t, args...)
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "generated 800 Debezium change events")
+	require.Contains(t, r.stdout, fmt.Sprintf("generated %d Debezium change events", events))
 	require.Contains(t, r.stdout, "cdc2delta show --limit 10 ")
 	require.Contains(t, r.stdout, "delta_scan(")
 
@@ -50,7 +50,7 @@ func TestQuickstart(t *testing.T) {
 	r = cli(t, args...)
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "not generating more")
-	require.Contains(t, r.stdout, "applied 800 / 800 events")
+	require.Contains(t, r.stdout, fmt.Sprintf("applied %d / %d events", events, events))
 	for loc, n := range counts {
 		r := cli(t, "show", "--format", "jsonl", "--limit", "0", loc)
 		require.Equal(t, exitOK, r.code, r.stderr)
@@ -81,7 +81,7 @@ func sampleRows(t *testing.T, events int) map[string]sourceTable {
 		require.NoError(t, err)
 		tables = append(tables, tb)
 	}
-	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: 500, Snapshot: true}, tables...)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 1, Keys: quickstartKeys, Snapshot: true}, tables...)
 	require.NoError(t, err)
 	for range events {
 		w.Next()
@@ -170,7 +170,7 @@ func TestQuickstartNextSteps(t *testing.T) {
 	require.NoError(t, qs.Wait(), "%s%s", firstOut.String(), firstErr.String())
 	require.Empty(t, firstErr.String())
 	out := firstOut.String()
-	require.Contains(t, out, "round 5/5: produced 1000 change events")
+	require.Contains(t, out, "round 5/5: produced 10000 change events")
 	require.Contains(t, out, "\nConsumer group: cdc2delta-quickstart ")
 	cfg := filepath.Join(work, "cdc2delta-quickstart", "cdc2delta.yaml")
 	require.Contains(t, out, "\nConfiguration:  "+cfg+" ")
