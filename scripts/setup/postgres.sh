@@ -34,7 +34,20 @@ start() {
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	rm -rf "$dir/data"
-	[[ $(id -u) -eq 0 ]] && chown postgres:postgres "$dir"
+	if [[ $(id -u) -eq 0 ]]; then
+		chown postgres:postgres "$dir"
+		# The server runs as postgres, which must reach DIR: a parent made by
+		# mktemp -d (0700, root's) would stop it. Open only the parents that
+		# block it, to traversal only (o+x: no listing, no writing).
+		local p=$dir
+		while [[ $p != / ]]; do
+			p="$(dirname "$p")"
+			if ! runuser -u postgres -- test -x "$p"; then
+				log "postgres.sh: letting the postgres user traverse $p (chmod o+x)"
+				chmod o+x "$p"
+			fi
+		done
+	fi
 	as_owner "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 \
 		>"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
 	port="$(free_port)"
