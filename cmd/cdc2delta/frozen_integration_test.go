@@ -4,7 +4,10 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,4 +64,62 @@ func (r *frozenRun) afterThaw(ready time.Duration) {
 	waitCaughtUp(t, r.tables, ends, r.binaryRun)
 	require.Equal(t, exitOK, r.terminate(), "log:\n%s", r.logTail())
 	requireTablesMatchSource(t, r.src, r.tables, ends)
+}
+
+// storeStall is how a frozen object store must be named while the tables stall.
+type storeStall struct {
+	name   string // for messages: "S3"
+	at     string // the dependency as /readyz and the log name it: "S3 at " + endpoint
+	ops    string // the store's operations, as a regexp alternation: "GetObject|PutObject"
+	object string // where the object's path begins in the stall line: "s3://bucket/"
+}
+
+// stallsWhileFrozen freezes the store's server (SIGSTOP: it accepts connections and
+// never answers) and produces more, so that every table has work. Within the retry
+// budget plus one request timeout every table must be stalled in /readyz (503), and
+// /readyz and the log's stall line must name the store, the endpoint, the operation
+// that hung and the object. After the thaw, everything must be applied exactly once.
+func (r *frozenRun) stallsWhileFrozen(server interface {
+	Freeze()
+	Thaw()
+}, budget, requestTimeout time.Duration, want storeStall) {
+	t := r.t
+	t.Helper()
+	const slack = 3 * time.Second // backoff, batch age, polling
+	server.Freeze()
+	frozen := time.Now()
+	require.NoError(t, r.src.produce(t.Context(), 300)) // Kafka still answers: every table has work
+	var (
+		stalledAfter time.Duration
+		code         int
+		body         string
+	)
+	if !assert.Eventually(t, func() bool {
+		code, body = r.readyz()
+		for _, tb := range r.tables {
+			if !strings.Contains(body, "table "+tb.dir+" stalled") {
+				return false
+			}
+		}
+		stalledAfter = time.Since(frozen)
+		return code == http.StatusServiceUnavailable
+	}, budget+requestTimeout+slack, 100*time.Millisecond) {
+		t.Fatalf("/readyz %d %s after the freeze:\n%s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, r.logTail())
+	}
+	require.Contains(t, body, want.at, "/readyz names the dependency")
+	// The log says the same, on the line that reports the stall.
+	stallLine := regexp.MustCompile(`msg="table stalled[^\n]*` + regexp.QuoteMeta(want.at) +
+		`: (` + want.ops + `) ` + regexp.QuoteMeta(want.object))
+	var line []byte
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(r.logPath)
+		require.NoError(t, err)
+		line = stallLine.Find(data)
+		return line != nil
+	}, budget+requestTimeout+slack-time.Since(frozen), 100*time.Millisecond, "no stall line naming %s; log:\n%s", want.name, r.logTail())
+	t.Logf("all %d tables stalled in /readyz %s after the freeze (budget %s, request timeout %s); log: %s",
+		len(r.tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
+
+	server.Thaw()
+	r.afterThaw(60 * time.Second) // the stalled tables retry, then commit
 }

@@ -4,15 +4,12 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
@@ -30,7 +27,6 @@ func TestFrozenS3StallsWithinBudget(t *testing.T) {
 	const (
 		requestTimeout = 2 * time.Second
 		budget         = 6 * time.Second
-		slack          = 3 * time.Second // backoff, batch age, polling
 	)
 	brokers := fulltier.KafkaBrokers(t)
 	moto := fulltier.StartMoto(t)
@@ -74,40 +70,6 @@ metrics: {listen: %q}
 	// The pipeline works against this moto: the freeze is what breaks it.
 	run := startFrozenRun(t, src, tables, metrics, cfgPath, root)
 
-	moto.Freeze()
-	frozen := time.Now()
-	require.NoError(t, src.produce(ctx, 300)) // Kafka still answers: every table has work
-	var (
-		stalledAfter time.Duration
-		code         int
-		body         string
-	)
-	if !assert.Eventually(t, func() bool {
-		code, body = run.readyz()
-		for _, tb := range tables {
-			if !strings.Contains(body, "table "+tb.dir+" stalled") {
-				return false
-			}
-		}
-		stalledAfter = time.Since(frozen)
-		return code == http.StatusServiceUnavailable
-	}, budget+requestTimeout+slack, 100*time.Millisecond) {
-		t.Fatalf("/readyz %d %s after the freeze:\n%s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, run.logTail())
-	}
-	require.Contains(t, body, "S3 at "+moto.Endpoint, "/readyz names the dependency")
-	// The log says the same, on the line that reports the stall.
-	stallLine := regexp.MustCompile(`msg="table stalled[^\n]*S3 at ` + regexp.QuoteMeta(moto.Endpoint) +
-		`: (GetObject|PutObject|ListObjectsV2|DeleteObject) s3://` + bucket + `/`)
-	var line []byte
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(run.logPath)
-		require.NoError(t, err)
-		line = stallLine.Find(data)
-		return line != nil
-	}, budget+requestTimeout+slack-time.Since(frozen), 100*time.Millisecond, "no stall line naming S3; log:\n%s", run.logTail())
-	t.Logf("all %d tables stalled in /readyz %s after the freeze (budget %s, request timeout %s); log: %s",
-		len(tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
-
-	moto.Thaw()
-	run.afterThaw(60 * time.Second) // the stalled tables retry, then commit
+	run.stallsWhileFrozen(moto, budget, requestTimeout, storeStall{name: "S3", at: "S3 at " + moto.Endpoint,
+		ops: "GetObject|PutObject|ListObjectsV2|DeleteObject", object: "s3://" + bucket + "/"})
 }
