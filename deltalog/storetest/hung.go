@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -101,4 +102,37 @@ func RequireTimesOut(t *testing.T, timeout time.Duration, ops []Op, check func(t
 			require.Less(t, time.Since(start), 5*timeout)
 		})
 	}
+}
+
+// WriteSlowly answers a read with 2 bytes every timeout/2: 8 bytes in all,
+// longer than timeout but never idle that long. A stalled answer promises 10
+// and then sends nothing more until release is closed.
+func WriteSlowly(w http.ResponseWriter, timeout time.Duration, stall bool, release <-chan struct{}) {
+	w.Header().Set("Content-Length", map[bool]string{false: "8", true: "10"}[stall])
+	w.WriteHeader(http.StatusOK)
+	for range 4 {
+		_, _ = w.Write([]byte("ab"))
+		w.(http.Flusher).Flush()
+		time.Sleep(timeout / 2)
+	}
+	if stall {
+		<-release
+	}
+}
+
+// ReadStalled reads rc, whose answer stalls, to its end and returns the read's
+// error, which must come within 5 timeouts.
+func ReadStalled(t *testing.T, rc io.Reader, timeout time.Duration) error {
+	t.Helper()
+	start := time.Now()
+	read := make(chan error, 1)
+	go func() { _, err := io.ReadAll(rc); read <- err }()
+	var err error
+	select {
+	case err = <-read:
+	case <-time.After(10 * timeout):
+		t.Fatalf("reading a stalled body still waits after %s", 10*timeout)
+	}
+	require.Less(t, time.Since(start), 5*timeout)
+	return err
 }
