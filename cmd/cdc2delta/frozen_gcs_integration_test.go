@@ -4,14 +4,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
@@ -32,38 +30,13 @@ func TestFrozenGCSStallsWithinBudget(t *testing.T) {
 	gcs := fulltier.StartFakeGCS(t)
 	const bucket = "frozen"
 	gcs.CreateBucket(bucket)
-	ctx := t.Context()
 	prefix := fmt.Sprintf("frozengcs%d", time.Now().UnixNano())
 	src := newCrashSource(t, brokers, prefix, dbzgen.WorkloadOptions{Seed: 43, Keys: 100, Snapshot: true, MaxTxEvents: 3})
-	root := t.TempDir()
-	metrics := closedPort(t)
-	tablesURL := "gs://" + bucket + "/tables"
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka:
-  brokers: [%q]
-  group_id: %q
-  topic_regex: '^%s\..*'
-schema_registry: {url: %q}
-tables: {path: %q}
-storage: {gcs: {endpoint: %q, request_timeout: %s}}
-batch: {max_records: 200, max_age: 100ms, min_records: 1}
-retry: {budget: %s}
-metrics: {listen: %q}
-`, brokers[0], prefix+"-group", regexp.QuoteMeta(prefix), src.regURL, tablesURL+"/{database}/{schema}/{table}",
-		gcs.Endpoint, requestTimeout, budget, metrics), 0o600))
-	gc, err := gcsstore.NewClient(ctx, gcsstore.Options{Endpoint: gcs.Endpoint})
+	gc, err := gcsstore.NewClient(t.Context(), gcsstore.Options{Endpoint: gcs.Endpoint})
 	require.NoError(t, err)
-	tables := make([]crashTable, len(src.tables))
-	for i, tb := range src.tables {
-		d := tb.Def()
-		prefix := fmt.Sprintf("tables/%s/%s/%s", d.Database, d.Schema, d.Name)
-		st, err := gc.Store(bucket, prefix)
-		require.NoError(t, err)
-		tables[i] = crashTable{t: t, dir: "gs://" + bucket + "/" + prefix, st: st}
-	}
-	// The pipeline works against this emulator: the freeze is what breaks it.
-	run := startFrozenRun(t, src, tables, metrics, cfgPath, root)
+	run := startStoreRun(t, src, brokers[0], prefix, storeTables{scheme: "gs", bucket: bucket,
+		storage: fmt.Sprintf("{gcs: {endpoint: %q, request_timeout: %s}}", gcs.Endpoint, requestTimeout),
+		open:    func(prefix string) (deltalog.Store, error) { return gc.Store(bucket, prefix) }}, budget)
 
 	run.stallsWhileFrozen(gcs, budget, requestTimeout, storeStall{name: "GCS", at: "GCS at " + gcs.Endpoint,
 		ops: "get|put|list|delete", object: "gs://" + bucket + "/"})

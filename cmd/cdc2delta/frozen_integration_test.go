@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
 )
 
 // frozenRun is the binary applying src to tables, for a test that freezes (SIGSTOP)
@@ -122,4 +125,44 @@ func (r *frozenRun) stallsWhileFrozen(server interface {
 
 	server.Thaw()
 	r.afterThaw(60 * time.Second) // the stalled tables retry, then commit
+}
+
+// storeTables is where a frozen-store test keeps its tables.
+type storeTables struct {
+	scheme, bucket string                                      // the tables are at scheme://bucket/tables/{database}/{schema}/{table}
+	storage        string                                      // the config's storage section
+	open           func(prefix string) (deltalog.Store, error) // a table's store, prefix below the bucket
+}
+
+// startStoreRun writes the config of a run applying src (its Kafka group and topics
+// named by prefix) to store's tables with the retry budget, opens the tables, and
+// starts the run as startFrozenRun does.
+func startStoreRun(t *testing.T, src *crashSource, broker, prefix string, store storeTables, budget time.Duration) *frozenRun {
+	t.Helper()
+	root := t.TempDir()
+	metrics := closedPort(t)
+	cfgPath := filepath.Join(root, "cdc2delta.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
+kafka:
+  brokers: [%q]
+  group_id: %q
+  topic_regex: '^%s\..*'
+schema_registry: {url: %q}
+tables: {path: %q}
+storage: %s
+batch: {max_records: 200, max_age: 100ms, min_records: 1}
+retry: {budget: %s}
+metrics: {listen: %q}
+`, broker, prefix+"-group", regexp.QuoteMeta(prefix), src.regURL, store.scheme+"://"+store.bucket+"/tables/{database}/{schema}/{table}",
+		store.storage, budget, metrics), 0o600))
+	tables := make([]crashTable, len(src.tables))
+	for i, tb := range src.tables {
+		d := tb.Def()
+		prefix := fmt.Sprintf("tables/%s/%s/%s", d.Database, d.Schema, d.Name)
+		st, err := store.open(prefix)
+		require.NoError(t, err)
+		tables[i] = crashTable{t: t, dir: store.scheme + "://" + store.bucket + "/" + prefix, st: st}
+	}
+	// The pipeline works against this store: the freeze is what breaks it.
+	return startFrozenRun(t, src, tables, metrics, cfgPath, root)
 }
