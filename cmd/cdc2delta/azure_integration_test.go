@@ -7,15 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
@@ -113,7 +110,6 @@ func TestFrozenAzureStallsWithinBudget(t *testing.T) {
 	const (
 		requestTimeout = 2 * time.Second
 		budget         = 6 * time.Second
-		slack          = 3 * time.Second // backoff, batch age, polling
 	)
 	brokers := fulltier.KafkaBrokers(t)
 	az := fulltier.StartAzurite(t)
@@ -125,41 +121,8 @@ func TestFrozenAzureStallsWithinBudget(t *testing.T) {
 		fmt.Sprintf(", request_timeout: %s", requestTimeout), fmt.Sprintf("retry: {budget: %s}\nmetrics: {listen: %q}\n", budget, metrics))
 	run := startFrozenRun(t, src, tables, metrics, cfgPath, filepath.Dir(cfgPath))
 
-	az.Freeze()
-	frozen := time.Now()
-	require.NoError(t, src.produce(t.Context(), 300)) // Kafka still answers: every table has work
-	var (
-		stalledAfter time.Duration
-		code         int
-		body         string
-	)
-	if !assert.Eventually(t, func() bool {
-		code, body = run.readyz()
-		for _, tb := range tables {
-			if !strings.Contains(body, "table "+tb.dir+" stalled") {
-				return false
-			}
-		}
-		stalledAfter = time.Since(frozen)
-		return code == http.StatusServiceUnavailable
-	}, budget+requestTimeout+slack, 100*time.Millisecond) {
-		t.Fatalf("/readyz %d %s after the freeze:\n%s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, run.logTail())
-	}
-	require.Contains(t, body, "Azure Blob at "+az.Endpoint, "/readyz names the dependency")
-	stallLine := regexp.MustCompile(`msg="table stalled[^\n]*Azure Blob at ` + regexp.QuoteMeta(az.Endpoint) +
-		`: (GetBlob|PutBlob|ListBlobs|DeleteBlob) ` + container + `/`)
-	var line []byte
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(run.logPath)
-		require.NoError(t, err)
-		line = stallLine.Find(data)
-		return line != nil
-	}, budget+requestTimeout+slack-time.Since(frozen), 100*time.Millisecond, "no stall line naming Azure; log:\n%s", run.logTail())
-	t.Logf("all %d tables stalled in /readyz %s after the freeze (budget %s, request timeout %s); log: %s",
-		len(tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
-
-	az.Thaw()
-	run.afterThaw(60 * time.Second)
+	run.stallsWhileFrozen(az, budget, requestTimeout, storeStall{name: "Azure", at: "Azure Blob at " + az.Endpoint,
+		ops: "GetBlob|PutBlob|ListBlobs|DeleteBlob", object: container + "/"})
 }
 
 // TestAzureTable runs table commands on an abfss:// table on Azurite, with

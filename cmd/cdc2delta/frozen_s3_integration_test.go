@@ -4,17 +4,13 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
@@ -30,7 +26,6 @@ func TestFrozenS3StallsWithinBudget(t *testing.T) {
 	const (
 		requestTimeout = 2 * time.Second
 		budget         = 6 * time.Second
-		slack          = 3 * time.Second // backoff, batch age, polling
 	)
 	brokers := fulltier.KafkaBrokers(t)
 	moto := fulltier.StartMoto(t)
@@ -41,73 +36,14 @@ func TestFrozenS3StallsWithinBudget(t *testing.T) {
 			t.Setenv(k, v)
 		}
 	}
-	ctx := t.Context()
 	prefix := fmt.Sprintf("frozens3%d", time.Now().UnixNano())
 	src := newCrashSource(t, brokers, prefix, dbzgen.WorkloadOptions{Seed: 38, Keys: 100, Snapshot: true, MaxTxEvents: 3})
-	root := t.TempDir()
-	metrics := closedPort(t)
-	tablesURL := "s3://" + bucket + "/tables"
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka:
-  brokers: [%q]
-  group_id: %q
-  topic_regex: '^%s\..*'
-schema_registry: {url: %q}
-tables: {path: %q}
-storage: {s3: {endpoint: %q, path_style: true, request_timeout: %s}}
-batch: {max_records: 200, max_age: 100ms, min_records: 1}
-retry: {budget: %s}
-metrics: {listen: %q}
-`, brokers[0], prefix+"-group", regexp.QuoteMeta(prefix), src.regURL, tablesURL+"/{database}/{schema}/{table}",
-		moto.Endpoint, requestTimeout, budget, metrics), 0o600))
-	s3c, err := s3store.NewClient(ctx, s3store.Options{Endpoint: moto.Endpoint, UsePathStyle: true})
+	s3c, err := s3store.NewClient(t.Context(), s3store.Options{Endpoint: moto.Endpoint, UsePathStyle: true})
 	require.NoError(t, err)
-	tables := make([]crashTable, len(src.tables))
-	for i, tb := range src.tables {
-		d := tb.Def()
-		prefix := fmt.Sprintf("tables/%s/%s/%s", d.Database, d.Schema, d.Name)
-		st, err := s3c.Store(bucket, prefix)
-		require.NoError(t, err)
-		tables[i] = crashTable{t: t, dir: "s3://" + bucket + "/" + prefix, st: st}
-	}
-	// The pipeline works against this moto: the freeze is what breaks it.
-	run := startFrozenRun(t, src, tables, metrics, cfgPath, root)
+	run := startStoreRun(t, src, brokers[0], prefix, storeTables{scheme: "s3", bucket: bucket,
+		storage: fmt.Sprintf("{s3: {endpoint: %q, path_style: true, request_timeout: %s}}", moto.Endpoint, requestTimeout),
+		open:    func(prefix string) (deltalog.Store, error) { return s3c.Store(bucket, prefix) }}, budget)
 
-	moto.Freeze()
-	frozen := time.Now()
-	require.NoError(t, src.produce(ctx, 300)) // Kafka still answers: every table has work
-	var (
-		stalledAfter time.Duration
-		code         int
-		body         string
-	)
-	if !assert.Eventually(t, func() bool {
-		code, body = run.readyz()
-		for _, tb := range tables {
-			if !strings.Contains(body, "table "+tb.dir+" stalled") {
-				return false
-			}
-		}
-		stalledAfter = time.Since(frozen)
-		return code == http.StatusServiceUnavailable
-	}, budget+requestTimeout+slack, 100*time.Millisecond) {
-		t.Fatalf("/readyz %d %s after the freeze:\n%s\nlog:\n%s", code, time.Since(frozen).Round(time.Second), body, run.logTail())
-	}
-	require.Contains(t, body, "S3 at "+moto.Endpoint, "/readyz names the dependency")
-	// The log says the same, on the line that reports the stall.
-	stallLine := regexp.MustCompile(`msg="table stalled[^\n]*S3 at ` + regexp.QuoteMeta(moto.Endpoint) +
-		`: (GetObject|PutObject|ListObjectsV2|DeleteObject) s3://` + bucket + `/`)
-	var line []byte
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(run.logPath)
-		require.NoError(t, err)
-		line = stallLine.Find(data)
-		return line != nil
-	}, budget+requestTimeout+slack-time.Since(frozen), 100*time.Millisecond, "no stall line naming S3; log:\n%s", run.logTail())
-	t.Logf("all %d tables stalled in /readyz %s after the freeze (budget %s, request timeout %s); log: %s",
-		len(tables), stalledAfter.Round(100*time.Millisecond), budget, requestTimeout, line)
-
-	moto.Thaw()
-	run.afterThaw(60 * time.Second) // the stalled tables retry, then commit
+	run.stallsWhileFrozen(moto, budget, requestTimeout, storeStall{name: "S3", at: "S3 at " + moto.Endpoint,
+		ops: "GetObject|PutObject|ListObjectsV2|DeleteObject", object: "s3://" + bucket + "/"})
 }

@@ -2,16 +2,16 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/cdc2delta/cdc2delta/deltalog/storetest"
 )
 
 // TestOperatorCommandsBoundKafka: each operator command that talks to Kafka
@@ -23,7 +23,7 @@ func TestOperatorCommandsBoundKafka(t *testing.T) {
 	res := f.prod.ProduceSync(t.Context(), &kgo.Record{Topic: f.orders.Topic(), Value: []byte("not avro")})
 	require.NoError(t, res.FirstErr())
 	f.produce(10)
-	frozen := frozenBroker(t)
+	frozen := storetest.SilentListener(t) // a broker that accepts and never answers
 	cfg, err := os.ReadFile(f.cfg)
 	require.NoError(t, err)
 	frozenCfg := filepath.Join(t.TempDir(), "frozen.yaml")
@@ -71,35 +71,6 @@ func TestOperatorCommandsBoundKafka(t *testing.T) {
 			require.Contains(t, r.stderr, "check that kafka.brokers ("+frozen+") are Kafka brokers")
 		})
 	}
-}
-
-// frozenBroker listens on loopback, accepts connections and never answers.
-func frozenBroker(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
 }
 
 // configBroker returns the first broker address of a fixture's config.

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
+	"github.com/cdc2delta/cdc2delta/deltalog/storewatch"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
@@ -38,10 +39,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	copts := &azblob.ClientOptions{ClientOptions: policy.ClientOptions{
 		Transport: watchedTransport{next: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}},
 		Retry: policy.RetryOptions{
-			MaxRetries: retries,
-			// A backoff longer than the request timeout would be cut by it
-			// and reported as a silent endpoint.
-			MaxRetryDelay: opts.RequestTimeout / 2,
+			MaxRetries:    retries,
+			MaxRetryDelay: storewatch.MaxRetryDelay(opts.RequestTimeout),
 		},
 	}}
 	c := opts.Credentials

@@ -48,13 +48,13 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 	ctx, w := s.watch(ctx, "GetBlob", s.name(p))
 	out, err := s.client.NewBlobClient(s.name(p)).DownloadStream(ctx, nil)
 	if err != nil {
-		w.stop()
+		w.Stop()
 		if isStatus(err, http.StatusNotFound, "BlobNotFound") {
 			return nil, fmt.Errorf("azstore: get %q: %w", p, deltalog.ErrNotExist)
 		}
-		return nil, fmt.Errorf("azstore: get %q: %w", p, classify(w.timedOut(err)))
+		return nil, fmt.Errorf("azstore: get %q: %w", p, classify(w.TimedOut(err)))
 	}
-	return watchedBody{out.Body, w}, nil
+	return w.Body(out.Body, nil), nil
 }
 
 // Put writes a blob, replacing any previous one. A Put Blob is visible only
@@ -110,8 +110,8 @@ func (s *Store) upload(ctx context.Context, p string, data []byte, cond *blob.Ac
 	ctx, w := s.watch(ctx, "PutBlob", s.name(p))
 	_, err := s.client.NewBlockBlobClient(s.name(p)).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)),
 		&blockblob.UploadOptions{AccessConditions: cond})
-	w.stop()
-	return w.timedOut(err)
+	w.Stop()
+	return w.TimedOut(err)
 }
 
 // holds reports whether the blob at p has exactly the content data. A blob
@@ -143,8 +143,8 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	}
 	ctx, w := s.watch(ctx, "DeleteBlob", s.name(p))
 	_, err := s.client.NewBlobClient(s.name(p)).Delete(ctx, deleteSnapshots)
-	w.stop()
-	err = w.timedOut(err)
+	w.Stop()
+	err = w.TimedOut(err)
 	if err != nil && !isStatus(err, http.StatusNotFound, "BlobNotFound") {
 		return fmt.Errorf("azstore: delete %q: %w", p, classify(err))
 	}
@@ -162,9 +162,9 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[d
 		for pages.More() {
 			wctx, w := s.watch(ctx, "ListBlobs", s.name(prefix))
 			page, err := pages.NextPage(wctx)
-			w.stop()
+			w.Stop()
 			if err != nil {
-				yield(deltalog.ObjectInfo{}, fmt.Errorf("azstore: listing %q: %w", prefix, classify(w.timedOut(err))))
+				yield(deltalog.ObjectInfo{}, fmt.Errorf("azstore: listing %q: %w", prefix, classify(w.TimedOut(err))))
 				return
 			}
 			for _, b := range page.Segment.BlobItems {

@@ -13,6 +13,8 @@ import (
 	"github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
 	htransport "google.golang.org/api/transport/http"
+
+	"github.com/cdc2delta/cdc2delta/deltalog/storewatch"
 )
 
 // Client is a GCS client that any number of stores share: one credential cache and one
@@ -56,9 +58,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	}
 	gcs.SetRetry(
 		storage.WithMaxAttempts(opts.MaxRetries+1),
-		// A backoff longer than the request timeout would be cut by it and reported
-		// as a silent endpoint.
-		storage.WithBackoff(gax.Backoff{Initial: 100 * time.Millisecond, Max: min(30*time.Second, opts.RequestTimeout/2), Multiplier: 2}),
+		storage.WithBackoff(gax.Backoff{Initial: 100 * time.Millisecond, Max: min(30*time.Second, storewatch.MaxRetryDelay(opts.RequestTimeout)), Multiplier: 2}),
 		// Put rewrites the same bytes and PutIfAbsent reads back after a 412, so both
 		// are safe to retry, as the S3 SDK does.
 		storage.WithPolicy(storage.RetryAlways),

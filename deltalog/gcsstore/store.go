@@ -46,13 +46,13 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 	ctx, w := s.watch(ctx, "get", s.object(p))
 	r, err := s.bucket.Object(s.object(p)).NewReader(ctx)
 	if err != nil {
-		w.stop()
+		w.Stop()
 		if errors.Is(err, storage.ErrObjectNotExist) {
 			return nil, fmt.Errorf("gcsstore: get %q: %w", p, deltalog.ErrNotExist)
 		}
-		return nil, fmt.Errorf("gcsstore: get %q: %w", p, classify(w.timedOut(err)))
+		return nil, fmt.Errorf("gcsstore: get %q: %w", p, classify(w.TimedOut(err)))
 	}
-	return watchedBody{r, w}, nil
+	return w.Body(r, classify), nil
 }
 
 // Put writes an object, replacing any previous one. GCS makes an upload visible only
@@ -106,7 +106,7 @@ const maxOneShot = 16 << 20
 // timeout already classified.
 func (s *Store) write(ctx context.Context, obj *storage.ObjectHandle, data []byte) error {
 	ctx, w := s.watch(ctx, "put", obj.ObjectName())
-	defer w.stop()
+	defer w.Stop()
 	wr := obj.NewWriter(ctx)
 	// A chunk larger than the object makes it one request whose buffered body the SDK
 	// can retry; a zero ChunkSize would be one request that is never retried.
@@ -114,9 +114,9 @@ func (s *Store) write(ctx context.Context, obj *storage.ObjectHandle, data []byt
 	wr.ChunkSize = min((len(data)/unit+1)*unit, maxOneShot)
 	if _, err := wr.Write(data); err != nil {
 		_ = wr.Close()
-		return w.timedOut(err)
+		return w.TimedOut(err)
 	}
-	return w.timedOut(wr.Close())
+	return w.TimedOut(wr.Close())
 }
 
 // holds reports whether the object at p has exactly the content data. An object deleted
@@ -144,9 +144,9 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	}
 	ctx, w := s.watch(ctx, "delete", s.object(p))
 	err := s.bucket.Object(s.object(p)).Delete(ctx)
-	w.stop()
+	w.Stop()
 	if err != nil && !errors.Is(err, storage.ErrObjectNotExist) {
-		return fmt.Errorf("gcsstore: delete %q: %w", p, classify(w.timedOut(err)))
+		return fmt.Errorf("gcsstore: delete %q: %w", p, classify(w.TimedOut(err)))
 	}
 	return nil
 }
@@ -166,23 +166,23 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[d
 		// One watchdog over the listing, paused while the consumer has an item: only
 		// the page requests count against the timeout.
 		ctx, w := s.watch(ctx, "list", s.object(prefix))
-		defer w.stop()
+		defer w.Stop()
 		it := s.bucket.Objects(ctx, q)
 		for {
-			w.kick()
+			w.Kick()
 			o, err := it.Next()
 			if errors.Is(err, iterator.Done) {
 				return
 			}
 			if err != nil {
-				yield(deltalog.ObjectInfo{}, fmt.Errorf("gcsstore: listing %q: %w", prefix, classify(w.timedOut(err))))
+				yield(deltalog.ObjectInfo{}, fmt.Errorf("gcsstore: listing %q: %w", prefix, classify(w.TimedOut(err))))
 				return
 			}
 			p, ok := strings.CutPrefix(o.Name, s.root)
 			if !ok || (startAfter != "" && p <= startAfter) {
 				continue
 			}
-			w.pause()
+			w.Pause()
 			if !yield(deltalog.ObjectInfo{Path: p, Size: o.Size, ModTime: o.Updated}, nil) {
 				return
 			}

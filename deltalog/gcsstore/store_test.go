@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/storetest"
 )
 
 // fakeGCS serves handler as a GCS endpoint and returns a store on bucket "lake",
@@ -44,66 +44,12 @@ func gcsError(w http.ResponseWriter, code int) {
 // isUpload tells an upload request from a read.
 func isUpload(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/upload/") }
 
-// silentListener accepts connections and never answers on them, as an endpoint whose
-// process is frozen (SIGSTOP) does: the kernel completes the handshake and buffers the
-// request, and nothing ever comes back.
-func silentListener(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
 // bg is the context of the operations under test.
 var bg = context.Background()
 
 // ops are the store's operations, each run once.
-func ops(s *Store) []struct {
-	op  string
-	run func() error
-} {
-	return []struct {
-		op  string
-		run func() error
-	}{
-		{"get", func() error {
-			rc, err := s.Get(bg, "_delta_log/0.json")
-			if err == nil {
-				_, err = io.ReadAll(rc)
-				rc.Close()
-			}
-			return err
-		}},
-		{"put", func() error { return s.Put(bg, "a.parquet", make([]byte, 1<<20)) }},
-		{"put", func() error { return s.PutIfAbsent(bg, "_delta_log/0.json", []byte("{}")) }},
-		{"delete", func() error { return s.Delete(bg, "a.parquet") }},
-		{"list", func() error {
-			for _, err := range s.List(bg, "_delta_log/", "") {
-				return err
-			}
-			return nil
-		}},
-	}
+func ops(s *Store) []storetest.Op {
+	return storetest.Ops(s, storetest.OpNames{Get: "get", Put: "put", Delete: "delete", List: "list"}, 1<<20)
 }
 
 // TestHungEndpointTimesOut: every operation on an endpoint that accepts and never
@@ -112,28 +58,15 @@ func ops(s *Store) []struct {
 // that the processor retries it.
 func TestHungEndpointTimesOut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	endpoint := silentListener(t)
+	endpoint := "http://" + storetest.SilentListener(t)
 	s := storeAt(t, endpoint, Options{RequestTimeout: timeout})
-	for _, tc := range ops(s) {
-		t.Run(tc.op, func(t *testing.T) {
-			start := time.Now()
-			done := make(chan error, 1)
-			go func() { done <- tc.run() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * timeout):
-				t.Fatalf("%s on a hung endpoint still waits after %s", tc.op, 10*timeout)
-			}
-			require.ErrorIs(t, err, deltalog.ErrUnavailable)
-			var te *TimeoutError
-			require.ErrorAs(t, err, &te)
-			require.Equal(t, tc.op, te.Op)
-			require.Equal(t, endpoint, te.Endpoint)
-			require.Contains(t, err.Error(), "GCS at "+endpoint+": "+tc.op+" gs://lake/t/")
-			require.Less(t, time.Since(start), 5*timeout)
-		})
-	}
+	storetest.RequireTimesOut(t, timeout, ops(s), func(t *testing.T, op string, err error) {
+		var te *TimeoutError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, op, te.Op)
+		require.Equal(t, endpoint, te.Endpoint)
+		require.Contains(t, err.Error(), "GCS at "+endpoint+": "+op+" gs://lake/t/")
+	})
 }
 
 // TestBodyStallTimesOut: a read whose answer stops halfway fails in the read with a
@@ -143,17 +76,7 @@ func TestBodyStallTimesOut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	release := make(chan struct{})
 	s := fakeGCS(t, Options{RequestTimeout: timeout}, func(w http.ResponseWriter, r *http.Request) {
-		stall := strings.Contains(r.URL.Path, "stall.parquet")
-		w.Header().Set("Content-Length", map[bool]string{false: "8", true: "10"}[stall])
-		w.WriteHeader(http.StatusOK)
-		for range 4 { // 4 × timeout/2: longer than the timeout in all, never idle that long
-			_, _ = w.Write([]byte("ab"))
-			w.(http.Flusher).Flush()
-			time.Sleep(timeout / 2)
-		}
-		if stall {
-			<-release
-		}
+		storetest.WriteSlowly(w, timeout, strings.Contains(r.URL.Path, "stall.parquet"), release)
 	})
 	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for the handler
 	rc, err := s.Get(bg, "slow.parquet")
@@ -166,19 +89,11 @@ func TestBodyStallTimesOut(t *testing.T) {
 	rc, err = s.Get(bg, "stall.parquet")
 	require.NoError(t, err)
 	defer rc.Close()
-	start := time.Now()
-	read := make(chan error, 1)
-	go func() { _, err := io.ReadAll(rc); read <- err }()
-	select {
-	case err = <-read:
-	case <-time.After(10 * timeout):
-		t.Fatalf("reading a stalled body still waits after %s", 10*timeout)
-	}
+	err = storetest.ReadStalled(t, rc, timeout)
 	var te *TimeoutError
 	require.ErrorAs(t, err, &te, "got %v", err)
 	require.ErrorIs(t, err, deltalog.ErrUnavailable)
 	require.Equal(t, "get", te.Op)
-	require.Less(t, time.Since(start), 5*timeout)
 }
 
 // TestErrorMapping: what GCS answers decides what callers see. 412 on a conditional
@@ -217,11 +132,11 @@ func TestErrorMapping(t *testing.T) {
 			})
 			for _, tc := range ops(s) {
 				calls.Store(0)
-				err := tc.run()
-				require.Error(t, err, tc.op)
-				require.False(t, errors.Is(err, deltalog.ErrUnavailable), "%s: %v", tc.op, err)
-				require.Contains(t, err.Error(), fmt.Sprint(code), tc.op)
-				require.EqualValues(t, 1, calls.Load(), "%s: not retried", tc.op)
+				err := tc.Run()
+				require.Error(t, err, tc.Name)
+				require.False(t, errors.Is(err, deltalog.ErrUnavailable), "%s: %v", tc.Name, err)
+				require.Contains(t, err.Error(), fmt.Sprint(code), tc.Name)
+				require.EqualValues(t, 1, calls.Load(), "%s: not retried", tc.Name)
 			}
 		})
 	}
@@ -234,9 +149,9 @@ func TestErrorMapping(t *testing.T) {
 			})
 			for _, tc := range ops(s) {
 				calls.Store(0)
-				err := tc.run()
-				require.ErrorIs(t, err, deltalog.ErrUnavailable, tc.op)
-				require.EqualValues(t, 3, calls.Load(), "%s: 1 attempt + 2 retries", tc.op)
+				err := tc.Run()
+				require.ErrorIs(t, err, deltalog.ErrUnavailable, tc.Name)
+				require.EqualValues(t, 3, calls.Load(), "%s: 1 attempt + 2 retries", tc.Name)
 			}
 		})
 	}
@@ -247,9 +162,9 @@ func TestErrorMapping(t *testing.T) {
 		ln.Close()
 		s := storeAt(t, endpoint, Options{MaxRetries: 1})
 		for _, tc := range ops(s) {
-			err := tc.run()
-			require.ErrorIs(t, err, deltalog.ErrUnavailable, tc.op)
-			require.ErrorContains(t, err, "connection refused", tc.op)
+			err := tc.Run()
+			require.ErrorIs(t, err, deltalog.ErrUnavailable, tc.Name)
+			require.ErrorContains(t, err, "connection refused", tc.Name)
 		}
 	})
 }

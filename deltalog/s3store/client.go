@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/cdc2delta/cdc2delta/deltalog/storewatch"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
 
@@ -43,9 +44,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	loadOpts = append(loadOpts, config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = opts.MaxRetries + 1
-			// A backoff longer than the request timeout would be cut by it
-			// and reported as a silent endpoint.
-			o.MaxBackoff = min(o.MaxBackoff, opts.RequestTimeout/2)
+			o.MaxBackoff = min(o.MaxBackoff, storewatch.MaxRetryDelay(opts.RequestTimeout))
 		})
 	}))
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)

@@ -2,17 +2,13 @@ package s3store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/storewatch"
 )
 
 // DefaultRequestTimeout is the request timeout used when
@@ -37,56 +33,11 @@ func (e *TimeoutError) Error() string {
 		e.Endpoint, e.Op, e.Bucket, e.Key, e.After)
 }
 
-// watchdog cancels one S3 operation's context when it makes no progress for
-// its timeout. Progress is an SDK attempt starting, a byte of the request
-// body sent, the answer's headers, a byte of the answer's body: so a large
-// object that keeps moving is never cut, and a silent endpoint is cut after
-// one timeout whatever the SDK's retries would do.
-type watchdog struct {
-	timeout time.Duration
-	timer   *time.Timer
-	cancel  context.CancelFunc
-	fired   atomic.Bool
-	err     *TimeoutError
-	once    sync.Once
-}
-
-type watchdogKey struct{}
-
 // watch starts the watchdog of operation op on key, and returns the context
 // to run it in.
-func (s *Store) watch(ctx context.Context, op, key string) (context.Context, *watchdog) {
-	ctx, cancel := context.WithCancel(ctx)
-	w := &watchdog{timeout: s.timeout, cancel: cancel,
-		err: &TimeoutError{Endpoint: s.endpoint, Op: op, Bucket: s.bucket, Key: key, After: s.timeout}}
-	w.timer = time.AfterFunc(s.timeout, func() {
-		w.fired.Store(true)
-		cancel()
-	})
-	return context.WithValue(ctx, watchdogKey{}, w), w
-}
-
-func (w *watchdog) kick() {
-	if !w.fired.Load() {
-		w.timer.Reset(w.timeout)
-	}
-}
-
-// stop ends the watch and releases the context.
-func (w *watchdog) stop() {
-	w.once.Do(func() {
-		w.timer.Stop()
-		w.cancel()
-	})
-}
-
-// timedOut returns the timeout error in place of err when the watchdog
-// fired: the SDK's error then only says that the context was canceled.
-func (w *watchdog) timedOut(err error) error {
-	if err != nil && w.fired.Load() {
-		return fmt.Errorf("%w: %w", deltalog.ErrUnavailable, w.err)
-	}
-	return err
+func (s *Store) watch(ctx context.Context, op, key string) (context.Context, *storewatch.Watchdog) {
+	return storewatch.Start(ctx, s.timeout,
+		&TimeoutError{Endpoint: s.endpoint, Op: op, Bucket: s.bucket, Key: key, After: s.timeout})
 }
 
 // watchedClient is the SDK's HTTP client with every attempt of a watched
@@ -94,54 +45,5 @@ func (w *watchdog) timedOut(err error) error {
 type watchedClient struct{ next aws.HTTPClient }
 
 func (c watchedClient) Do(req *http.Request) (*http.Response, error) {
-	w, _ := req.Context().Value(watchdogKey{}).(*watchdog)
-	if w == nil {
-		return c.next.Do(req)
-	}
-	w.kick()
-	if req.Body != nil && req.Body != http.NoBody {
-		req.Body = progressBody{req.Body, w}
-	}
-	resp, err := c.next.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	w.kick()
-	resp.Body = progressBody{resp.Body, w}
-	return resp, nil
-}
-
-// progressBody kicks its watchdog on every byte that moves.
-type progressBody struct {
-	io.ReadCloser
-	w *watchdog
-}
-
-func (b progressBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.w.kick()
-	}
-	return n, err
-}
-
-// watchedBody is the body a Get returns: reading it stays under the
-// operation's watchdog, and closing it ends the watch.
-type watchedBody struct {
-	io.ReadCloser
-	w *watchdog
-}
-
-func (b watchedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
-		err = b.w.timedOut(err)
-	}
-	return n, err
-}
-
-func (b watchedBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.w.stop()
-	return err
+	return storewatch.RoundTrip(req, c.next.Do)
 }

@@ -3,10 +3,8 @@ package s3store
 import (
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,37 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/storetest"
 )
-
-// silentListener accepts connections and never answers on them, as an S3
-// endpoint whose process is frozen (SIGSTOP) does: the kernel completes the
-// handshake and buffers the request, and nothing ever comes back.
-func silentListener(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
 
 // TestHungEndpointTimesOut: every operation on an endpoint that accepts and
 // never answers fails within the request timeout (SDK retries included) with
@@ -52,48 +21,21 @@ func silentListener(t *testing.T) string {
 // deltalog.ErrUnavailable so that the processor retries it.
 func TestHungEndpointTimesOut(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	endpoint := silentListener(t)
+	endpoint := "http://" + storetest.SilentListener(t)
 	s, err := New(t.Context(), Options{
 		Bucket: testBucket, Prefix: "t", Region: "eu-west-1", Endpoint: endpoint, UsePathStyle: true,
 		Credentials:    credentials.NewStaticCredentialsProvider("key", "secret", ""),
 		RequestTimeout: timeout,
 	})
 	require.NoError(t, err)
-	ops := []struct {
-		op  string
-		run func() error
-	}{
-		{"GetObject", func() error { _, err := s.Get(t.Context(), "_delta_log/0.json"); return err }},
-		{"PutObject", func() error { return s.Put(t.Context(), "a.parquet", make([]byte, 4<<20)) }},
-		{"PutObject", func() error { return s.PutIfAbsent(t.Context(), "_delta_log/0.json", []byte("{}")) }},
-		{"DeleteObject", func() error { return s.Delete(t.Context(), "a.parquet") }},
-		{"ListObjectsV2", func() error {
-			for _, err := range s.List(t.Context(), "_delta_log/", "") {
-				return err
-			}
-			return nil
-		}},
-	}
-	for _, tc := range ops {
-		t.Run(tc.op, func(t *testing.T) {
-			start := time.Now()
-			done := make(chan error, 1)
-			go func() { done <- tc.run() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * timeout):
-				t.Fatalf("%s on a hung endpoint still waits after %s", tc.op, 10*timeout)
-			}
-			require.ErrorIs(t, err, deltalog.ErrUnavailable)
-			var te *TimeoutError
-			require.ErrorAs(t, err, &te)
-			require.Equal(t, tc.op, te.Op)
-			require.Equal(t, endpoint, te.Endpoint)
-			require.Contains(t, err.Error(), "S3 at "+endpoint)
-			require.Less(t, time.Since(start), 5*timeout)
-		})
-	}
+	ops := storetest.Ops(s, storetest.OpNames{Get: "GetObject", Put: "PutObject", Delete: "DeleteObject", List: "ListObjectsV2"}, 4<<20)
+	storetest.RequireTimesOut(t, timeout, ops, func(t *testing.T, op string, err error) {
+		var te *TimeoutError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, op, te.Op)
+		require.Equal(t, endpoint, te.Endpoint)
+		require.Contains(t, err.Error(), "S3 at "+endpoint)
+	})
 }
 
 // TestBodyStallTimesOut: a GET whose answer stops halfway fails in the read
@@ -108,17 +50,7 @@ func TestBodyStallTimesOut(t *testing.T) {
 				h.ServeHTTP(w, r)
 				return
 			}
-			stall := strings.HasSuffix(r.URL.Path, "stall.parquet")
-			w.Header().Set("Content-Length", map[bool]string{false: "8", true: "10"}[stall])
-			w.WriteHeader(http.StatusOK)
-			for range 4 { // 4 × timeout/2: longer than the timeout in all, never idle that long
-				_, _ = w.Write([]byte("ab"))
-				w.(http.Flusher).Flush()
-				time.Sleep(timeout / 2)
-			}
-			if stall {
-				<-release
-			}
+			storetest.WriteSlowly(w, timeout, strings.HasSuffix(r.URL.Path, "stall.parquet"), release)
 		})
 	})
 	t.Cleanup(func() { close(release) })
@@ -134,17 +66,9 @@ func TestBodyStallTimesOut(t *testing.T) {
 	rc, err = s.Get(t.Context(), "stall.parquet")
 	require.NoError(t, err)
 	defer rc.Close()
-	start := time.Now()
-	read := make(chan error, 1)
-	go func() { _, err := io.ReadAll(rc); read <- err }()
-	select {
-	case err = <-read:
-	case <-time.After(10 * timeout):
-		t.Fatalf("reading a stalled body still waits after %s", 10*timeout)
-	}
+	err = storetest.ReadStalled(t, rc, timeout)
 	var te *TimeoutError
 	require.ErrorAs(t, err, &te, "got %v", err)
 	require.True(t, errors.Is(err, deltalog.ErrUnavailable))
 	require.Equal(t, "GetObject", te.Op)
-	require.Less(t, time.Since(start), 5*timeout)
 }

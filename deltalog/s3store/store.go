@@ -52,13 +52,13 @@ func (s *Store) Get(ctx context.Context, p string) (io.ReadCloser, error) {
 	ctx, w := s.watch(ctx, "GetObject", s.key(p))
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(p))})
 	if err != nil {
-		w.stop()
+		w.Stop()
 		if isStatus(err, http.StatusNotFound, "NoSuchKey") {
 			return nil, fmt.Errorf("s3store: get %q: %w", p, deltalog.ErrNotExist)
 		}
-		return nil, fmt.Errorf("s3store: get %q: %w", p, classify(w.timedOut(err)))
+		return nil, fmt.Errorf("s3store: get %q: %w", p, classify(w.TimedOut(err)))
 	}
-	return watchedBody{out.Body, w}, nil
+	return w.Body(out.Body, nil), nil
 }
 
 // Put writes an object, replacing any previous one. S3 makes a PUT visible only once
@@ -128,8 +128,8 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 func (s *Store) putObject(ctx context.Context, in *s3.PutObjectInput) error {
 	ctx, w := s.watch(ctx, "PutObject", *in.Key)
 	_, err := s.client.PutObject(ctx, in)
-	w.stop()
-	return w.timedOut(err)
+	w.Stop()
+	return w.TimedOut(err)
 }
 
 // holds reports whether the object at p has exactly the content data. An object deleted
@@ -161,8 +161,8 @@ func (s *Store) Delete(ctx context.Context, p string) error {
 	}
 	ctx, w := s.watch(ctx, "DeleteObject", s.key(p))
 	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: aws.String(s.key(p))})
-	w.stop()
-	err = w.timedOut(err)
+	w.Stop()
+	err = w.TimedOut(err)
 	if err != nil && !isStatus(err, http.StatusNotFound, "NoSuchKey") {
 		return fmt.Errorf("s3store: delete %q: %w", p, classify(err))
 	}
@@ -181,9 +181,9 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) iter.Seq2[d
 		for pages.HasMorePages() {
 			wctx, w := s.watch(ctx, "ListObjectsV2", s.key(prefix))
 			page, err := pages.NextPage(wctx)
-			w.stop()
+			w.Stop()
 			if err != nil {
-				yield(deltalog.ObjectInfo{}, fmt.Errorf("s3store: listing %q: %w", prefix, classify(w.timedOut(err))))
+				yield(deltalog.ObjectInfo{}, fmt.Errorf("s3store: listing %q: %w", prefix, classify(w.TimedOut(err))))
 				return
 			}
 			for _, o := range page.Contents {

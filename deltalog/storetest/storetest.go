@@ -1,6 +1,7 @@
 // Package storetest is a conformance suite for deltalog.Store implementations. Every
 // store (localstore, s3store, memstore) runs it, so commit and replay code can rely on
-// the same semantics everywhere.
+// the same semantics everywhere. It also holds what the object stores' tests share:
+// an endpoint that never answers, and the check that every operation on it times out.
 package storetest
 
 import (
