@@ -74,6 +74,10 @@ type VerifyReport struct {
 	DeletionVectors int
 	TombstoneKeys   int
 	IndexChecked    bool
+	// IndexUnsaved: IndexDir holds no index saved at or below Version, so
+	// there was none to check (a pipeline builds it from the files when it
+	// opens the table).
+	IndexUnsaved bool
 	// KeySpills is how many sorted spill files the keys took.
 	KeySpills int
 	Problems  []Problem // the first MaxProblems
@@ -86,8 +90,11 @@ func (r *VerifyReport) OK() bool { return r.Total == 0 }
 // Summary is the report in one line.
 func (r *VerifyReport) Summary() string {
 	idx := ""
-	if r.IndexChecked {
+	switch {
+	case r.IndexChecked:
 		idx = ", key index"
+	case r.IndexUnsaved:
+		idx = ", no key index saved yet"
 	}
 	return fmt.Sprintf("version %d: %d files, %d live rows, %d deletion vectors, %d tombstoned keys%s: %d problems",
 		r.Version, r.Files, r.LiveRows, r.DeletionVectors, r.TombstoneKeys, idx, r.Total)
@@ -153,11 +160,15 @@ func VerifyTable(ctx context.Context, store deltalog.Store, opts VerifyOptions) 
 	}
 	var idx *indexCheck
 	if opts.IndexDir != "" {
-		if idx, err = openIndexCheck(ctx, store, st, opts.IndexDir); err != nil {
+		switch idx, err = openIndexCheck(ctx, store, st, opts.IndexDir); {
+		case errors.Is(err, errNoManifest):
+			v.rep.IndexUnsaved = true
+		case err != nil:
 			return nil, err
+		default:
+			defer idx.close()
+			v.rep.IndexChecked = true
 		}
-		defer idx.close()
-		v.rep.IndexChecked = true
 	}
 	v.rep.KeySpills = len(v.keys.spills)
 	if err := v.sortedKeys(ctx, files, idx); err != nil {

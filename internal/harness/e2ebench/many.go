@@ -625,7 +625,7 @@ func (r *manyRun) stop() {
 }
 
 // readyLine matches /readyz's ready answer.
-var readyLine = regexp.MustCompile(`^ready: (\d+) partitions, (\d+) tables`)
+var readyLine = regexp.MustCompile(`^ready: (\d+) partitions?, (\d+) tables?\b`)
 
 // waitReady polls /readyz until it answers 200 naming every table.
 func waitReady(ctx context.Context, r *manyRun, listen string, tables int, timeout time.Duration) error {
