@@ -1,7 +1,9 @@
 package deltalog
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"iter"
 	"time"
@@ -31,4 +33,24 @@ type Store interface {
 	List(ctx context.Context, prefix, startAfter string) iter.Seq2[ObjectInfo, error]
 	// Delete removes an object; deleting a missing object is not an error.
 	Delete(ctx context.Context, path string) error
+}
+
+// Holds reports whether the object at p has exactly the content data. Object
+// stores call it when a put-if-absent was refused, to tell their own earlier
+// attempt (retried by their SDK after a lost answer) from another writer's
+// object. An object deleted since is not theirs.
+func Holds(ctx context.Context, s Store, p string, data []byte) (bool, error) {
+	rc, err := s.Get(ctx, p)
+	if errors.Is(err, ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(io.LimitReader(rc, int64(len(data))+1))
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(got, data), nil
 }

@@ -3,7 +3,6 @@ package azstore
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -89,7 +88,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 	case err == nil:
 		return nil
 	case isStatus(err, http.StatusConflict, "BlobAlreadyExists"), isStatus(err, http.StatusPreconditionFailed, ""):
-		ours, err := s.holds(ctx, p, data)
+		ours, err := deltalog.Holds(ctx, s, p, data)
 		if err != nil {
 			// Unknown whether the blob is ours: neither success nor ErrExist is
 			// safe, since a committer would retry at the next version after ErrExist.
@@ -112,24 +111,6 @@ func (s *Store) upload(ctx context.Context, p string, data []byte, cond *blob.Ac
 		&blockblob.UploadOptions{AccessConditions: cond})
 	w.Stop()
 	return w.TimedOut(err)
-}
-
-// holds reports whether the blob at p has exactly the content data. A blob
-// deleted since the 409 is not ours.
-func (s *Store) holds(ctx context.Context, p string, data []byte) (bool, error) {
-	rc, err := s.Get(ctx, p)
-	if errors.Is(err, deltalog.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer rc.Close()
-	got, err := io.ReadAll(io.LimitReader(rc, int64(len(data))+1))
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(got, data), nil
 }
 
 // deleteSnapshots deletes a blob's snapshots with it: Azure refuses to

@@ -1,7 +1,6 @@
 package gcsstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +85,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 		}
 		return nil
 	}
-	ours, err := s.holds(ctx, p, data)
+	ours, err := deltalog.Holds(ctx, s, p, data)
 	if err != nil {
 		// Unknown whether the object is ours: neither success nor ErrExist is safe,
 		// since a committer would retry at the next version after ErrExist.
@@ -117,24 +116,6 @@ func (s *Store) write(ctx context.Context, obj *storage.ObjectHandle, data []byt
 		return w.TimedOut(err)
 	}
 	return w.TimedOut(wr.Close())
-}
-
-// holds reports whether the object at p has exactly the content data. An object deleted
-// since the 412 is not ours.
-func (s *Store) holds(ctx context.Context, p string, data []byte) (bool, error) {
-	rc, err := s.Get(ctx, p)
-	if errors.Is(err, deltalog.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer rc.Close()
-	got, err := io.ReadAll(io.LimitReader(rc, int64(len(data))+1))
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(got, data), nil
 }
 
 // Delete removes an object; a missing object is not an error.

@@ -103,7 +103,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, p string, data []byte) error {
 		case isStatus(err, http.StatusPreconditionFailed, "PreconditionFailed"),
 			// Some S3-compatible servers answer 304 Not Modified (object_store maps it too).
 			isStatus(err, http.StatusNotModified, "NotModified"):
-			ours, err := s.holds(ctx, p, data)
+			ours, err := deltalog.Holds(ctx, s, p, data)
 			if err != nil {
 				// Unknown whether the object is ours: neither success nor ErrExist is safe,
 				// since a committer would retry at the next version after ErrExist.
@@ -130,24 +130,6 @@ func (s *Store) putObject(ctx context.Context, in *s3.PutObjectInput) error {
 	_, err := s.client.PutObject(ctx, in)
 	w.Stop()
 	return w.TimedOut(err)
-}
-
-// holds reports whether the object at p has exactly the content data. An object deleted
-// since the 412 is not ours.
-func (s *Store) holds(ctx context.Context, p string, data []byte) (bool, error) {
-	rc, err := s.Get(ctx, p)
-	if errors.Is(err, deltalog.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer rc.Close()
-	got, err := io.ReadAll(io.LimitReader(rc, int64(len(data))+1))
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(got, data), nil
 }
 
 // conflictBackoff spaces the retries of a conditional write that raced
