@@ -56,6 +56,9 @@ CREATE FUNCTION pyfloat(x double precision) RETURNS text IMMUTABLE LANGUAGE sql
 	cfg := fulltier.PostgresConnector(pg, id, id, "public.items,public.other")
 	cfg["skipped.operations"] = "none" // truncates too
 	worker.Register(id, cfg)
+	// Changes made before the snapshot starts would be folded into it and
+	// never streamed: wait for the snapshot's 20 rows first.
+	waitRecords(t, brokers, id+".public.items", 20)
 
 	pg.Exec(id, `
 INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
@@ -106,6 +109,7 @@ INSERT INTO other VALUES ('a', 1), ('b', 2);`)
 	cfg := fulltier.MariaDBConnector(my, id, id, filepath.Join(t.TempDir(), "history.dat"), int(1000+now%100000))
 	cfg["skipped.operations"] = "none"
 	worker.Register(id, cfg)
+	waitRecords(t, brokers, id+"."+id+".items", 20)
 
 	my.Exec(id, `
 INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
@@ -150,7 +154,8 @@ func compareSource(t *testing.T, brokers []string, group string, topics []string
 	// sent since: append the first table's first records once more, after
 	// everything, so that only the source's order keeps them from
 	// overwriting newer rows.
-	redeliver(t, brokers, topics[0], 25)
+	quiet := waitTopicsQuiet(t, brokers, topics)
+	redeliver(t, brokers, topics[0], min(25, int(quiet[topics[0]])+1))
 	ends := waitTopicsQuiet(t, brokers, topics)
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "cdc2delta.yaml")
@@ -227,6 +232,29 @@ func waitTopicsQuiet(t *testing.T, brokers []string, topics []string) map[string
 	}
 	t.Fatalf("topics %v did not settle within 90s: last end offsets %v", topics, last)
 	return nil
+}
+
+// waitRecords waits until partition 0 of topic holds at least n records.
+func waitRecords(t *testing.T, brokers []string, topic string, n int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	var have int64
+	ok := poll(90*time.Second, 250*time.Millisecond, func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		offs, err := adm.ListEndOffsets(ctx, topic)
+		if err != nil {
+			return false
+		}
+		if o, found := offs.Lookup(topic, 0); found && o.Err == nil {
+			have = o.Offset
+		}
+		return have >= n
+	})
+	require.True(t, ok, "%s: %d of %d records within 90s", topic, have, n)
 }
 
 // redeliver appends copies of the first n records of partition 0 of topic
