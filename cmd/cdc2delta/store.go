@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdc2delta/cdc2delta/cmd/internal/runopts"
 	"github.com/cdc2delta/cdc2delta/config"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
-	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
@@ -28,13 +28,16 @@ type storeFlags struct {
 	pathStyle   bool
 	gcsEndpoint string
 	gcsKeyFile  string
-	// azure opens Azure tables with the settings of the environment
-	// (AZURE_STORAGE_ACCOUNT_NAME, ..., CDC2DELTA_AZURE_ENDPOINT).
-	azure func(context.Context, string) (deltalog.Store, error)
+	// getenv supplies the Azure settings (AZURE_STORAGE_ACCOUNT_NAME, ...,
+	// CDC2DELTA_AZURE_ENDPOINT), as for a configuration that names none.
+	getenv func(string) string
+	// open is the run path's opener over these flags, made on first use
+	// (after the flags are parsed); the tables of one command share its clients.
+	open func(context.Context, string) (deltalog.Store, error)
 }
 
 func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
-	sf := &storeFlags{azure: azureOpener(config.Azure{}, e.getenv)}
+	sf := &storeFlags{getenv: e.getenv}
 	ps, _ := strconv.ParseBool(e.getenv("CDC2DELTA_S3_PATH_STYLE")) // unset or junk: false
 	fs.StringVar(&sf.endpoint, "s3-endpoint", e.getenv("CDC2DELTA_S3_ENDPOINT"),
 		"S3-compatible endpoint URL for s3:// tables (env CDC2DELTA_S3_ENDPOINT; default AWS)")
@@ -47,42 +50,14 @@ func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
 	return sf
 }
 
-// openTable opens the table at a local directory, s3:// URL, Azure URL or gs:// URL.
-// Credentials for S3 come from the standard AWS chain, for Azure from the environment.
+// openTable opens the table at a local directory, s3:// URL, Azure URL or gs:// URL
+// with the opener `run` uses. Credentials for S3 come from the standard AWS chain,
+// for Azure from the environment.
 func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...deltalog.Option) (*deltalog.Table, error) {
-	var store deltalog.Store
-	if azstore.IsURL(location) {
-		s, err := sf.azure(ctx, location)
-		if err != nil {
+	if strings.Contains(location, "://") {
+		if err := parseStoreURL(location); err != nil {
 			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
 		}
-		store = s
-	} else if strings.HasPrefix(location, "gs://") {
-		o, err := gcsstore.ParseURL(location)
-		if err != nil {
-			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
-		}
-		o.Endpoint, o.CredentialsFile = sf.gcsEndpoint, sf.gcsKeyFile
-		s, err := gcsstore.New(ctx, o)
-		if err != nil {
-			return nil, fmt.Errorf("opening %s: %w", location, err)
-		}
-		store = s
-	} else if strings.Contains(location, "://") {
-		o, err := s3store.ParseURL(location)
-		if err != nil {
-			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
-		}
-		o.Endpoint, o.Region, o.UsePathStyle = sf.endpoint, sf.region, sf.pathStyle
-		s, err := s3store.New(ctx, o)
-		if errors.Is(err, s3store.ErrNoRegion) {
-			return nil, usagef("opening %s: no AWS region: pass --s3-region or set AWS_REGION (in a config file: storage.s3.region)",
-				urlcred.Redact(location))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("opening %s: %w", location, err)
-		}
-		store = s
 	} else {
 		switch st, err := os.Stat(location); {
 		case errors.Is(err, fs.ErrNotExist):
@@ -90,11 +65,20 @@ func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...de
 		case err == nil && !st.IsDir():
 			return nil, fmt.Errorf("%s is a file, not a Delta table (a table is a directory with a _delta_log)", location)
 		}
-		s, err := localstore.New(localstore.Options{Dir: location})
-		if err != nil {
-			return nil, fmt.Errorf("opening %s: %w", location, err)
-		}
-		store = s
+	}
+	if sf.open == nil {
+		sf.open = runopts.StoreOpener(config.Storage{
+			S3:  config.S3{Endpoint: sf.endpoint, Region: sf.region, PathStyle: sf.pathStyle},
+			GCS: config.GCS{Endpoint: sf.gcsEndpoint, CredentialsFile: sf.gcsKeyFile},
+		}, sf.getenv)
+	}
+	store, err := sf.open(ctx, location)
+	if errors.Is(err, s3store.ErrNoRegion) {
+		return nil, usagef("opening %s: no AWS region: pass --s3-region or set AWS_REGION (in a config file: storage.s3.region)",
+			urlcred.Redact(location))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", urlcred.Redact(location), err)
 	}
 	return deltalog.Open(ctx, store, opts...)
 }
@@ -137,4 +121,18 @@ func oneTable(args []string) (string, error) {
 		return "", usagef("expected one table (a directory, s3://bucket/prefix or gs://bucket/prefix), got %d arguments", len(args))
 	}
 	return args[0], nil
+}
+
+// parseStoreURL checks an object store table URL with the parser of its store.
+func parseStoreURL(raw string) error {
+	if azstore.IsURL(raw) {
+		_, err := azstore.ParseURL(raw)
+		return err
+	}
+	if strings.HasPrefix(raw, "gs://") {
+		_, err := gcsstore.ParseURL(raw)
+		return err
+	}
+	_, err := s3store.ParseURL(raw)
+	return err
 }
