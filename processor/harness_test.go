@@ -321,7 +321,7 @@ func (pl *pipeline) caughtUp() bool {
 
 func (pl *pipeline) waitCaughtUp() {
 	pl.t.Helper()
-	require.Eventually(pl.t, pl.caughtUp, 20*time.Second, 50*time.Millisecond, "tables did not catch up")
+	require.Eventually(pl.t, pl.caughtUp, 60*time.Second, 50*time.Millisecond, "tables did not catch up")
 }
 
 // compareCols are the columns compared between the table and the workload
