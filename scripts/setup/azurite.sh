@@ -27,40 +27,20 @@ fetch() {
 }
 
 start() {
-	local dir=$1 port pid
+	local dir=$1 port
 	fetch
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	port="$(free_port)"
 	# In memory, Azurite writes nothing; run it in DIR all the same.
 	cd "$dir"
-	setsid "$bin" --blobHost 127.0.0.1 --blobPort "$port" --inMemoryPersistence \
-		--skipApiVersionCheck --loose \
-		>"$dir/azurite.log" 2>&1 </dev/null &
-	pid=$!
-	printf '%s\n' "$pid" >"$dir/azurite.pid"
-	if ! wait_port "$port" 60 "$pid"; then
-		tail -30 "$dir/azurite.log" >&2 || true
-		stop "$dir"
-		die "azurite-blob did not start"
-	fi
-	log "azurite blob ready on http://127.0.0.1:$port/devstoreaccount1 (pid $pid)"
+	start_bg azurite "$dir" "$port" 60 "$bin" --blobHost 127.0.0.1 --blobPort "$port" --inMemoryPersistence \
+		--skipApiVersionCheck --loose
+	log "azurite blob ready on http://127.0.0.1:$port/devstoreaccount1 (pid $(cat "$dir/azurite.pid"))"
 	printf 'http://127.0.0.1:%s/devstoreaccount1\n' "$port"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/azurite.pid ]] || return 0
-	pid="$(cat "$dir/azurite.pid")"
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 40; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$dir/azurite.pid"
-	log "azurite stopped (pid $pid)"
-}
+stop() { stop_pid "azurite" "$1/azurite.pid" 10; }
 
 case "${1:-}" in
 fetch) fetch ;;

@@ -100,24 +100,7 @@ PROPS
 	cat "$dir/url"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/connect.pid ]] || return 0
-	pid="$(cat "$dir/connect.pid")"
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 120; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.25
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "kafka connect (pid $pid) ignored SIGTERM for 30s; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	rm -f "$dir/connect.pid"
-	log "kafka connect stopped (pid $pid)"
-}
+stop() { stop_pid "kafka connect" "$1/connect.pid" 30; }
 
 case "${1:-}" in
 fetch) fetch ;;

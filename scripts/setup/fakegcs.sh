@@ -30,38 +30,18 @@ fetch() {
 }
 
 start() {
-	local dir=$1 port pid
+	local dir=$1 port
 	fetch
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	port="$(free_port)"
-	setsid "$BIN" -scheme http -host 127.0.0.1 -port "$port" -backend memory \
-		-public-host "127.0.0.1:$port" -log-level warn \
-		>"$dir/fakegcs.log" 2>&1 </dev/null &
-	pid=$!
-	printf '%s\n' "$pid" >"$dir/fakegcs.pid"
-	if ! wait_port "$port" 30 "$pid"; then
-		tail -30 "$dir/fakegcs.log" >&2 || true
-		stop "$dir"
-		die "fake-gcs-server did not start"
-	fi
-	log "fake-gcs-server ready on http://127.0.0.1:$port (pid $pid)"
+	start_bg fakegcs "$dir" "$port" 30 "$BIN" -scheme http -host 127.0.0.1 -port "$port" -backend memory \
+		-public-host "127.0.0.1:$port" -log-level warn
+	log "fake-gcs-server ready on http://127.0.0.1:$port (pid $(cat "$dir/fakegcs.pid"))"
 	printf 'http://127.0.0.1:%s\n' "$port"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/fakegcs.pid ]] || return 0
-	pid="$(cat "$dir/fakegcs.pid")"
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 40; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$dir/fakegcs.pid"
-	log "fake-gcs-server stopped (pid $pid)"
-}
+stop() { stop_pid "fake-gcs-server" "$1/fakegcs.pid" 10; }
 
 case "${1:-}" in
 fetch) fetch ;;

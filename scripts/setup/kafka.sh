@@ -168,24 +168,7 @@ PROPS
 	cat "$dir/bootstrap"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/kafka.pid ]] || return 0
-	pid="$(cat "$dir/kafka.pid")"
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 120; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.25
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "kafka (pid $pid) ignored SIGTERM for 30s; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	rm -f "$dir/kafka.pid"
-	log "kafka stopped (pid $pid)"
-}
+stop() { stop_pid "kafka" "$1/kafka.pid" 30; }
 
 case "${1:-}" in
 fetch) fetch ;;

@@ -83,3 +83,40 @@ apt_install() {
 	log "installing system-wide with apt-get: $* ($n packages with their dependencies), for $why"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
 }
+
+# start_bg NAME DIR PORT TIMEOUT CMD... runs CMD in its own session, its output
+# in DIR/NAME.log and its pid in DIR/NAME.pid, and waits up to TIMEOUT seconds
+# for 127.0.0.1:PORT; if it does not open, prints the log's tail, stops CMD and
+# fails.
+start_bg() {
+	local name=$1 dir=$2 port=$3 timeout=$4
+	shift 4
+	setsid "$@" >"$dir/$name.log" 2>&1 </dev/null &
+	printf '%s\n' "$!" >"$dir/$name.pid"
+	if ! wait_port "$port" "$timeout" "$!"; then
+		tail -30 "$dir/$name.log" >&2 || true
+		stop_pid "$name" "$dir/$name.pid"
+		die "$name did not start"
+	fi
+}
+
+# stop_pid LABEL PIDFILE [GRACE] stops the process in PIDFILE: SIGTERM, then
+# SIGKILL after GRACE seconds (default 10), and removes PIDFILE.
+stop_pid() {
+	local label=$1 file=$2 grace=${3:-10} pid i
+	[[ -f $file ]] || return 0
+	pid="$(cat "$file")"
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < grace * 4; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.25
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			log "$label (pid $pid) ignored SIGTERM for ${grace}s; killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
+	rm -f "$file"
+	log "$label stopped (pid $pid)"
+}

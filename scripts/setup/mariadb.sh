@@ -47,24 +47,7 @@ start() {
 	cat "$dir/addr"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/server.pid ]] || return 0
-	pid="$(cat "$dir/server.pid")"
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 120; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.25
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			log "mariadbd (pid $pid) ignored SIGTERM for 30s; killing it"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	fi
-	rm -f "$dir/server.pid"
-	log "mariadb stopped (pid $pid)"
-}
+stop() { stop_pid "mariadb" "$1/server.pid" 30; }
 
 case "${1:-}" in
 start) start "${2:?usage: mariadb.sh start DIR}" ;;

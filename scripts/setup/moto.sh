@@ -13,32 +13,12 @@ start() {
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	port="$(free_port)"
-	setsid "$(dirname "$python")/moto_server" -H 127.0.0.1 -p "$port" \
-		>"$dir/moto.log" 2>&1 </dev/null &
-	pid=$!
-	printf '%s\n' "$pid" >"$dir/moto.pid"
-	if ! wait_port "$port" 60 "$pid"; then
-		tail -30 "$dir/moto.log" >&2 || true
-		stop "$dir"
-		die "moto_server did not start"
-	fi
-	log "moto S3 ready on http://127.0.0.1:$port (pid $pid)"
+	start_bg moto "$dir" "$port" 60 "$(dirname "$python")/moto_server" -H 127.0.0.1 -p "$port"
+	log "moto S3 ready on http://127.0.0.1:$port (pid $(cat "$dir/moto.pid"))"
 	printf 'http://127.0.0.1:%s\n' "$port"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/moto.pid ]] || return 0
-	pid="$(cat "$dir/moto.pid")"
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 40; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$dir/moto.pid"
-	log "moto stopped (pid $pid)"
-}
+stop() { stop_pid "moto" "$1/moto.pid" 10; }
 
 case "${1:-}" in
 start) start "${2:?usage: moto.sh start DIR}" ;;
