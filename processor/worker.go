@@ -262,7 +262,7 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 		if hasTxn {
 			p.m.deltaOffset.WithLabelValues(partLabels(pt.tp)...).Set(float64(txn))
 		}
-		p.log.Log(context.Background(), startLevel(why), "partition assigned", "table", t.path, "topic", pt.tp.Topic, "partition", pt.tp.Partition,
+		p.log.Log(ctx, startLevel(why), "partition assigned", "table", t.path, "topic", pt.tp.Topic, "partition", pt.tp.Partition,
 			"start", next, "reason", string(why), "txn", txnAttr(txn, hasTxn), "group_offset", committedAttr(pt.committed))
 	}
 	p.mu.Unlock()
