@@ -71,7 +71,7 @@ final class AllTypes {
             new Col("c_geography", "geography", Types.LONGVARBINARY, Integer.MAX_VALUE, null),
             new Col("c_hierarchyid", "hierarchyid", Types.VARBINARY, 892, null),
             new Col("c_sql_variant", "sql_variant", SQL_VARIANT, 8000, null),
-            new Col("c_date", "date", Types.DATE, 10, null),
+            new Col("c_date", "date", Types.DATE, 10, 0),
             new Col("c_time0", "time", Types.TIME, 8, 0),
             new Col("c_time3", "time", Types.TIME, 12, 3),
             new Col("c_time6", "time", Types.TIME, 15, 6),
