@@ -69,6 +69,9 @@ type javaEvent struct {
 	KeyJSON   string    `json:"key_json"`
 	ValueJSON *string   `json:"value_json"`
 	Want      *javaWant `json:"want"`
+	// Input is the row the JDBC driver handed the converters (by column
+	// name): internal/harness/dbzjava's AllTypes.input.
+	Input json.RawMessage `json:"input"`
 }
 
 // javaVariant is one directory: its schemas and events.

@@ -27,7 +27,7 @@ const (
 // AvroData.toConnectSchema does (int with connect.type int8/int16, [null, T]
 // as optional, connect.name/version/parameters, decimal scale and
 // precision as parameters), and written as JsonConverter.asJsonSchema does
-// ("type", "optional", "name", "version", "parameters"; struct "fields"
+// ("type", "optional", "name", "version", "default", "parameters"; struct "fields"
 // with "field"; array "items"; map "keys"/"values"). Values follow
 // JsonConverter.convertToJson: numbers for integers and floats (Jackson
 // writes non-finite floats as "NaN"/"Infinity"/"-Infinity" strings), base64
@@ -236,6 +236,13 @@ func (w *connectWriter) convert(schema, native any, ns string) (object, any, err
 	}
 	if v, ok := props["connect.version"]; ok {
 		s = s.set("version", v)
+	}
+	if d, ok := props["connect.default"]; ok {
+		// asJsonSchema writes the schema's default value: the source
+		// block's snapshot enum ("false") and column defaults, which
+		// dbzgen supports for booleans, numbers and strings only, whose
+		// JSON form is the Avro default's.
+		s = s.set("default", d)
 	}
 	if params != nil {
 		s = s.set("parameters", params)

@@ -9,7 +9,10 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import io.debezium.connector.sqlserver.SqlServerValueConverters;
 import io.debezium.relational.Column;
@@ -206,6 +209,43 @@ final class AllTypes {
             }
         }
         return out;
+    }
+
+    /**
+     * The driver's row as JSON by column name, for the Go side to feed the
+     * same values to its own generator: times and timestamps as ISO local
+     * text, datetimeoffset as ISO text with its offset, decimals as plain
+     * text, bytes in base64, the unavailable marker as "__unavailable__".
+     */
+    static Map<String, Object> input(Object[] row) {
+        if (row == null) {
+            return null;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < COLUMNS.size(); i++) {
+            Object v = row[i];
+            Object out = v;
+            if (v == SqlServerValueConverters.UNAVAILABLE_VALUE) {
+                out = "__unavailable__";
+            }
+            else if (v instanceof DateTimeOffset d) {
+                out = d.getOffsetDateTime().toString();
+            }
+            else if (v instanceof Timestamp t) {
+                out = COLUMNS.get(i).jdbcType() == Types.TIME ? t.toLocalDateTime().toLocalTime().toString() : t.toLocalDateTime().toString();
+            }
+            else if (v instanceof Date d) {
+                out = d.toLocalDate().toString();
+            }
+            else if (v instanceof BigDecimal d) {
+                out = d.toPlainString();
+            }
+            else if (v instanceof byte[] b) {
+                out = Base64.getEncoder().encodeToString(b);
+            }
+            m.put(COLUMNS.get(i).name(), out);
+        }
+        return m;
     }
 
     private AllTypes() {

@@ -124,9 +124,11 @@ public final class Goldens {
                 TxLogPosition.valueOf(Lsn.valueOf("0000002a:00000100:0001")), SnapshotType.INITIAL, false);
         offset.event(AllTypes.ID, Instant.parse("2026-12-06T11:00:00Z"));
         offset.markSnapshotRecord(SnapshotRecord.FIRST);
-        emit("read typical", new SnapshotChangeRecordEmitter<>(partition, offset, AllTypes.typical(1), clock, config), null);
+        emit("read typical", new SnapshotChangeRecordEmitter<>(partition, offset, AllTypes.typical(1), clock, config), null,
+                null, AllTypes.typical(1));
         offset.markSnapshotRecord(SnapshotRecord.LAST);
-        emit("read extremes", new SnapshotChangeRecordEmitter<>(partition, offset, AllTypes.extremes(2), clock, config), null);
+        emit("read extremes", new SnapshotChangeRecordEmitter<>(partition, offset, AllTypes.extremes(2), clock, config), null,
+                null, AllTypes.extremes(2));
     }
 
     private void streaming() throws InterruptedException {
@@ -155,12 +157,18 @@ public final class Goldens {
         offset.setChangePosition(TxLogPosition.valueOf(commitLsn, Lsn.valueOf(change), op),
                 op == SqlServerChangeRecordEmitter.OP_UPDATE_BEFORE ? 2 : 1);
         offset.event(AllTypes.ID, Instant.parse("2026-12-06T11:30:00Z"));
-        emit(name, new SqlServerChangeRecordEmitter(partition, offset, op, data, dataNext, clock, config), commitLsn.toString());
+        Object[] before = op == SqlServerChangeRecordEmitter.OP_INSERT ? null : data;
+        Object[] after = op == SqlServerChangeRecordEmitter.OP_DELETE ? null : op == SqlServerChangeRecordEmitter.OP_INSERT ? data : dataNext;
+        emit(name, new SqlServerChangeRecordEmitter(partition, offset, op, data, dataNext, clock, config), commitLsn.toString(),
+                before, after);
     }
 
-    private void record(String name, Struct key, Struct value) {
+    private void record(String name, Struct key, Struct value, Map<String, Object> input) {
         Map<String, Object> e = new LinkedHashMap<>();
         e.put("event", name);
+        if (input != null) {
+            e.put("input", input);
+        }
         e.put("op", value == null ? "tombstone" : value.getString(Envelope.FieldName.OPERATION));
         ser.record(e, key, value);
         events.add(e);
@@ -172,7 +180,12 @@ public final class Goldens {
      * monitor adds when provide.transaction.metadata is on (the id is the
      * commit LSN, as the SQL Server streaming source names transactions).
      */
-    private void emit(String name, RelationalChangeRecordEmitter<SqlServerPartition> emitter, String txID) throws InterruptedException {
+    private void emit(String name, RelationalChangeRecordEmitter<SqlServerPartition> emitter, String txID, Object[] before,
+                      Object[] after)
+            throws InterruptedException {
+        Map<String, Object> input = new LinkedHashMap<>();
+        input.put("before", AllTypes.input(before));
+        input.put("after", AllTypes.input(after));
         ChangeRecordEmitter.Receiver<SqlServerPartition> receiver = (p, s, op, key, value, off, headers) -> {
             if (value != null && txID != null) {
                 txOrder++;
@@ -180,10 +193,10 @@ public final class Goldens {
                         .put("id", txID).put("total_order", txOrder).put("data_collection_order", txOrder);
                 value.put(Envelope.FieldName.TRANSACTION, tx);
             }
-            record(name, (Struct) key, value);
+            record(name, (Struct) key, value, input);
             // EventDispatcher's receiver follows a delete with a tombstone.
             if (op == Envelope.Operation.DELETE && config.isEmitTombstoneOnDelete()) {
-                record(name + " tombstone", (Struct) key, null);
+                record(name + " tombstone", (Struct) key, null, null);
             }
         };
         emitter.emitChangeRecords(schema, receiver);
