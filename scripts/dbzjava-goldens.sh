@@ -25,8 +25,11 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 log "resolving the harness classpath with maven"
-mvn -B -q -Dstyle.color=never -f "$here/pom.xml" dependency:build-classpath \
-	-Dmdep.outputFile="$work/cp.txt" >&2
+if ! mvn -B -q -Dstyle.color=never -f "$here/pom.xml" dependency:build-classpath \
+	-Dmdep.outputFile="$work/cp.txt" >"$work/mvn.log" 2>&1; then
+	cat "$work/mvn.log" >&2
+	die "maven could not resolve the harness's dependencies"
+fi
 cp="$(cat "$work/cp.txt")"
 log "compiling the harness"
 mapfile -t sources < <(find "$here/src" -name '*.java' | sort)
