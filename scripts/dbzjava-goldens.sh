@@ -2,15 +2,19 @@
 # dbzjava-goldens.sh regenerates codecs/testdata/debezium/java: SQL Server
 # change events built by Debezium's own SQL Server connector classes and
 # serialised by Kafka Connect's JsonConverter and by AvroData in the
-# Confluent wire format (internal/harness/dbzjava). codecs' TestJava* tests
-# and dbzgen's TestJava* tests read them.
+# Confluent wire format (internal/harness/dbzjava). The TestJava* tests of
+# codecs, internal/dbzgen and processor/merge read them.
 #
-#   scripts/dbzjava-goldens.sh
+#   scripts/dbzjava-goldens.sh [OUTDIR]
+#
+# OUTDIR defaults to codecs/testdata/debezium/java; every directory in it is
+# replaced. scripts/test.sh's full tier writes to an empty directory and
+# requires the committed files to be identical.
 #
 # Needs java, javac and mvn (Debian packages openjdk-17-jdk-headless, maven;
-# installed when missing). Cost: with a warm ~/.m2 about 15 s (Maven's
-# classpath resolution ~8 s, javac ~4 s, the run ~3 s); a cold ~/.m2
-# downloads ~60 MB. Not part of scripts/test.sh: the goldens are committed.
+# installed when missing). Cost, measured 2026-12-06 on the 2-core test
+# machine with a warm ~/.m2: 23-27 s (Maven's classpath resolution ~10 s,
+# javac ~7 s, the run ~7 s); a cold ~/.m2 downloads ~60 MB first.
 set -euo pipefail
 # shellcheck source=scripts/setup/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/setup/lib.sh"
@@ -20,7 +24,7 @@ need_cmd javac openjdk-17-jdk-headless "compiling the Debezium golden-file harne
 need_cmd mvn maven "fetching Debezium's SQL Server connector from Maven Central"
 
 here="$CDC2DELTA_ROOT/internal/harness/dbzjava"
-out="$CDC2DELTA_ROOT/codecs/testdata/debezium/java"
+out="${1:-$CDC2DELTA_ROOT/codecs/testdata/debezium/java}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
