@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
 
@@ -410,4 +411,91 @@ func javaValue(t *testing.T, c javaColumn, mode codecs.BinaryMode, raw json.RawM
 	}
 	t.Fatalf("%s: no expectation for Connect type %s %s", msg, c.Type, c.Name)
 	return nil, false
+}
+
+// TestJavaTransactions decodes the transaction topic's BEGIN and END records
+// that Debezium's TransactionMonitor wrote for the streamed events, through
+// Avro (schema ids 3 and 4) and JSON, and compares them with the Java values.
+func TestJavaTransactions(t *testing.T) {
+	for _, v := range readJavaVariants(t) {
+		t.Run(v.name, func(t *testing.T) {
+			dir := filepath.Join(javaDir, v.name)
+			read := func(name string) string {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				require.NoError(t, err)
+				return string(b)
+			}
+			avro, err := codecs.NewDecoder(javaSchemas{3: read("tx-key.avsc"), 4: read("tx-value.avsc")}, codecs.Options{})
+			require.NoError(t, err)
+			jsonDec := newJSONDecoder(t, codecs.Options{})
+			// dbzgen writes the same markers.
+			gen := newGenHarness(t, dbzgen.Options{}, codecs.Options{})
+			table, err := gen.gen.Table(dbzgen.EveryType())
+			require.NoError(t, err)
+			var begins, ends int
+			for i, line := range strings.Split(strings.TrimSpace(read("transactions.jsonl")), "\n") {
+				var e struct {
+					Topic     string `json:"topic"`
+					ValueAvro []byte `json:"value_avro"`
+					ValueJSON string `json:"value_json"`
+					Want      struct {
+						Status          string `json:"status"`
+						ID              string `json:"id"`
+						EventCount      *int64 `json:"event_count"`
+						DataCollections []struct {
+							DataCollection string `json:"data_collection"`
+							EventCount     int64  `json:"event_count"`
+						} `json:"data_collections"`
+						TsMS int64 `json:"ts_ms"`
+					} `json:"want"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(line), &e))
+				require.Equal(t, "shop.transaction", e.Topic)
+				fromAvro, err := avro.DecodeTransaction(t.Context(), e.Topic, 0, int64(i), e.ValueAvro)
+				require.NoError(t, err, "record %d (avro)", i)
+				fromJSON, err := jsonDec.DecodeTransaction(t.Context(), e.Topic, 0, int64(i), []byte(e.ValueJSON))
+				require.NoError(t, err, "record %d (json)", i)
+				require.Equal(t, fromAvro, fromJSON, "record %d", i)
+
+				w := e.Want
+				commit, err := codecs.ParseLSN(w.ID)
+				require.NoError(t, err)
+				want := codecs.TxEvent{Status: codecs.TxStatus(w.Status), ID: w.ID, Commit: commit, Millis: w.TsMS}
+				if w.EventCount != nil {
+					want.EventCount = *w.EventCount
+				}
+				for _, dc := range w.DataCollections {
+					parts := strings.Split(dc.DataCollection, ".")
+					require.Len(t, parts, 3)
+					if want.Counts == nil {
+						want.Counts = map[codecs.TableID]int64{}
+					}
+					want.Counts[codecs.TableID{Database: parts[0], Schema: parts[1], Table: parts[2]}] = dc.EventCount
+				}
+				require.Equal(t, want, fromAvro, "record %d", i)
+
+				marker := &dbzgen.TxMarker{Status: w.Status, ID: w.ID, ProcessedAt: time.UnixMilli(w.TsMS)}
+				if len(w.DataCollections) > 0 {
+					marker.Counts = map[*dbzgen.Table]int64{table: w.DataCollections[0].EventCount}
+				}
+				_, genValue, err := gen.gen.Encode(t.Context(), dbzgen.Event{Marker: marker})
+				require.NoError(t, err)
+				fromGen, err := gen.dec.DecodeTransaction(t.Context(), e.Topic, 0, int64(i), genValue)
+				require.NoError(t, err)
+				require.Equal(t, fromAvro, fromGen, "record %d: dbzgen", i)
+				_, genJSON, err := gen.gen.EncodeJSON(dbzgen.Event{Marker: marker}, dbzgen.DecimalBase64)
+				require.NoError(t, err)
+				require.Empty(t, jsonDiff("schema", jsonSchemaPart(t, []byte(e.ValueJSON)), jsonSchemaPart(t, genJSON)),
+					"record %d: JsonConverter schema (Debezium's, then dbzgen's)", i)
+				switch want.Status {
+				case codecs.TxBegin:
+					begins++
+				case codecs.TxEnd:
+					ends++
+				}
+			}
+			require.Equal(t, 4, begins)
+			require.Equal(t, 4, ends)
+		})
+	}
 }

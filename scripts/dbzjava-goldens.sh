@@ -45,7 +45,10 @@ find "$out" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} + 2>/dev/null || tru
 mkdir -p "$out"
 # UTC: the driver's java.sql.Timestamp values are built and read in the
 # JVM's zone; any zone gives the same wall clock, UTC keeps the logs plain.
-java -Duser.timezone=UTC -Dslf4j.internal.verbosity=WARN -cp "$work/classes:$cp" \
-	io.github.cdc2delta.dbzjava.Goldens "$out" 2>&1 | grep -v '^SLF4J' >&2 || true
+if ! java -Duser.timezone=UTC -cp "$work/classes:$cp" \
+	io.github.cdc2delta.dbzjava.Goldens "$out" >"$work/java.log" 2>&1; then
+	grep -v '^SLF4J' "$work/java.log" >&2
+	die "the harness failed"
+fi
 [[ -f $out/default/events.jsonl ]] || die "the harness wrote no events"
 log "done: $(find "$out" -name events.jsonl | wc -l) variants"

@@ -36,12 +36,12 @@ const (
 // A tombstone's value is nil, as fromConnectData returns for a null value.
 func (g *Generator) EncodeJSON(ev Event, format DecimalFormat) (key, value []byte, err error) {
 	if ev.Marker != nil {
-		native := markerNative(ev.Marker)
-		key, err = ConnectJSON(txKeySchema(), map[string]any{"id": ev.Marker.ID}, format)
+		native := markerNative(ev.Marker, g.opts.Layout)
+		key, err = ConnectJSON(txKeySchema(g.opts.Layout), map[string]any{"id": ev.Marker.ID}, format)
 		if err != nil {
 			return nil, nil, err
 		}
-		value, err = ConnectJSON(txValueSchema(), native, format)
+		value, err = ConnectJSON(txValueSchema(g.opts.Layout), native, format)
 		return key, value, err
 	}
 	t := ev.Table

@@ -1,12 +1,14 @@
 package dbzgen_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
@@ -89,4 +91,24 @@ func TestJavaSchemas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// capture is a Registrar that keeps each subject's schema.
+type capture map[string]string
+
+func (c capture) RegisterSchema(_ context.Context, subject string, s sr.Schema, _, _ int) (int, error) {
+	c[subject] = s.Schema
+	return len(c), nil
+}
+
+// TestJavaTransactionSchemas requires the transaction topic's key and value
+// schemas to be those Debezium's TransactionMonitor and AvroData wrote.
+func TestJavaTransactionSchemas(t *testing.T) {
+	reg := capture{}
+	g := dbzgen.New(reg, dbzgen.Options{Prefix: "shop"})
+	_, _, err := g.Encode(t.Context(), dbzgen.Event{Marker: &dbzgen.TxMarker{Status: "BEGIN", ID: "0000002b:00000010:0003"}})
+	require.NoError(t, err)
+	dir := filepath.Join(javaGoldens, "default")
+	require.Equal(t, readAvsc(t, filepath.Join(dir, "tx-key.avsc")), parseSchema(t, reg["shop.transaction-key"]))
+	require.Equal(t, readAvsc(t, filepath.Join(dir, "tx-value.avsc")), parseSchema(t, reg["shop.transaction-value"]))
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
 
 import io.debezium.config.CommonConnectorConfig;
 import io.debezium.config.Configuration;
@@ -23,7 +24,9 @@ import io.debezium.connector.sqlserver.SqlServerPartition;
 import io.debezium.connector.sqlserver.SqlServerValueConverters;
 import io.debezium.connector.sqlserver.TxLogPosition;
 import io.debezium.data.Envelope;
+import io.debezium.pipeline.source.spi.EventMetadataProvider;
 import io.debezium.pipeline.spi.ChangeRecordEmitter;
+import io.debezium.pipeline.txmetadata.TransactionMonitor;
 import io.debezium.relational.CustomConverterRegistry;
 import io.debezium.relational.RelationalChangeRecordEmitter;
 import io.debezium.relational.SnapshotChangeRecordEmitter;
@@ -83,8 +86,10 @@ public final class Goldens {
     private final SqlServerPartition partition;
     private final Clock clock = () -> NOW.toEpochMilli();
     private final List<Map<String, Object>> events = new ArrayList<>();
+    private final List<Map<String, Object>> txEvents = new ArrayList<>();
+    private final String txTopic;
+    private final TransactionMonitor monitor;
     private final Serializers ser;
-    private long txOrder;
 
     Goldens(Variant v) {
         Map<String, String> props = new HashMap<>();
@@ -93,6 +98,7 @@ public final class Goldens {
         props.put("database.hostname", "localhost");
         props.put("database.user", "sa");
         props.put("field.name.adjustment.mode", "avro");
+        props.put("provide.transaction.metadata", "true");
         props.putAll(v.props());
         config = new SqlServerConnectorConfig(Configuration.from(props));
 
@@ -106,6 +112,28 @@ public final class Goldens {
         schema = builder.create(topics, table, config.getColumnFilter(), ColumnMappers.create(config), config.getKeyMapper());
         partition = new SqlServerPartition("shop", "sales");
         ser = new Serializers(topics.dataChangeTopic(AllTypes.ID), schema);
+        txTopic = topics.transactionTopic();
+        monitor = new TransactionMonitor(config, metadataProvider(), config.schemaNameAdjuster(), this::txRecord, txTopic);
+    }
+
+    /** The connector's own SqlServerEventMetadataProvider (package-private). */
+    private static EventMetadataProvider metadataProvider() {
+        try {
+            var ctor = Class.forName("io.debezium.connector.sqlserver.SqlServerEventMetadataProvider").getDeclaredConstructor();
+            ctor.setAccessible(true);
+            return (EventMetadataProvider) ctor.newInstance();
+        }
+        catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("SqlServerEventMetadataProvider: " + e, e);
+        }
+    }
+
+    /** A BEGIN or END record of the transaction topic. */
+    private void txRecord(SourceRecord r) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("topic", r.topic());
+        ser.txRecord(e, (Struct) r.key(), (Struct) r.value());
+        txEvents.add(e);
     }
 
     void write(Path dir) throws Exception {
@@ -117,6 +145,11 @@ public final class Goldens {
             sb.append(Serializers.JSON.writeValueAsString(e)).append('\n');
         }
         Files.writeString(dir.resolve("events.jsonl"), sb.toString());
+        sb = new StringBuilder();
+        for (Map<String, Object> e : txEvents) {
+            sb.append(Serializers.JSON.writeValueAsString(e)).append('\n');
+        }
+        Files.writeString(dir.resolve("transactions.jsonl"), sb.toString());
     }
 
     private void snapshot() throws InterruptedException {
@@ -148,6 +181,7 @@ public final class Goldens {
                 "0000002d:00000030:0002", AllTypes.nulls(4), five);
         stream(offset, "delete", SqlServerChangeRecordEmitter.OP_DELETE, "0000002e:00000040:0003", "0000002e:00000040:0002",
                 threeAfter, null);
+        monitor.transactionCommittedEvent(partition, offset, Instant.parse("2026-12-06T11:30:00Z"));
     }
 
     private void stream(SqlServerOffsetContext offset, String name, int op, String commit, String change, Object[] data,
@@ -176,9 +210,9 @@ public final class Goldens {
 
     /**
      * Runs the emitter and records each record it produces. A streaming
-     * event gets the transaction block the event dispatcher's transaction
-     * monitor adds when provide.transaction.metadata is on (the id is the
-     * commit LSN, as the SQL Server streaming source names transactions).
+     * event goes through Debezium's TransactionMonitor first, as
+     * EventDispatcher sends it: it adds the transaction block and writes
+     * BEGIN and END records to the transaction topic.
      */
     private void emit(String name, RelationalChangeRecordEmitter<SqlServerPartition> emitter, String txID, Object[] before,
                       Object[] after)
@@ -187,11 +221,8 @@ public final class Goldens {
         input.put("before", AllTypes.input(before));
         input.put("after", AllTypes.input(after));
         ChangeRecordEmitter.Receiver<SqlServerPartition> receiver = (p, s, op, key, value, off, headers) -> {
-            if (value != null && txID != null) {
-                txOrder++;
-                Struct tx = new Struct(value.schema().field(Envelope.FieldName.TRANSACTION).schema())
-                        .put("id", txID).put("total_order", txOrder).put("data_collection_order", txOrder);
-                value.put(Envelope.FieldName.TRANSACTION, tx);
+            if (txID != null) {
+                monitor.dataEvent(p, AllTypes.ID, off, key, value);
             }
             record(name, (Struct) key, value, input);
             // EventDispatcher's receiver follows a delete with a tombstone.

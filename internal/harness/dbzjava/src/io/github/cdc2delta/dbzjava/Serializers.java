@@ -61,6 +61,24 @@ final class Serializers {
         valueJson.configure(Map.of("schemas.enable", "true"), false);
     }
 
+    static final int TX_KEY_ID = 3;
+    static final int TX_VALUE_ID = 4;
+    private org.apache.avro.Schema txKeyAvro;
+    private org.apache.avro.Schema txValueAvro;
+
+    /** A transaction-topic record, framed with schema ids 3 (key) and 4 (value). */
+    void txRecord(Map<String, Object> e, Struct key, Struct value) {
+        if (txKeyAvro == null) {
+            txKeyAvro = avro.fromConnectSchema(key.schema());
+            txValueAvro = avro.fromConnectSchema(value.schema());
+        }
+        e.put("key_avro", wire(TX_KEY_ID, txKeyAvro, avro.fromConnectData(key.schema(), key)));
+        e.put("value_avro", wire(TX_VALUE_ID, txValueAvro, avro.fromConnectData(value.schema(), value)));
+        e.put("key_json", new String(keyJson.fromConnectData(e.get("topic").toString(), key.schema(), key), StandardCharsets.UTF_8));
+        e.put("value_json", new String(valueJson.fromConnectData(e.get("topic").toString(), value.schema(), value), StandardCharsets.UTF_8));
+        e.put("want", plain(value));
+    }
+
     void record(Map<String, Object> e, Struct key, Struct value) {
         Schema valueSchema = table.getEnvelopeSchema().schema();
         e.put("key_avro", wire(KEY_ID, keyAvro, avro.fromConnectData(table.keySchema(), key)));
@@ -98,6 +116,13 @@ final class Serializers {
                 m.put(f.name(), plain(s.get(f)));
             }
             return m;
+        }
+        if (v instanceof List<?> l) {
+            List<Object> out = new ArrayList<>();
+            for (Object x : l) {
+                out.add(plain(x));
+            }
+            return out;
         }
         if (v instanceof byte[] b) {
             return Base64.getEncoder().encodeToString(b);
@@ -137,6 +162,10 @@ final class Serializers {
     void writeSchemas(Path dir) throws java.io.IOException {
         Files.writeString(dir.resolve("key.avsc"), keyAvro.toString(true) + "\n");
         Files.writeString(dir.resolve("value.avsc"), valueAvro.toString(true) + "\n");
+        if (txKeyAvro != null) {
+            Files.writeString(dir.resolve("tx-key.avsc"), txKeyAvro.toString(true) + "\n");
+            Files.writeString(dir.resolve("tx-value.avsc"), txValueAvro.toString(true) + "\n");
+        }
         Map<String, Object> cols = new LinkedHashMap<>();
         cols.put("topic", topic);
         cols.put("key", columns(table.keySchema()));
