@@ -15,7 +15,7 @@ type Decoder struct {
 	schemas schemaCache
 	// keyIndex caches key-to-row column mappings per (key id, value id),
 	// and synthesized key layouts per value id for keyless tables.
-	keyIndex sync.Map // uint64 → []int
+	keyIndex sync.Map // uint64 → keyMap
 	nullKeys sync.Map // int → *nullKey
 	// json holds the Connect schemas of JsonConverter records, declared
 	// the compiled declarations by topic.
@@ -115,8 +115,7 @@ func (d *Decoder) Decode(ctx context.Context, key, value []byte) (Change, error)
 	if ch.Key, err = d.decodeKey(kc, key[headerLen:]); err != nil {
 		return Change{}, &DecodeError{SchemaID: kid, Err: err}
 	}
-	ch.KeyLayout = kc.layout
-	if ch.KeyIndex, err = d.keyIndexFor(kc, vc); err != nil {
+	if ch.KeyLayout, ch.KeyIndex, err = d.keyLayoutFor(kc, vc); err != nil {
 		return Change{}, &DecodeError{SchemaID: kid, Err: err}
 	}
 	return ch, nil

@@ -175,8 +175,8 @@ func (d *Decoder) decodeJSON(key, value []byte) (Change, error) {
 	if err != nil {
 		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
-	ch.Key, ch.KeyLayout = k, kc.layout
-	if ch.KeyIndex, err = d.keyIndexFor(kc, vc); err != nil {
+	ch.Key = k
+	if ch.KeyLayout, ch.KeyIndex, err = d.keyLayoutFor(kc, vc); err != nil {
 		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
 	return ch, nil

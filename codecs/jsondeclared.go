@@ -164,7 +164,7 @@ func (d *Decoder) decodeDeclared(p *declaredPlan, key, value []byte) (Change, er
 	if ch.Op == OpTombstone {
 		return ch, nil
 	}
-	if ch.KeyIndex, err = d.keyIndexFor(p.key, p.value); err != nil {
+	if ch.KeyLayout, ch.KeyIndex, err = d.keyLayoutFor(p.key, p.value); err != nil {
 		return Change{}, &DecodeError{SchemaID: -1, Err: err}
 	}
 	return ch, nil

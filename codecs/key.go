@@ -3,6 +3,7 @@ package codecs
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // nullKey is the key layout synthesized from configured key columns.
@@ -70,22 +71,41 @@ func (d *Decoder) finishKey(kc *compiled, vals []any) error {
 	return nil
 }
 
-// keyIndexFor maps key columns to row columns by Avro field name.
-func (d *Decoder) keyIndexFor(kc, vc *compiled) ([]int, error) {
+// keyMap is a key layout matched to a row layout.
+type keyMap struct {
+	layout *Layout
+	index  []int
+}
+
+// keyLayoutFor maps key columns to row columns by Avro field name and
+// returns the key layout with each column named as the row names it.
+// Debezium builds key schemas without column mappers, so a propagated
+// __debezium.source.column.name ("Order ID") reaches the row's field but
+// not the key's ("Order_ID"); the key layout takes the row's name.
+func (d *Decoder) keyLayoutFor(kc, vc *compiled) (*Layout, []int, error) {
 	k := uint64(uint32(kc.id))<<32 | uint64(uint32(vc.id))
 	if v, ok := d.keyIndex.Load(k); ok {
-		return v.([]int), nil
+		m := v.(keyMap)
+		return m.layout, m.index, nil
 	}
-	idx := make([]int, len(kc.layout.Columns))
+	m := keyMap{layout: kc.layout, index: make([]int, len(kc.layout.Columns))}
 	for i, kcol := range kc.layout.Columns {
 		j := vc.layout.indexAvro(kcol.AvroName)
 		if j < 0 {
-			return nil, fmt.Errorf("%w: key column %q (schema %d) not in row (schema %d)", ErrUnsupportedSchema, kcol.AvroName, kc.id, vc.id)
+			return nil, nil, fmt.Errorf("%w: key column %q (schema %d) not in row (schema %d)", ErrUnsupportedSchema, kcol.AvroName, kc.id, vc.id)
 		}
-		idx[i] = j
+		m.index[i] = j
+		if name := vc.layout.Columns[j].Name; name != kcol.Name {
+			if m.layout == kc.layout {
+				renamed := *kc.layout
+				renamed.Columns = slices.Clone(kc.layout.Columns)
+				m.layout = &renamed
+			}
+			m.layout.Columns[i].Name = name
+		}
 	}
-	d.keyIndex.Store(k, idx)
-	return idx, nil
+	d.keyIndex.Store(k, m)
+	return m.layout, m.index, nil
 }
 
 // keyFromRow applies the null-key policy: configured key columns are taken

@@ -208,6 +208,19 @@ step "full: bench harness selftest" "$venv_python" scripts/py/bench_peers.py sel
 # go build line, and `cdc2delta validate` of the stack's config.
 step "full: compose and Dockerfile" bash scripts/setup/compose.sh check
 
+# SQL Server events from Debezium's own classes: the committed golden files
+# must be what the harness writes today (java, javac, mvn; ~25 s warm).
+check_dbz_goldens() {
+	local d
+	d="$(mktemp -d "${TMPDIR:-/tmp}/cdc2delta-goldens.XXXXXX")"
+	bash scripts/dbzjava-goldens.sh "$d" &&
+		diff -r -q -x README.md codecs/testdata/debezium/java "$d"
+	local rc=$?
+	rm -rf "$d"
+	return $rc
+}
+step "full: debezium sql server goldens" check_dbz_goldens
+
 # full tier: servers -----------------------------------------------------------
 
 run_dir="$(mktemp -d "${TMPDIR:-/tmp}/cdc2delta-test.XXXXXX")"

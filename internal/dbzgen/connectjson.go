@@ -27,7 +27,7 @@ const (
 // AvroData.toConnectSchema does (int with connect.type int8/int16, [null, T]
 // as optional, connect.name/version/parameters, decimal scale and
 // precision as parameters), and written as JsonConverter.asJsonSchema does
-// ("type", "optional", "name", "version", "parameters"; struct "fields"
+// ("type", "optional", "name", "version", "default", "parameters"; struct "fields"
 // with "field"; array "items"; map "keys"/"values"). Values follow
 // JsonConverter.convertToJson: numbers for integers and floats (Jackson
 // writes non-finite floats as "NaN"/"Infinity"/"-Infinity" strings), base64
@@ -36,12 +36,12 @@ const (
 // A tombstone's value is nil, as fromConnectData returns for a null value.
 func (g *Generator) EncodeJSON(ev Event, format DecimalFormat) (key, value []byte, err error) {
 	if ev.Marker != nil {
-		native := markerNative(ev.Marker)
-		key, err = ConnectJSON(txKeySchema(), map[string]any{"id": ev.Marker.ID}, format)
+		native := markerNative(ev.Marker, g.opts.Layout)
+		key, err = ConnectJSON(txKeySchema(g.opts.Layout), map[string]any{"id": ev.Marker.ID}, format)
 		if err != nil {
 			return nil, nil, err
 		}
-		value, err = ConnectJSON(txValueSchema(), native, format)
+		value, err = ConnectJSON(txValueSchema(g.opts.Layout), native, format)
 		return key, value, err
 	}
 	t := ev.Table
@@ -236,6 +236,13 @@ func (w *connectWriter) convert(schema, native any, ns string) (object, any, err
 	}
 	if v, ok := props["connect.version"]; ok {
 		s = s.set("version", v)
+	}
+	if d, ok := props["connect.default"]; ok {
+		// asJsonSchema writes the schema's default value: the source
+		// block's snapshot enum ("false") and column defaults, which
+		// dbzgen supports for booleans, numbers and strings only, whose
+		// JSON form is the Avro default's.
+		s = s.set("default", d)
 	}
 	if params != nil {
 		s = s.set("parameters", params)

@@ -134,7 +134,7 @@ func sourceParams(col Column, t sqlType) object {
 	case "datetimeoffset":
 		length, scale = frac(26), t.scale
 	}
-	p := object{}.set("__debezium.source.column.type", t.String())
+	p := object{}.set("__debezium.source.column.type", sourceTypeName(t))
 	if length >= 0 {
 		p = p.set("__debezium.source.column.length", fmt.Sprint(length))
 	}
@@ -142,4 +142,17 @@ func sourceParams(col Column, t sqlType) object {
 		p = p.set("__debezium.source.column.scale", fmt.Sprint(scale))
 	}
 	return p.set("__debezium.source.column.name", col.Name)
+}
+
+// sourceTypeName is the TYPE_NAME the JDBC driver reports, upper-cased as
+// Debezium propagates it: SQL Server stores float(1-24) as real and knows
+// rowversion by its older name, timestamp.
+func sourceTypeName(t sqlType) string {
+	switch {
+	case t.name == "float" && t.precision <= 24:
+		return "REAL"
+	case t.name == "rowversion":
+		return "TIMESTAMP"
+	}
+	return t.String()
 }

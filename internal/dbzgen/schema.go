@@ -35,6 +35,10 @@ type tableColumn struct {
 	field string // the Avro field name after adjustment
 	sql   sqlType
 	typ   columnType
+	// keyParams are the connect.parameters of the column's key field:
+	// Debezium builds key fields without column mappers, so without the
+	// propagated source type.
+	keyParams object
 }
 
 func newTable(def TableDef, o Options) (*Table, error) {
@@ -60,8 +64,9 @@ func newTable(def TableDef, o Options) (*Table, error) {
 			return nil, fmt.Errorf("%w: two columns adjust to field %q", ErrBadTable, field)
 		}
 		seen[field] = true
+		keyParams := ct.connect.params
 		if o.PropagateSourceTypes {
-			ct.connect.params = append(ct.connect.params, sourceParams(c, st)...)
+			ct.connect.params = append(append(object{}, ct.connect.params...), sourceParams(c, st)...)
 		}
 		if c.Default != nil {
 			if ct.connect.def, err = defaultValue(ct, c.Default); err != nil {
@@ -69,7 +74,7 @@ func newTable(def TableDef, o Options) (*Table, error) {
 			}
 			ct.connect.hasDef = true
 		}
-		t.columns = append(t.columns, tableColumn{Column: c, field: field, sql: st, typ: ct})
+		t.columns = append(t.columns, tableColumn{Column: c, field: field, sql: st, typ: ct, keyParams: keyParams})
 	}
 	for _, k := range def.Key {
 		i := t.column(k)
@@ -139,7 +144,7 @@ func (t *Table) compile() error {
 	if len(t.key) > 0 {
 		fields := make([]any, len(t.key))
 		for i, k := range t.key {
-			fields[i] = t.columns[k].fieldSchema()
+			fields[i] = t.columns[k].keyFieldSchema()
 		}
 		key := object{}.set("type", "record").set("name", "Key").set("namespace", t.topic).
 			set("fields", fields).set("connect.name", t.topic+".Key")
@@ -163,6 +168,12 @@ func compileSchema(o object) (string, *goavro.Codec, error) {
 		return "", nil, fmt.Errorf("%w: %v", ErrBadTable, err)
 	}
 	return string(b), c, nil
+}
+
+// keyFieldSchema is the column's field in the key record.
+func (c tableColumn) keyFieldSchema() object {
+	c.typ.connect.params = c.keyParams
+	return c.fieldSchema()
 }
 
 // fieldSchema is the record field. Nullable columns are ["null", T] with

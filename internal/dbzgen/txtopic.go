@@ -53,25 +53,39 @@ func (g *Generator) Topic(ev Event) string {
 	return ev.Table.Topic()
 }
 
-func txKeySchema() object {
-	return object{}.set("type", "record").set("name", "TransactionMetadataKey").set("namespace", "io.debezium.connector.common").
-		set("fields", []any{field("id", "string")}).
-		set("connect.name", "io.debezium.connector.common.TransactionMetadataKey")
+// txKeySchema is the transaction topic's key schema. Debezium 3.x (checked
+// against 3.6.1's own classes, codecs/testdata/debezium/java) gives the key
+// and value records connect.version 1 and makes data_collections' items
+// optional; the older layouts keep the form documented for them.
+func txKeySchema(l Layout) object {
+	o := object{}.set("type", "record").set("name", "TransactionMetadataKey").set("namespace", "io.debezium.connector.common").
+		set("fields", []any{field("id", "string")})
+	if l == Layout31 {
+		o = o.set("connect.version", 1)
+	}
+	return o.set("connect.name", "io.debezium.connector.common.TransactionMetadataKey")
 }
 
-func txValueSchema() object {
+func txValueSchema(l Layout) object {
 	collection := object{}.set("type", "record").set("name", "collection").set("namespace", "event").
 		set("fields", []any{field("data_collection", "string"), field("event_count", "long")}).
 		set("connect.version", 1).set("connect.name", "event.collection")
-	return object{}.set("type", "record").set("name", "TransactionMetadataValue").set("namespace", "io.debezium.connector.common").
+	var items any = collection
+	if l == Layout31 {
+		items = optional(collection)
+	}
+	o := object{}.set("type", "record").set("name", "TransactionMetadataValue").set("namespace", "io.debezium.connector.common").
 		set("fields", []any{
 			field("status", "string"),
 			field("id", "string"),
 			nullField("event_count", "long"),
-			nullField("data_collections", object{}.set("type", "array").set("items", collection)),
+			nullField("data_collections", object{}.set("type", "array").set("items", items)),
 			field("ts_ms", "long"),
-		}).
-		set("connect.name", "io.debezium.connector.common.TransactionMetadataValue")
+		})
+	if l == Layout31 {
+		o = o.set("connect.version", 1)
+	}
+	return o.set("connect.name", "io.debezium.connector.common.TransactionMetadataValue")
 }
 
 func (g *Generator) registerTx(ctx context.Context) (*txTopic, error) {
@@ -84,11 +98,11 @@ func (g *Generator) registerTx(ctx context.Context) (*txTopic, error) {
 	if g.reg == nil {
 		return nil, ErrNoRegistry
 	}
-	keyText, keyCodec, err := compileSchema(txKeySchema())
+	keyText, keyCodec, err := compileSchema(txKeySchema(g.opts.Layout))
 	if err != nil {
 		return nil, err
 	}
-	valueText, valueCodec, err := compileSchema(txValueSchema())
+	valueText, valueCodec, err := compileSchema(txValueSchema(g.opts.Layout))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +126,7 @@ func (g *Generator) encodeMarker(ctx context.Context, m *TxMarker) (key, value [
 	if key, err = tx.keyCodec.BinaryFromNative(wireHeader(tx.keyID), map[string]any{"id": m.ID}); err != nil {
 		return nil, nil, fmt.Errorf("encoding transaction key: %w", err)
 	}
-	native := markerNative(m)
+	native := markerNative(m, g.opts.Layout)
 	if value, err = tx.valueCodec.BinaryFromNative(wireHeader(tx.valueID), native); err != nil {
 		return nil, nil, fmt.Errorf("encoding transaction %s %s: %w", m.Status, m.ID, err)
 	}
@@ -120,7 +134,7 @@ func (g *Generator) encodeMarker(ctx context.Context, m *TxMarker) (key, value [
 }
 
 // markerNative is the goavro form of a transaction topic event.
-func markerNative(m *TxMarker) map[string]any {
+func markerNative(m *TxMarker, l Layout) map[string]any {
 	native := map[string]any{"status": m.Status, "id": m.ID, "event_count": nil, "data_collections": nil,
 		"ts_ms": m.ProcessedAt.UnixMilli()}
 	if m.Status == TxEnd {
@@ -132,7 +146,11 @@ func markerNative(m *TxMarker) map[string]any {
 			n := m.Counts[t]
 			total += n
 			d := t.def
-			cols = append(cols, map[string]any{"data_collection": d.Database + "." + d.Schema + "." + d.Name, "event_count": n})
+			var col any = map[string]any{"data_collection": d.Database + "." + d.Schema + "." + d.Name, "event_count": n}
+			if l == Layout31 {
+				col = goavro.Union("event.collection", col)
+			}
+			cols = append(cols, col)
 		}
 		native["event_count"] = goavro.Union("long", total)
 		native["data_collections"] = goavro.Union("array", cols)
