@@ -179,7 +179,10 @@ func TestRegistrarConflictStopsOnlyThatTable(t *testing.T) {
 	r.Committed(other, tt.snap)
 	waitFor(t, "a conflict", func() bool { return len(r.Problems()) == 1 })
 	require.Contains(t, r.Problems()[0], "catalog: table analytics.orders not registered: catalog: analytics.orders is registered at s3://else/orders")
-	waitFor(t, "the other table", func() bool { _, err := f.Lookup(t.Context(), other.Name); return err == nil && r.Status()[0].Registered })
+	waitFor(t, "the other table", func() bool {
+		_, err := f.Lookup(t.Context(), other.Name)
+		return err == nil && r.Status()[0].Registered
+	})
 	lookups := f.count("lookup")
 	time.Sleep(50 * time.Millisecond)
 	require.Equal(t, lookups+0, f.count("lookup"), "a conflict is not retried in a loop")
