@@ -101,7 +101,10 @@ func TestCatalogGlue(t *testing.T) {
 
 	// The clash: customers' data lands, its registration stops, /readyz says so.
 	pl.requireModel()
-	require.Eventually(t, func() bool { code, body := readyz(); return code == 503 && strings.Contains(body, "catalog: table analytics.customers not registered") },
+	require.Eventually(t, func() bool {
+		code, body := readyz()
+		return code == 503 && strings.Contains(body, "catalog: table analytics.customers not registered")
+	},
 		10*time.Second, 50*time.Millisecond)
 	_, body := readyz()
 	require.Contains(t, body, "registered at s3://someone/else/customers")
