@@ -15,13 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 	"github.com/cdc2delta/cdc2delta/processor/catalog"
 )
 
 // EnvUnityURL holds the URL of the OSS Unity Catalog server that
 // scripts/setup/unitycatalog.sh starts ("http://127.0.0.1:PORT", no
-// authorization, catalog "unity").
-const EnvUnityURL = "CDC2DELTA_UNITY_URL"
+// authorization, an empty database).
+const EnvUnityURL = fulltier.EnvUnityURL
 
 func server(t *testing.T) (*Catalog, string) {
 	t.Helper()
@@ -31,7 +35,10 @@ func server(t *testing.T) (*Catalog, string) {
 	}
 	c, err := New(Options{Endpoint: u})
 	require.NoError(t, err)
-	// A schema of the test's own.
+	// The catalog (created once per server) and a schema of the test's own.
+	if err := c.do(t.Context(), http.MethodPost, "/catalogs", map[string]string{"name": "unity"}, nil); err != nil {
+		require.ErrorIs(t, err, catalog.ErrExists)
+	}
 	schema := fmt.Sprintf("s%d", time.Now().UnixNano())
 	require.NoError(t, c.do(t.Context(), http.MethodPost, "/schemas", map[string]string{"name": schema, "catalog_name": "unity"}, nil))
 	return c, schema
@@ -99,4 +106,55 @@ func TestUnityDownIsUnavailable(t *testing.T) {
 	cancel()
 	_, err = c.Lookup(ctx, catalog.Name{Catalog: "unity", Schema: "s", Table: "t"})
 	require.True(t, errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "canceled"), "%v", err)
+}
+
+// TestUnityReadByNameWithDuckDB registers a Delta table and reads it by name
+// through DuckDB's unity_catalog extension.
+func TestUnityReadByNameWithDuckDB(t *testing.T) {
+	c, schema := server(t)
+	ctx := t.Context()
+	dir := t.TempDir()
+	st, err := localstore.New(localstore.Options{Dir: dir, NoSync: true})
+	require.NoError(t, err)
+	tbl, err := deltalog.Open(ctx, st)
+	require.NoError(t, err)
+	s := &deltalog.StructType{Fields: []deltalog.StructField{
+		{Name: "id", Type: deltalog.TypeLong},
+		{Name: "name", Type: deltalog.TypeString, Nullable: true, Metadata: map[string]any{"comment": "who"}},
+		{Name: "amount", Type: deltalog.DecimalType{Precision: 10, Scale: 2}, Nullable: true},
+	}}
+	ss, err := s.SchemaString()
+	require.NoError(t, err)
+	w, err := datafile.NewWriter(datafile.Options{Schema: s})
+	require.NoError(t, err)
+	adds, err := w.Write(ctx, st, [][]any{{int64(1), "a", decimal128.FromInt64(1250)}, {int64(2), "b", decimal128.FromInt64(99)}})
+	require.NoError(t, err)
+	proto := deltalog.MinimalProtocol(s, nil)
+	actions := []deltalog.Action{{Protocol: &proto}, {Metadata: &deltalog.Metadata{ID: "uc-duck", Format: deltalog.Format{Provider: "parquet"},
+		SchemaString: ss, PartitionColumns: []string{}, Configuration: map[string]string{}, Description: "read by name"}}}
+	for _, a := range adds {
+		actions = append(actions, deltalog.Action{Add: &a})
+	}
+	res, err := tbl.Commit(ctx, nil, actions, deltalog.Operation{Name: deltalog.OpCreateTable})
+	require.NoError(t, err)
+
+	src := catalog.Source{Name: catalog.Name{Catalog: "unity", Schema: schema, Table: "orders"}, Location: "file://" + dir, Role: catalog.RoleTable}
+	out, _, err := catalog.Register(ctx, c, catalog.EntryOf(src, res.Snapshot), 5*time.Second, c.Name())
+	require.NoError(t, err)
+	require.Equal(t, catalog.Created, out)
+
+	got := fulltier.PythonCode(t, `
+import duckdb, glob, os, sys
+import duckdb_extension_unity_catalog as uc, duckdb_extension_delta as delta, duckdb_extension_httpfs as httpfs
+def ext(m):
+    return glob.glob(os.path.join(os.path.dirname(m.__file__), "extensions", "*", "*.duckdb_extension"))[0]
+con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+for m in (httpfs, delta, uc):
+    con.execute(f"LOAD '{ext(m)}'")
+con.execute(f"CREATE SECRET (TYPE UC, TOKEN 'none', ENDPOINT '{sys.argv[1]}', AWS_REGION 'us-east-1')")
+con.execute("ATTACH 'unity' AS unity (TYPE UC_CATALOG)")
+for r in con.execute(f"SELECT id, name, amount::VARCHAR FROM unity.{sys.argv[2]}.orders ORDER BY id").fetchall():
+    print(*r)
+`, os.Getenv(EnvUnityURL), schema)
+	require.Equal(t, "1 a 12.50\n2 b 0.99\n", got)
 }
