@@ -31,11 +31,13 @@ func TestCatalogSyncGlue(t *testing.T) {
 	dir := t.TempDir()
 	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "orders"))
 	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "customers"))
+	testTable(t, filepath.Join(dir, "control"))
 	cfg := filepath.Join(dir, "c.yaml")
 	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `
 kafka: {brokers: ["127.0.0.1:1"], group_id: g, topics: [shop.sales.dbo.orders, shop.sales.dbo.customers, shop.sales.dbo.items]}
 schema_registry: {url: "http://127.0.0.1:1"}
 tables: {path: "%s/tables/{database}/{schema}/{table}"}
+control: {path: "%s/control"}
 catalog:
   type: glue
   endpoint: %s
@@ -43,7 +45,8 @@ catalog:
   access_key_id: t
   secret_access_key: t
   name: "analytics.{table}"
-`, dir, moto.Endpoint), 0o600))
+  control_name: analytics.cdc2delta_control
+`, dir, dir, moto.Endpoint), 0o600))
 
 	r := cli(t, "catalog", "sync", "--config", cfg)
 	require.Equal(t, 0, r.code, r.stderr+r.stdout)
@@ -51,11 +54,12 @@ catalog:
 	require.Contains(t, r.stdout, "created    analytics.customers  "+loc+"/customers\n")
 	require.Contains(t, r.stdout, "created    analytics.orders  "+loc+"/orders\n")
 	require.Contains(t, r.stdout, "absent     analytics.items")
-	require.Contains(t, r.stdout, "2 created, 0 updated, 0 unchanged, 0 conflicts, 0 errors")
+	require.Contains(t, r.stdout, "created    analytics.cdc2delta_control  file://"+filepath.Join(dir, "control")+"\n")
+	require.Contains(t, r.stdout, "3 created, 0 updated, 0 unchanged, 0 conflicts, 0 errors")
 
 	r = cli(t, "catalog", "sync", "--config", cfg)
 	require.Equal(t, 0, r.code, r.stderr+r.stdout)
-	require.Contains(t, r.stdout, "0 created, 0 updated, 2 unchanged, 0 conflicts, 0 errors")
+	require.Contains(t, r.stdout, "0 created, 0 updated, 3 unchanged, 0 conflicts, 0 errors")
 
 	// Someone repoints customers elsewhere: sync refuses to take it back.
 	_, err = gc.UpdateTable(ctx, &glue.UpdateTableInput{DatabaseName: aws.String("analytics"), TableInput: &types.TableInput{
@@ -66,7 +70,7 @@ catalog:
 	require.Equal(t, 1, r.code, r.stderr+r.stdout)
 	require.Contains(t, r.stdout, "conflict   analytics.customers")
 	require.Contains(t, r.stdout, "is registered at s3://other/customers")
-	require.Contains(t, r.stderr, "1 of 3 tables not registered")
+	require.Contains(t, r.stderr, "1 of 4 tables not registered")
 	out, err := gc.GetTable(ctx, &glue.GetTableInput{DatabaseName: aws.String("analytics"), Name: aws.String("customers")})
 	require.NoError(t, err)
 	require.Equal(t, "s3://other/customers", aws.ToString(out.Table.StorageDescriptor.Location))
