@@ -135,7 +135,7 @@ func (r *Registrar) Committed(src Source, snap *deltalog.Snapshot) {
 func (r *Registrar) Run(ctx context.Context) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
-	for {
+	for ctx.Err() == nil {
 		st, wait := r.next()
 		if st != nil {
 			r.attempt(ctx, st)

@@ -188,3 +188,24 @@ func TestRegistrarConflictStopsOnlyThatTable(t *testing.T) {
 	require.Equal(t, lookups+0, f.count("lookup"), "a conflict is not retried in a loop")
 	require.Equal(t, "s3://else/orders", f.entries[ordersSrc.Name].Location)
 }
+
+// Run returns when its context ends, even with a table due and the
+// catalog hanging.
+func TestRegistrarStopsWithItsContext(t *testing.T) {
+	f := newFake()
+	f.set(nil, true)
+	r, err := NewRegistrar(f, RegistrarOptions{RequestTimeout: time.Minute, Backoff: backoff.Policy{Min: time.Millisecond, Max: time.Millisecond}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	r.Committed(ordersSrc, newTestTable(t).snap)
+	waitFor(t, "a call", func() bool { return f.count("lookup") == 1 })
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	require.Equal(t, 1, f.count("lookup"))
+}
