@@ -18,6 +18,7 @@ type Config struct {
 	Decoding       Decoding       `yaml:"decoding"`
 	Retry          Retry          `yaml:"retry"`
 	Control        Control        `yaml:"control"`
+	Catalog        Catalog        `yaml:"catalog"`
 	Metrics        Metrics        `yaml:"metrics"`
 	Log            Log            `yaml:"log"`
 }

@@ -75,6 +75,7 @@ func (c *Config) Validate() error {
 	c.validateTables(&p)
 	c.validateLimits(&p)
 	c.validateRest(&p)
+	c.validateCatalog(&p)
 	return errors.Join(p...)
 }
 

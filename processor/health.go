@@ -58,7 +58,11 @@ type Status struct {
 	Unroutable []cdctable.TopicPartition
 	// Partitions is the number of partitions assigned.
 	Partitions int
-	now        time.Time
+	// Catalog are the catalog's problems (conflicts, refused credentials,
+	// failures beyond the retry budget) and CatalogNotes its registrations
+	// retrying within budget (ADR 0047). They never stop data.
+	Catalog, CatalogNotes []string
+	now                   time.Time
 }
 
 // Ready reports whether the processor is consuming every partition it owns:
@@ -109,7 +113,7 @@ func (s Status) problems() []string {
 	for _, tp := range s.Unroutable {
 		out = append(out, fmt.Sprintf("unroutable: %s/%d", tp.Topic, tp.Partition))
 	}
-	return out
+	return append(out, s.Catalog...)
 }
 
 // Status returns the current health.
@@ -122,6 +126,9 @@ func (p *Processor) Status() Status {
 		s.Err = *e
 	}
 	s.KafkaDown, s.KafkaDownSince, s.KafkaErr = p.kafka.status()
+	if c := p.opts.Catalog; c != nil {
+		s.Catalog, s.CatalogNotes = c.Problems(), c.Notes()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, t := range p.mu.tables {
@@ -170,6 +177,9 @@ func (p *Processor) Handler(gatherer prometheus.Gatherer) http.Handler {
 				if t.State == TableRetrying {
 					fmt.Fprintf(w, "table %s retrying %s for %s: %v\n", t.Table, t.Retrying, t.FailingFor.Round(time.Second), t.LastErr)
 				}
+			}
+			for _, line := range s.CatalogNotes {
+				fmt.Fprintln(w, line)
 			}
 			return
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
+	"github.com/cdc2delta/cdc2delta/processor/catalog"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/cdc2delta/cdc2delta/processor/route"
@@ -147,6 +148,14 @@ type Options struct {
 	OpenConcurrency int
 	// Maintenance configures the tables' automatic upkeep (ADR 0032).
 	Maintenance Maintenance
+	// Catalog registers the tables in a metastore after their first commit
+	// and after commits that change their metadata, beside the data path
+	// (ADR 0047); nil registers nothing. Its Run is the caller's to start.
+	Catalog *catalog.Registrar
+	// CatalogSource names a table in the catalog from its route source,
+	// its path and its role (catalog.RoleTable, catalog.RoleChangeLog);
+	// false leaves it unregistered.
+	CatalogSource func(src route.TableSource, path, role string) (catalog.Source, bool)
 }
 
 // TableSettings are one table's own settings, returned by Options.PerTable.

@@ -181,6 +181,7 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 	t.sink, t.log, t.opened = sink, changes, true
 	p.mu.Unlock()
 	p.m.setTableState(t.path, TableRunning)
+	p.registerTable(t) // an existing table's entry is checked once per start
 	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "version", sink.Version(),
 		"delete_mode", t.sinkOpts.DeleteMode, "merge_mode", t.sinkOpts.Mode, "bad_input", string(t.policy),
 		"duration", time.Since(start).Round(time.Millisecond))
@@ -401,6 +402,7 @@ func (p *Processor) applied(t *table, w *work, b merge.Batch, res merge.Result, 
 	if res.Committed {
 		p.observeCost(t, res)
 		p.maint.committed(t)
+		p.registerTable(t)
 	}
 	p.log.Debug("batch applied", "table", t.path, "records", len(b.Records), "version", res.Version,
 		"committed", res.Committed, "duration", res.Duration)

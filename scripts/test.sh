@@ -87,6 +87,7 @@ cleanup() {
 		bash scripts/setup/postgres.sh stop "$run_dir/postgres"
 		bash scripts/setup/mariadb.sh stop "$run_dir/mariadb"
 		bash scripts/setup/fakegcs.sh stop "$run_dir/fakegcs"
+		bash scripts/setup/unitycatalog.sh stop "$run_dir/unitycatalog"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
 			log "server logs kept in $run_dir"
@@ -242,6 +243,11 @@ start_sources() {
 step "start: postgres, mariadb, kafka connect" start_sources
 start_fakegcs() { CDC2DELTA_GCS_ENDPOINT="$(bash scripts/setup/fakegcs.sh start "$run_dir/fakegcs")" && export CDC2DELTA_GCS_ENDPOINT; }
 step "start: fake-gcs-server" start_fakegcs
+# The OSS Unity Catalog server, built from its pinned source the first time
+# (minutes; not on Maven Central). UC_SOURCE names a local copy of that source
+# on a machine without GitHub access.
+start_unitycatalog() { CDC2DELTA_UNITY_URL="$(bash scripts/setup/unitycatalog.sh start "$run_dir/unitycatalog")" && export CDC2DELTA_UNITY_URL; }
+step "start: unity catalog" start_unitycatalog
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1

@@ -85,6 +85,7 @@ func commands() []command {
 		reconcileCommand(),
 		loadCommand(),
 		statusCommand(),
+		catalogCommand(),
 		versionCommand(),
 	}
 }

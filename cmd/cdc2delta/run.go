@@ -160,6 +160,25 @@ func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Li
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registrar, err := newRegistrar(ctx, c, logger, reg)
+	if err != nil {
+		return err
+	}
+	if registrar != nil {
+		// Registration runs beside the pipeline and never holds it (ADR 0047).
+		opts.Catalog, opts.CatalogSource = registrar, catalogSource(c.Catalog)
+		rctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { registrar.Run(rctx) })
+		if c.Catalog.ControlName != "" && c.Control.Path != "" {
+			wg.Go(func() { registerControl(rctx, c, registrar, logger) })
+		}
+		defer func() {
+			stop()
+			wg.Wait()
+		}()
+		logger.Info("registering tables", "catalog", c.Catalog.Type, "name", c.Catalog.Name)
+	}
 	p, err := processor.New(opts, processor.WithLogger(logger), processor.WithRegisterer(reg))
 	if err != nil {
 		if errors.Is(err, processor.ErrOptions) {

@@ -54,7 +54,15 @@ type Entry struct {
 	// Properties are extra table parameters to record (owner tags,
 	// "cdc2delta.role"); implementations add their own required ones.
 	Properties map[string]string
+	// Format is the table format the entry declares, as Lookup found it
+	// ("delta", or what another writer registered: "iceberg", "parquet";
+	// "" when the catalog does not say). Create and Update ignore it: they
+	// always register a Delta table.
+	Format string
 }
+
+// FormatDelta is Entry.Format of a Delta table.
+const FormatDelta = "delta"
 
 // Catalog is one metastore. Implementations are safe for concurrent use and
 // honour ctx's deadline on every call.
@@ -73,9 +81,16 @@ type ConflictError struct {
 	Name     Name
 	Location string // the location already registered
 	Want     string // this table's location
+	// Format is set when the entry is not a Delta table: the format it
+	// declares ("iceberg", "parquet", or "unknown").
+	Format string
 }
 
 func (e *ConflictError) Error() string {
+	if e.Format != "" {
+		return fmt.Sprintf("catalog: %s is registered as a %s table at %s, not as a Delta table: drop that entry or register this table (%s) under another name",
+			e.Name, e.Format, e.Location, e.Want)
+	}
 	return fmt.Sprintf("catalog: %s is registered at %s, not at this table's %s: drop that entry or register this table under another name",
 		e.Name, e.Location, e.Want)
 }

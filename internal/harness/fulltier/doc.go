@@ -40,4 +40,7 @@ const (
 	// "http://127.0.0.1:PORT", whose plugins are Debezium's PostgreSQL and
 	// MariaDB connectors and which writes to the EnvKafkaBrokers broker.
 	EnvConnectURL = "CDC2DELTA_CONNECT_URL"
+	// EnvUnityURL holds the URL of the OSS Unity Catalog server,
+	// "http://127.0.0.1:PORT" (no authorization, an empty database).
+	EnvUnityURL = "CDC2DELTA_UNITY_URL"
 )

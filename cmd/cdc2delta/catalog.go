@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/internal/backoff"
+	"github.com/cdc2delta/cdc2delta/processor/catalog"
+	"github.com/cdc2delta/cdc2delta/processor/catalog/glue"
+	"github.com/cdc2delta/cdc2delta/processor/catalog/unity"
+	"github.com/cdc2delta/cdc2delta/processor/route"
+)
+
+// defaultCatalogTimeout bounds each catalog call when catalog.request_timeout is unset.
+const defaultCatalogTimeout = 30 * time.Second
+
+// errHiveNotBuiltIn is what newHiveCatalog returns until a Hive Metastore
+// client is linked in.
+var errHiveNotBuiltIn = errors.New("hive catalog not built in")
+
+// newHiveCatalog connects the Hive Metastore at k.URIs. This binary has no
+// Hive Metastore client yet: it refuses, and `run` and `catalog sync` stop
+// with the reason instead of running without registration.
+func newHiveCatalog(_ context.Context, k config.Catalog) (catalog.Catalog, string, error) {
+	return nil, "", fmt.Errorf("catalog.type hive (%s): %w", strings.Join(k.URIs, ","), errHiveNotBuiltIn)
+}
+
+// newCatalog builds the configured catalog and the name its errors use.
+func newCatalog(ctx context.Context, k config.Catalog) (catalog.Catalog, string, error) {
+	switch k.Type {
+	case config.CatalogUnity:
+		token, err := secretOrFile(k.Token, k.TokenFile, "catalog.token_file")
+		if err != nil {
+			return nil, "", err
+		}
+		c, err := unity.New(unity.Options{Endpoint: k.Endpoint, Token: token})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.Name(), nil
+	case config.CatalogGlue:
+		secret, err := secretOrFile(k.SecretAccessKey, k.SecretAccessKeyFile, "catalog.secret_access_key_file")
+		if err != nil {
+			return nil, "", err
+		}
+		c, err := glue.New(ctx, glue.Options{Region: k.Region, Endpoint: k.Endpoint, CatalogID: k.CatalogID,
+			AccessKeyID: k.AccessKeyID, SecretAccessKey: secret})
+		if err != nil {
+			return nil, "", err
+		}
+		name := "AWS Glue"
+		if k.Endpoint != "" {
+			name = "Glue at " + k.Endpoint
+		}
+		return c, name, nil
+	case config.CatalogHive:
+		return newHiveCatalog(ctx, k)
+	}
+	return nil, "", usagef("catalog.type: %q is not unity, glue or hive", k.Type)
+}
+
+// secretOrFile is the secret, or the trimmed content of file (a mounted
+// secret) when it is set.
+func secretOrFile(s config.Secret, file, path string) (string, error) {
+	if file == "" {
+		return s.Reveal(), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: reading %s: %w", path, file, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// catalogLocation is a table path as engines address it in a catalog: URLs
+// stay, local directories become file:// URLs of their absolute path.
+func catalogLocation(path string) string {
+	if strings.Contains(path, "://") {
+		return strings.TrimRight(path, "/")
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return "file://" + filepath.ToSlash(path)
+}
+
+// catalogName makes a catalog.Name of a configured name's parts.
+func catalogName(parts []string) catalog.Name {
+	if len(parts) == 3 {
+		return catalog.Name{Catalog: parts[0], Schema: parts[1], Table: parts[2]}
+	}
+	if len(parts) == 2 {
+		return catalog.Name{Schema: parts[0], Table: parts[1]}
+	}
+	return catalog.Name{Table: strings.Join(parts, ".")}
+}
+
+// catalogSource names the tables in the catalog: the name template (and
+// overrides) for a table; its name with "_changes" for its change log.
+func catalogSource(k config.Catalog) func(src route.TableSource, path, role string) (catalog.Source, bool) {
+	return func(src route.TableSource, path, role string) (catalog.Source, bool) {
+		parts, ok := k.TableName(configSource(src))
+		if !ok || len(parts) != k.Parts() {
+			return catalog.Source{}, false
+		}
+		n := catalogName(parts)
+		if role == catalog.RoleChangeLog {
+			n.Table += "_changes"
+		}
+		return catalog.Source{Name: n, Location: catalogLocation(path), Role: role}, true
+	}
+}
+
+// newRegistrar builds the registrar of `run`, or nil without a catalog.
+func newRegistrar(ctx context.Context, c config.Config, logger *slog.Logger, reg prometheus.Registerer) (*catalog.Registrar, error) {
+	if !c.Catalog.Enabled() {
+		return nil, nil
+	}
+	cat, name, err := newCatalog(ctx, c.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(c.Catalog.RequestTimeout)
+	if timeout <= 0 {
+		timeout = defaultCatalogTimeout
+	}
+	return catalog.NewRegistrar(cat, catalog.RegistrarOptions{
+		Dependency: name, RequestTimeout: timeout, RetryBudget: time.Duration(c.Retry.Budget),
+		Backoff: backoff.Policy{Min: time.Second, Max: time.Minute}, Logger: logger, Registerer: reg,
+	})
+}
+
+// registerControl hands the control table's snapshot to the registrar
+// every interval until ctx ends: the control table is kept beside the
+// pipeline, by its own writer.
+func registerControl(ctx context.Context, c config.Config, r *catalog.Registrar, logger *slog.Logger) {
+	parts := strings.Split(c.Catalog.ControlName, ".")
+	src := catalog.Source{Name: catalogName(parts), Location: catalogLocation(c.Control.Path), Role: catalog.RoleControl}
+	open := storeOpener(c.Storage)
+	every := max(time.Duration(c.Control.Interval), 10*time.Second)
+	for {
+		if snap, err := readSnapshot(ctx, open, c.Control.Path); err == nil {
+			r.Committed(src, snap)
+		} else if !errors.Is(err, deltalog.ErrNotExist) && ctx.Err() == nil {
+			logger.Warn("reading the control table to register it", "path", c.Control.Path, "err", err)
+		}
+		if backoff.Sleep(ctx, every) != nil {
+			return
+		}
+	}
+}
+
+// readSnapshot is the latest snapshot of the table at path.
+func readSnapshot(ctx context.Context, open func(context.Context, string) (deltalog.Store, error), path string) (*deltalog.Snapshot, error) {
+	store, err := open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := deltalog.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	return tbl.Snapshot(ctx)
+}

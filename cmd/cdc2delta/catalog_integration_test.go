@@ -1,0 +1,77 @@
+//go:build integration
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/glue"
+	"github.com/aws/aws-sdk-go-v2/service/glue/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
+)
+
+// TestCatalogSyncGlue: catalog sync registers every existing table, says
+// what it did, changes nothing the second time, and exits 1 on a name held
+// by another location, which it leaves alone.
+func TestCatalogSyncGlue(t *testing.T) {
+	ctx := t.Context()
+	moto := fulltier.StartMoto(t)
+	gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(moto.Endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
+	_, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("analytics")}})
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "orders"))
+	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "customers"))
+	testTable(t, filepath.Join(dir, "control"))
+	cfg := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `
+kafka: {brokers: ["127.0.0.1:1"], group_id: g, topics: [shop.sales.dbo.orders, shop.sales.dbo.customers, shop.sales.dbo.items]}
+schema_registry: {url: "http://127.0.0.1:1"}
+tables: {path: "%s/tables/{database}/{schema}/{table}"}
+control: {path: "%s/control"}
+catalog:
+  type: glue
+  endpoint: %s
+  region: us-east-1
+  access_key_id: t
+  secret_access_key: t
+  name: "analytics.{table}"
+  control_name: analytics.cdc2delta_control
+`, dir, dir, moto.Endpoint), 0o600))
+
+	r := cli(t, "catalog", "sync", "--config", cfg)
+	require.Equal(t, 0, r.code, r.stderr+r.stdout)
+	loc := "file://" + filepath.Join(dir, "tables", "sales", "dbo")
+	require.Contains(t, r.stdout, "created    analytics.customers  "+loc+"/customers\n")
+	require.Contains(t, r.stdout, "created    analytics.orders  "+loc+"/orders\n")
+	require.Contains(t, r.stdout, "absent     analytics.items")
+	require.Contains(t, r.stdout, "created    analytics.cdc2delta_control  file://"+filepath.Join(dir, "control")+"\n")
+	require.Contains(t, r.stdout, "3 created, 0 updated, 0 unchanged, 0 conflicts, 0 errors")
+
+	r = cli(t, "catalog", "sync", "--config", cfg)
+	require.Equal(t, 0, r.code, r.stderr+r.stdout)
+	require.Contains(t, r.stdout, "0 created, 0 updated, 3 unchanged, 0 conflicts, 0 errors")
+
+	// Someone repoints customers elsewhere: sync refuses to take it back.
+	_, err = gc.UpdateTable(ctx, &glue.UpdateTableInput{DatabaseName: aws.String("analytics"), TableInput: &types.TableInput{
+		Name: aws.String("customers"), TableType: aws.String("EXTERNAL_TABLE"), Parameters: map[string]string{"table_type": "DELTA"},
+		StorageDescriptor: &types.StorageDescriptor{Location: aws.String("s3://other/customers")}}})
+	require.NoError(t, err)
+	r = cli(t, "catalog", "sync", "--config", cfg)
+	require.Equal(t, 1, r.code, r.stderr+r.stdout)
+	require.Contains(t, r.stdout, "conflict   analytics.customers")
+	require.Contains(t, r.stdout, "is registered at s3://other/customers")
+	require.Contains(t, r.stderr, "1 of 4 tables not registered")
+	out, err := gc.GetTable(ctx, &glue.GetTableInput{DatabaseName: aws.String("analytics"), Name: aws.String("customers")})
+	require.NoError(t, err)
+	require.Equal(t, "s3://other/customers", aws.ToString(out.Table.StorageDescriptor.Location))
+}

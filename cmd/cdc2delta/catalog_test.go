@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/processor/catalog"
+	"github.com/cdc2delta/cdc2delta/processor/route"
+)
+
+func TestCatalogHiveNotBuiltIn(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+kafka: {brokers: ["127.0.0.1:1"], group_id: g, topics: [shop.sales.dbo.orders]}
+schema_registry: {url: "http://127.0.0.1:1"}
+catalog: {type: hive, uris: ["thrift://127.0.0.1:9083"], name: "{schema}.{table}"}
+`), 0o600))
+	r := cli(t, "validate", "--config", cfg)
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, "catalog", "sync", "--config", cfg)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "catalog.type hive (thrift://127.0.0.1:9083): hive catalog not built in")
+	r = cli(t, "catalog", "--config", cfg)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "catalog sync --config FILE")
+}
+
+func TestCatalogNames(t *testing.T) {
+	k := config.Catalog{Type: config.CatalogUnity, Name: "lake.{schema}.{table}",
+		Overrides: []config.CatalogOverride{{Table: "dbo.secret", Skip: true}}}
+	name := catalogSource(k)
+	src := route.TableSource{Topic: "shop.sales.dbo.orders", Database: "sales", Schema: "dbo", Table: "orders"}
+	s, ok := name(src, "s3://lake/sales/dbo/orders/", catalog.RoleTable)
+	require.True(t, ok)
+	require.Equal(t, catalog.Source{Name: catalog.Name{Catalog: "lake", Schema: "dbo", Table: "orders"}, Location: "s3://lake/sales/dbo/orders", Role: "table"}, s)
+	s, ok = name(src, "tables/sales/dbo/orders_changes", catalog.RoleChangeLog)
+	require.True(t, ok)
+	require.Equal(t, "lake.dbo.orders_changes", s.Name.String())
+	abs, err := filepath.Abs("tables/sales/dbo/orders_changes")
+	require.NoError(t, err)
+	require.Equal(t, "file://"+abs, s.Location)
+	src.Table = "secret"
+	_, ok = name(src, "x", catalog.RoleTable)
+	require.False(t, ok)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cdc2delta/cdc2delta/config"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/processor/catalog"
+	"github.com/cdc2delta/cdc2delta/processor/route"
+)
+
+func catalogCommand() command {
+	return command{
+		name:    "catalog",
+		args:    "sync",
+		summary: "register or repair every table in the configured catalog now; print what changed",
+		example: "cdc2delta catalog sync --config cdc2delta.yaml   # exit 1 when a name is another table's",
+		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
+			cf := addConfigFlags(fs, allOverrides...)
+			timeout := addTimeoutFlag(fs)
+			return func(ctx context.Context, args []string) error {
+				if len(args) != 1 || args[0] != "sync" {
+					return usagef("catalog: give the subcommand: catalog sync --config FILE")
+				}
+				c, err := cf.load(nil, e.lookup)
+				if err != nil {
+					return err
+				}
+				return catalogSync(ctx, e.stdout, c, *timeout.d)
+			}
+		},
+	}
+}
+
+// syncTarget is one table catalog sync registers.
+type syncTarget struct {
+	src  catalog.Source
+	path string
+}
+
+// catalogSync registers every table the configuration routes to (the
+// configured topics, or those matching topic_regex), their change logs and
+// the control table, idempotently, and prints one line per table.
+func catalogSync(ctx context.Context, w io.Writer, c config.Config, kafkaTimeout time.Duration) error {
+	if !c.Catalog.Enabled() {
+		return usagef("catalog.type is not set: there is no catalog to register the tables in")
+	}
+	cat, name, err := newCatalog(ctx, c.Catalog)
+	if err != nil {
+		return err
+	}
+	targets, err := syncTargets(ctx, c, kafkaTimeout)
+	if err != nil {
+		return err
+	}
+	timeout := time.Duration(c.Catalog.RequestTimeout)
+	if timeout <= 0 {
+		timeout = defaultCatalogTimeout
+	}
+	open := storeOpener(c.Storage)
+	counts := map[catalog.Outcome]int{}
+	var failed int
+	for _, t := range targets {
+		snap, err := readSnapshot(ctx, open, t.path)
+		if errors.Is(err, deltalog.ErrNotExist) {
+			fmt.Fprintf(w, "%-9s  %s  %s  (no table yet: registered after its first commit)\n", "absent", t.src.Name, t.src.Location)
+			continue
+		}
+		if err != nil {
+			failed++
+			fmt.Fprintf(w, "%-9s  %s  %s  reading the table: %v\n", catalog.Failed, t.src.Name, t.src.Location, err)
+			continue
+		}
+		out, diff, err := catalog.Register(ctx, cat, catalog.EntryOf(t.src, snap), timeout, name)
+		counts[out]++
+		switch {
+		case err != nil:
+			failed++
+			fmt.Fprintf(w, "%-9s  %s  %s  %v\n", out, t.src.Name, t.src.Location, err)
+		case len(diff) > 0:
+			fmt.Fprintf(w, "%-9s  %s  %s  (%s)\n", out, t.src.Name, t.src.Location, strings.Join(diff, ", "))
+		default:
+			fmt.Fprintf(w, "%-9s  %s  %s\n", out, t.src.Name, t.src.Location)
+		}
+	}
+	fmt.Fprintf(w, "%d created, %d updated, %d unchanged, %d conflicts, %d errors\n",
+		counts[catalog.Created], counts[catalog.Updated], counts[catalog.Unchanged], counts[catalog.Conflict], failed-counts[catalog.Conflict])
+	if failed > 0 {
+		return fmt.Errorf("%d of %d tables not registered (see above)", failed, len(targets))
+	}
+	return nil
+}
+
+// syncTargets lists the tables to register, sorted by name.
+func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duration) ([]syncTarget, error) {
+	topics := c.Kafka.Topics
+	if c.Kafka.TopicRegex != "" {
+		cl, adm, err := newAdmin(c.Kafka)
+		if err != nil {
+			return nil, err
+		}
+		defer cl.Close()
+		if topics, err = resolveTopics(ctx, adm, kafkaTimeout, c.Kafka); err != nil {
+			return nil, fmt.Errorf("listing the topics that match kafka.topic_regex: %w", err)
+		}
+	}
+	router, err := route.NewRouter(c.Tables.Path)
+	if err != nil {
+		return nil, usagef("tables.path: %v", err)
+	}
+	name := catalogSource(c.Catalog)
+	seen := map[string]bool{}
+	var out []syncTarget
+	add := func(src route.TableSource, path, role string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		if s, ok := name(src, path, role); ok {
+			out = append(out, syncTarget{src: s, path: path})
+		}
+	}
+	for _, topic := range topics {
+		src, err := router.Source(topic)
+		if err != nil {
+			return nil, fmt.Errorf("routing topic %s: %w", topic, err)
+		}
+		add(src, src.Path, catalog.RoleTable)
+		if c.Tables.Settings(configSource(src)).ChangeLog {
+			add(src, changeLogPath(src.Path), catalog.RoleChangeLog)
+		}
+	}
+	if c.Catalog.ControlName != "" && c.Control.Path != "" {
+		out = append(out, syncTarget{path: c.Control.Path, src: catalog.Source{Name: catalogName(strings.Split(c.Catalog.ControlName, ".")),
+			Location: catalogLocation(c.Control.Path), Role: catalog.RoleControl}})
+	}
+	slices.SortFunc(out, func(a, b syncTarget) int { return strings.Compare(a.src.Name.String(), b.src.Name.String()) })
+	return out, nil
+}

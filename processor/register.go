@@ -1,0 +1,22 @@
+package processor
+
+import "github.com/cdc2delta/cdc2delta/processor/catalog"
+
+// registerTable hands the table's and its change log's latest snapshots to
+// the catalog's registrar, which registers them in the background when
+// their entries changed (ADR 0047). It never waits for the catalog.
+func (p *Processor) registerTable(t *table) {
+	c, name := p.opts.Catalog, p.opts.CatalogSource
+	if c == nil || name == nil {
+		return
+	}
+	if src, ok := name(t.src, t.path, catalog.RoleTable); ok && t.sink != nil {
+		c.Committed(src, t.sink.Snapshot())
+	}
+	if t.log == nil {
+		return
+	}
+	if src, ok := name(t.src, t.logPath, catalog.RoleChangeLog); ok {
+		c.Committed(src, t.log.Snapshot())
+	}
+}

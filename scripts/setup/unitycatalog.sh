@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# unitycatalog.sh builds the OSS Unity Catalog server from its pinned source
+# (it is not published on Maven Central) and runs it on 127.0.0.1 for the
+# catalog tests. The first build takes minutes (sbt resolves and compiles);
+# later runs reuse the build under CDC2DELTA_CACHE. UC_SOURCE, when set, is a
+# directory holding that commit's source tree, used instead of fetching it
+# from GitHub (machines without GitHub access).
+#
+#   unitycatalog.sh build        build (or reuse) the server; print its directory
+#   unitycatalog.sh start DIR    start on a free port; print the URL
+#   unitycatalog.sh stop DIR     stop the server started in DIR
+set -euo pipefail
+# shellcheck source=scripts/setup/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+UC_REPO=https://github.com/unitycatalog/unitycatalog.git
+UC_COMMIT=c9ed6b142f851b4d32c56eed9e85e917f27d7b7a
+
+build() {
+	local dir="$CDC2DELTA_CACHE/unitycatalog-$UC_COMMIT" cp
+	if [[ -f $dir/server/target/classpath && -f $dir/loopback/Loopback.class ]]; then
+		printf '%s\n' "$dir"
+		return
+	fi
+	need_cmd java openjdk-17-jdk-headless "the Unity Catalog server"
+	need_cmd git git "the Unity Catalog source"
+	if [[ ! -f $dir/build.sbt ]]; then
+		rm -rf "$dir"
+		if [[ -n ${UC_SOURCE:-} ]]; then
+			log "copying Unity Catalog's source from $UC_SOURCE"
+			mkdir -p "$dir"
+			cp -r "$UC_SOURCE/." "$dir"
+		else
+			log "fetching Unity Catalog $UC_COMMIT"
+			git init -q "$dir"
+			git -C "$dir" fetch -q --depth 1 "$UC_REPO" "$UC_COMMIT"
+			git -C "$dir" checkout -q FETCH_HEAD
+		fi
+		# ~/.m2 may hold a pom without its jar; sbt must not stop there.
+		sed -i '/maven-local/d' "$dir/build/sbt-config/repositories"
+	fi
+	log "building the Unity Catalog server with sbt (minutes the first time)"
+	(cd "$dir" && build/sbt -info "server/package" >"$dir/build.log" 2>&1) || {
+		tail -30 "$dir/build.log" >&2
+		die "sbt could not build the Unity Catalog server (log $dir/build.log)"
+	}
+	cp="$(cat "$dir/server/target/classpath")"
+	mkdir -p "$dir/loopback"
+	javac -cp "$cp" -d "$dir/loopback" "$CDC2DELTA_ROOT/scripts/setup/unitycatalog/Loopback.java"
+	printf '%s\n' "$dir"
+}
+
+start() {
+	local dir=$1 uc port pid i
+	uc="$(build)"
+	mkdir -p "$dir"
+	dir="$(cd "$dir" && pwd)"
+	# The server reads etc/conf and keeps its H2 database in etc/db, relative
+	# to its working directory: one per run.
+	rm -rf "$dir/etc"
+	cp -r "$uc/etc" "$dir/etc"
+	rm -rf "$dir/etc/db"
+	port="$(free_port)"
+	(cd "$dir" && exec setsid java -cp "$uc/loopback:$(cat "$uc/server/target/classpath")" Loopback "$port" \
+		>"$dir/uc.log" 2>&1 </dev/null) &
+	pid=$!
+	printf '%s\n' "$pid" >"$dir/uc.pid"
+	if ! wait_port "$port" 120 "$pid"; then
+		tail -30 "$dir/uc.log" >&2 || true
+		stop "$dir"
+		die "the Unity Catalog server did not start"
+	fi
+	for ((i = 0; i < 120; i++)); do
+		curl -fsS "http://127.0.0.1:$port/api/2.1/unity-catalog/catalogs" >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	log "Unity Catalog ready on http://127.0.0.1:$port (pid $pid)"
+	printf 'http://127.0.0.1:%s\n' "$port"
+}
+
+stop() {
+	local dir=$1 pid i
+	[[ -f $dir/uc.pid ]] || return 0
+	pid="$(cat "$dir/uc.pid")"
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 40; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$dir/uc.pid"
+	log "Unity Catalog stopped (pid $pid)"
+}
+
+case "${1:-}" in
+build) build ;;
+start) start "${2:?usage: unitycatalog.sh start DIR}" ;;
+stop) stop "${2:?usage: unitycatalog.sh stop DIR}" ;;
+*) die "usage: unitycatalog.sh build | start DIR | stop DIR" ;;
+esac
