@@ -9,7 +9,7 @@ import (
 )
 
 // TestShallowCloneReadsSourceFilesAndVacuumKeepsThem: a shallow clone names the
-// source's files by file:// URI (the source's directory name escaped), reads as the
+// source's files by absolute path (the source's directory name escaped), reads as the
 // source at that version, is refused by commands that write, and the source's vacuum
 // keeps the files it names until the clone is gone.
 func TestShallowCloneReadsSourceFilesAndVacuumKeepsThem(t *testing.T) {
@@ -22,7 +22,7 @@ func TestShallowCloneReadsSourceFilesAndVacuumKeepsThem(t *testing.T) {
 
 	log, err := os.ReadFile(filepath.Join(dest, "_delta_log", "00000000000000000000.json"))
 	require.NoError(t, err)
-	require.Contains(t, string(log), `"path":"file://`+filepath.ToSlash(filepath.Dir(dir))+`/src%20table%25/`)
+	require.Contains(t, string(log), `"path":"`+filepath.ToSlash(filepath.Dir(dir))+`/src%20table%25/`)
 	require.Contains(t, string(log), `"storageType":"p"`)
 	require.Contains(t, string(log), `"isShallow":"true"`)
 

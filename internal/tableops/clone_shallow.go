@@ -8,10 +8,12 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 )
 
-// SourceURI is the URI a shallow clone names the files of the table in s by: "file://"
-// and the escaped path of a local table, the table URL of a bucket or container. Paths
+// SourceURI is the URI a shallow clone names the files of the table in s by: the
+// escaped absolute path of a local table, the table URL of a bucket or container. Paths
 // in the log are URIs (PROTOCOL.md), so a root with a space or a "%" is escaped here
-// and a relative add.path, already escaped, is appended as it is.
+// and a relative add.path, already escaped, is appended as it is. A local path goes
+// without "file:" (Spark writes "file:/..."): Spark and delta-rs read both, DuckDB's
+// delta_scan only the bare path (it prefixes the table's root to anything else).
 func SourceURI(s deltalog.Store) (string, error) {
 	r, ok := s.(interface{ Root() string })
 	if !ok || r.Root() == "" {
@@ -19,7 +21,7 @@ func SourceURI(s deltalog.Store) (string, error) {
 	}
 	root := strings.TrimSuffix(r.Root(), "/")
 	if strings.HasPrefix(root, "/") {
-		return (&url.URL{Scheme: "file", Path: root}).String(), nil
+		return (&url.URL{Path: root}).EscapedPath(), nil
 	}
 	scheme, rest, ok := strings.Cut(root, "://")
 	if !ok {
