@@ -23,7 +23,7 @@ func TestShallowCloneReadsSourceFilesAndVacuumKeepsThem(t *testing.T) {
 	log, err := os.ReadFile(filepath.Join(dest, "_delta_log", "00000000000000000000.json"))
 	require.NoError(t, err)
 	require.Contains(t, string(log), `"path":"`+filepath.ToSlash(filepath.Dir(dir))+`/src%20table%25/`)
-	require.Contains(t, string(log), `"storageType":"p"`)
+	require.Contains(t, string(log), `"storageType":"p","pathOrInlineDv":"file://`+filepath.ToSlash(filepath.Dir(dir))+`/src%20table%25/deletion_vector_`)
 	require.Contains(t, string(log), `"isShallow":"true"`)
 
 	show := func(args ...string) string {

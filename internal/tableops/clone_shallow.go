@@ -52,10 +52,20 @@ func shallowAdd(base string, f deltalog.Add) (deltalog.Add, error) {
 			return deltalog.Add{}, fmt.Errorf("the deletion vector of %s: %w", f.Path, err)
 		}
 		abs := *dv
-		abs.StorageType, abs.PathOrInlineDV = deltalog.DVStoragePath, base+"/"+escapePath(rel)
+		abs.StorageType, abs.PathOrInlineDV = deltalog.DVStoragePath, dvBase(base)+"/"+escapePath(rel)
 		add.DeletionVector = &abs
 	}
 	return add, nil
+}
+
+// dvBase is base as a deletion vector's "p" path takes it: a URL with a scheme, which
+// delta-kernel (DuckDB, delta-rs) requires there, "file://" and the path for a local
+// table.
+func dvBase(base string) string {
+	if strings.HasPrefix(base, "/") {
+		return "file://" + base
+	}
+	return base
 }
 
 // escapePath escapes each segment of an object path for a URI.
