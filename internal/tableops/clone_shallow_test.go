@@ -22,11 +22,11 @@ func (s rootedStore) Root() string { return s.root }
 func TestSourceURI(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	for root, want := range map[string]string{
-		"/data/src table%":                           "/data/src%20table%25",
-		"/data/t/":                                   "/data/t",
-		"s3://bucket/sales/orders":                   "s3://bucket/sales/orders",
-		"s3://bucket/":                               "s3://bucket",
-		"gs://bucket/a b":                            "gs://bucket/a%20b",
+		"/data/src table%":         "/data/src%20table%25",
+		"/data/t/":                 "/data/t",
+		"s3://bucket/sales/orders": "s3://bucket/sales/orders",
+		"s3://bucket/":             "s3://bucket",
+		"gs://bucket/a b":          "gs://bucket/a%20b",
 		"abfss://box@acct.dfs.core.windows.net/t/x": "abfss://box@acct.dfs.core.windows.net/t/x",
 	} {
 		got, err := tableops.SourceURI(rootedStore{mem, root})
