@@ -145,7 +145,14 @@ func TestOpsSparkOracle(t *testing.T) {
 		require.Equal(t, readIDs(t, ours), readIDs(t, spark))
 		info, err := spark.CommitInfo(ctx, 0)
 		require.NoError(t, err)
-		require.Equal(t, "true", info.OperationParameters.Text("isShallow"), "%v", info.OperationParameters.Texts())
+		// Spark records a shallow clone as a CLONE of the source version; ours adds
+		// isShallow, as Databricks records it.
+		require.Equal(t, tableops.OpClone, info.Operation)
+		require.Equal(t, fmt.Sprint(cloneAt), info.OperationParameters.Text("sourceVersion"), "%v", info.OperationParameters.Texts())
+		oursInfo, err := ours.CommitInfo(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, tableops.OpClone, oursInfo.Operation)
+		require.Equal(t, "true", oursInfo.OperationParameters.Text("isShallow"))
 	})
 	t.Run("load gives the table Spark's INSERT of the same file gives", func(t *testing.T) {
 		require.Equal(t, "200", fmt.Sprint(res[12].Rows[0]["n"]))
