@@ -17,7 +17,8 @@
 // or v2 with sidecars), then the JSON commits after it. A table that needs a reader feature
 // we do not implement is refused with an [UnsupportedFeatureError] naming the feature; a
 // table with a live data file named by absolute URI (SHALLOW CLONE writes them) with an
-// [AbsolutePathError]; a missing, truncated or corrupt file, or a metaData without a
+// [AbsolutePathError], unless opened with [ResolveAbsolutePaths] to be read (a commit
+// from such a snapshot is still refused); a missing, truncated or corrupt file, or a metaData without a
 // valid schemaString, gives a [CorruptFileError] naming it.
 //
 // # Committing

@@ -97,14 +97,18 @@ func dvFileName(id uuid.UUID) string {
 }
 
 // dvPathInStore resolves the file of a "u" or "p" deletion vector to a path in s. An
-// absolute "p" path can only be read when s says where it is rooted (Root) and the path
-// lies beneath that root; Spark writes "p" only for tables cloned from elsewhere.
+// absolute "p" path is read under s's root (Root) when it lies beneath it, else only
+// when s resolves absolute URIs (ResolveAbsolutePaths); Spark writes "p" for tables
+// cloned from elsewhere.
 func dvPathInStore(s Store, d *DeletionVector) (string, error) {
 	if d.StorageType != DVStoragePath {
 		return d.RelativePath()
 	}
 	r, ok := s.(interface{ Root() string })
-	if !ok {
+	if !ok || r.Root() == "" {
+		if ResolvesAbsolutePaths(s) && IsAbsolutePath(d.PathOrInlineDV) {
+			return d.PathOrInlineDV, nil
+		}
 		return "", fmt.Errorf("%w: absolute path %q and the store has no root to resolve it against", ErrBadDeletionVector, d.PathOrInlineDV)
 	}
 	p := d.PathOrInlineDV
@@ -116,6 +120,10 @@ func dvPathInStore(s Store, d *DeletionVector) (string, error) {
 		}
 	}
 	rel, ok := strings.CutPrefix(p, root)
+	if !ok && ResolvesAbsolutePaths(s) && IsAbsolutePath(d.PathOrInlineDV) {
+		// Outside the table (a shallow clone's source): the store reads the URI itself.
+		return d.PathOrInlineDV, nil
+	}
 	if !ok {
 		return "", fmt.Errorf("%w: absolute path %q is outside the table at %q", ErrBadDeletionVector, d.PathOrInlineDV, root)
 	}

@@ -59,8 +59,9 @@ func errString(err error) string {
 }
 
 // AbsolutePathError reports a live data file whose add.path is absolute (see
-// IsAbsolutePath). Delta allows such paths, SHALLOW CLONE writes them, but deltalog
-// refuses the table: it reads data files only relative to the table root.
+// IsAbsolutePath). Delta allows such paths, SHALLOW CLONE writes them; deltalog reads
+// them only in a table opened with ResolveAbsolutePaths, and never commits to such a
+// table.
 type AbsolutePathError struct {
 	// Version is the table version being loaded; -1 when not known.
 	Version int64
@@ -87,5 +88,6 @@ func (e *AbsolutePathError) Error() string {
 
 // AbsolutePathRemedy says why a table with absolute data file paths is refused and
 // what to do.
-const AbsolutePathRemedy = "only tables whose data files are named relative to the table root are supported. " +
-	"Absolute paths come from SHALLOW CLONE or files added by URI: a DEEP CLONE (Spark) copies the table with relative paths"
+const AbsolutePathRemedy = "such a table (a SHALLOW CLONE, or files added by URI) is read but not written: " +
+	"only tables whose data files are named relative to the table root are written. " +
+	"A DEEP CLONE of the table that holds the files (cdc2delta clone --deep, or Spark's) copies it with relative paths"

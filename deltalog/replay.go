@@ -102,9 +102,9 @@ func (s *tableState) schema(v int64, where string) (*StructType, error) {
 // have to agree: replay's file keys (a remove may name the same file relatively),
 // VACUUM's set of files to keep, RESTORE's existence check, OPTIMIZE and MERGE
 // rewrites. One that did not would, in VACUUM, delete a live file. Refusing the table
-// when it is loaded keeps every command and the processor from acting on it; files
-// outside the root, the usual case, cannot be read through a Store rooted at the table
-// anyway.
+// when it is loaded keeps every command and the processor from acting on it. A table
+// opened with ResolveAbsolutePaths loads them to be read (files outside the root come
+// from the store of their URI), and Commit refuses it all the same.
 func (s *tableState) checkRelativePaths(v int64, files []Add) error {
 	if abs := s.absolutePaths(v, files); len(abs) > 0 {
 		return abs[0]

@@ -33,6 +33,7 @@ type tableOptions struct {
 	disableLogCleanup  bool
 	readConcurrency    int
 	keepAbsolutePaths  bool
+	resolve            Opener
 }
 
 // Option configures a Table.
@@ -116,8 +117,16 @@ func Open(ctx context.Context, store Store, opts ...Option) (*Table, error) {
 	if o.now == nil {
 		o.now = time.Now
 	}
+	if o.resolve != nil {
+		store = &resolvingStore{Store: store, open: o.resolve, stores: map[string]Store{}}
+	}
+	if ResolvesAbsolutePaths(store) {
+		// Opened on another table's Store(): it reads what that table reads.
+		o.keepAbsolutePaths = true
+	}
 	return &Table{store: store, opts: o}, nil
 }
 
-// Store returns the store the table lives in.
+// Store returns the store the table lives in (with [ResolveAbsolutePaths], one that
+// also reads files named by absolute URI).
 func (t *Table) Store() Store { return t.store }

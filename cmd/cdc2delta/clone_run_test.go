@@ -43,6 +43,18 @@ func TestCloneSwapThenRunResumesOnce(t *testing.T) {
 	require.ElementsMatch(t, rowsThen, strings.Split(strings.TrimSpace(show.stdout), "\n"), "the clone reads as version %d", cloneAt)
 	require.Len(t, tombstoneFiles(t, dest), 1, "the tombstones that count at version N, in one compacted file")
 
+	// A shallow clone of the same version reads the same and passes verify; the
+	// pipeline does not run on it (its files are the source's).
+	shallow := filepath.Join(t.TempDir(), "orders_v")
+	r = exe(t, "clone", "--shallow", "--version", strconv.FormatInt(cloneAt, 10), f.dir, shallow)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	show = cli(t, "show", "--format", "csv", "--limit", "0", shallow)
+	require.Equal(t, exitOK, show.code, show.stderr)
+	require.ElementsMatch(t, rowsThen, strings.Split(strings.TrimSpace(show.stdout), "\n"))
+	v := cli(t, "verify", shallow)
+	require.Equal(t, exitOK, v.code, v.stdout+v.stderr)
+	require.NoError(t, os.RemoveAll(shallow))
+
 	// The swap, with the pipeline stopped: the old table aside, the clone in its place.
 	require.NoError(t, os.Rename(f.dir, f.dir+".old"))
 	require.NoError(t, os.Rename(dest, f.dir))

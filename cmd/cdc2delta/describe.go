@@ -33,7 +33,7 @@ func describeCommand() command {
 				}
 				// A table with absolute data file paths is described, with those
 				// files named, instead of refused: describe is how one sees why.
-				t, err := sf.openTable(ctx, loc, deltalog.KeepAbsolutePaths())
+				t, err := sf.openReader(ctx, loc)
 				if err != nil {
 					return err
 				}
@@ -289,7 +289,7 @@ func printAbsolutePaths(b *strings.Builder, files []absolutePath) {
 	if len(files) > 1 {
 		n = fmt.Sprintf("%d live data files have", len(files))
 	}
-	fmt.Fprintf(b, "\nRefused by cdc2delta: %s an absolute path\n", n)
+	fmt.Fprintf(b, "\nRead, not written, by cdc2delta: %s an absolute path\n", n)
 	for _, f := range files {
 		fmt.Fprintf(b, "  %s", f.Path)
 		if f.AddedIn != "" {
@@ -297,7 +297,7 @@ func printAbsolutePaths(b *strings.Builder, files []absolutePath) {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(b, "every other command refuses the table: %s\n", deltalog.AbsolutePathRemedy)
+	fmt.Fprintf(b, "commands that write refuse the table: %s\n", deltalog.AbsolutePathRemedy)
 }
 
 func writeTo(b *strings.Builder, t *textTable) error { return t.write(b) }

@@ -36,7 +36,7 @@ func historyCommand() command {
 				}
 				// History reads no data file and writes nothing: it shows a table
 				// that other commands refuse for its absolute paths.
-				t, err := sf.openTable(ctx, loc, deltalog.KeepAbsolutePaths())
+				t, err := sf.openReader(ctx, loc)
 				if err != nil {
 					return err
 				}

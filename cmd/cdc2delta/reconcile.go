@@ -38,7 +38,7 @@ func reconcileCommand() command {
 				if *samples < 0 || *memMiB <= 0 {
 					return usagef("--samples must not be negative, --memory-mib must be positive")
 				}
-				t, snap, err := sf.openLatest(ctx, loc)
+				t, snap, err := sf.openLatestReader(ctx, loc)
 				if err != nil {
 					return &usageError{msg: err.Error()} // exit 2: the comparison never ran
 				}

@@ -28,7 +28,7 @@ func TestUnreadableTablesRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.table(t)
 			for _, args := range [][]string{
-				{"show"}, {"show", "--format", "jsonl"}, {"vacuum", "--dry-run"}, {"vacuum"}, {"optimize"}, {"checkpoint"}, {"restore", "--version", "0"},
+				{"vacuum", "--dry-run"}, {"vacuum"}, {"optimize"}, {"checkpoint"}, {"restore", "--version", "0"},
 			} {
 				r := cli(t, append(args, dir)...)
 				require.Equal(t, exitFailure, r.code, "%v: %s", args, r.stdout)
@@ -37,6 +37,10 @@ func TestUnreadableTablesRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+	for _, args := range [][]string{{"show"}, {"show", "--format", "jsonl"}} {
+		r := cli(t, append(args, noSchemaTable(t))...)
+		require.Equal(t, exitFailure, r.code, "%v: %s", args, r.stdout)
 	}
 	r := cli(t, "describe", noSchemaTable(t))
 	require.Equal(t, exitFailure, r.code, r.stdout)
@@ -53,9 +57,9 @@ func TestDescribeNamesAbsolutePaths(t *testing.T) {
 	t.Log(r.stdout)
 	require.Contains(t, r.stdout, "Version:           3 (committed ")
 	require.Contains(t, r.stdout, "Schema:")
-	require.Regexp(t, `Refused by cdc2delta: 1 live data file has an absolute path\n`, r.stdout)
+	require.Regexp(t, `Read, not written, by cdc2delta: 1 live data file has an absolute path\n`, r.stdout)
 	require.Regexp(t, `  file://\S+\.parquet \(added in _delta_log/00000000000000000003\.json\)\n`, r.stdout)
-	require.Contains(t, r.stdout, "a DEEP CLONE (Spark) copies the table with relative paths")
+	require.Contains(t, r.stdout, "A DEEP CLONE of the table that holds the files (cdc2delta clone --deep, or Spark's) copies it with relative paths")
 
 	r = cli(t, "describe", "--json", dir)
 	require.Equal(t, exitOK, r.code, r.stderr)

@@ -41,7 +41,7 @@ func showCommand() command {
 				if *limit < 0 {
 					return usagef("--limit must not be negative")
 				}
-				t, err := sf.openTable(ctx, loc)
+				t, err := sf.openReader(ctx, loc)
 				if err != nil {
 					return err
 				}

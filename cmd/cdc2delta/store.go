@@ -16,6 +16,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/azstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/gcsstore"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/s3store"
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
 )
@@ -50,10 +51,34 @@ func addStoreFlags(fs *flag.FlagSet, e *env) *storeFlags {
 	return sf
 }
 
-// openTable opens the table at a local directory, s3:// URL, Azure URL or gs:// URL
-// with the opener `run` uses. Credentials for S3 come from the standard AWS chain,
-// for Azure from the environment.
+// openTable opens the table at a local directory, s3:// URL, Azure URL or gs:// URL.
 func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...deltalog.Option) (*deltalog.Table, error) {
+	store, err := sf.openStore(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	return deltalog.Open(ctx, store, opts...)
+}
+
+// openReader opens a table for a command that only reads it: files named by absolute
+// URI (a shallow clone's) are read from their own store, opened with these flags.
+func (sf *storeFlags) openReader(ctx context.Context, location string, opts ...deltalog.Option) (*deltalog.Table, error) {
+	return sf.openTable(ctx, location, append(opts, deltalog.ResolveAbsolutePaths(sf.openRoot))...)
+}
+
+// openRoot is the deltalog.Opener of openReader: "/" is the local file system, other
+// roots are bucket or container URLs.
+func (sf *storeFlags) openRoot(ctx context.Context, root string) (deltalog.Store, error) {
+	if root == "/" {
+		return localstore.New(localstore.Options{Dir: "/"})
+	}
+	return sf.openStore(ctx, root)
+}
+
+// openStore opens the store rooted at a local directory, s3:// URL, Azure URL or gs://
+// URL with the opener `run` uses. Credentials for S3 come from the standard AWS chain,
+// for Azure from the environment.
+func (sf *storeFlags) openStore(ctx context.Context, location string) (deltalog.Store, error) {
 	if strings.Contains(location, "://") {
 		if err := parseStoreURL(location); err != nil {
 			return nil, usagef("table %q: %v", urlcred.Redact(location), err)
@@ -80,12 +105,22 @@ func (sf *storeFlags) openTable(ctx context.Context, location string, opts ...de
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", urlcred.Redact(location), err)
 	}
-	return deltalog.Open(ctx, store, opts...)
+	return store, nil
 }
 
 // openLatest opens the table at location and loads its latest snapshot.
 func (sf *storeFlags) openLatest(ctx context.Context, location string) (*deltalog.Table, *deltalog.Snapshot, error) {
 	t, err := sf.openTable(ctx, location)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := latest(ctx, t, location)
+	return t, snap, err
+}
+
+// openLatestReader is openLatest for a command that only reads the table (openReader).
+func (sf *storeFlags) openLatestReader(ctx context.Context, location string) (*deltalog.Table, *deltalog.Snapshot, error) {
+	t, err := sf.openReader(ctx, location)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,7 @@ func TestAlterCloneZOrderCommands(t *testing.T) {
 		{[]string{"alter", dir, "--unset", "delta.columnMapping.mode"}, exitUsage, "cannot be turned off"},
 		{[]string{"optimize", "--zorder-by", "id,title", dir}, exitOK, "compacted 2 files into 1"},
 		{[]string{"optimize", "--zorder-by", "id", "--order-by-key", dir}, exitUsage, "not both"},
-		{[]string{"clone", "--version", "1", dir, filepath.Join(t.TempDir(), "c")}, exitUsage, "pass --deep"},
+		{[]string{"clone", "--version", "1", dir, filepath.Join(t.TempDir(), "c")}, exitUsage, "pass one of --deep"},
 		{[]string{"clone", "--deep", dir}, exitUsage, "expected SRC and DEST"},
 		{[]string{"clone", "--deep", "--version", "1", dir, dir}, exitUsage, "already holds a table"},
 	} {

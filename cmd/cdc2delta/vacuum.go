@@ -31,7 +31,11 @@ func vacuumCommand() command {
 				if err != nil {
 					return err
 				}
-				opts := tableops.VacuumOptions{SkipRetentionCheck: *force, DryRun: *dryRun}
+				keep, err := shallowCloneFiles(ctx, sf, e, t)
+				if err != nil {
+					return fmt.Errorf("vacuuming %s: %w", loc, err)
+				}
+				opts := tableops.VacuumOptions{SkipRetentionCheck: *force, DryRun: *dryRun, Keep: keep}
 				if retain.set {
 					opts.Retention = &retain.d
 				}

@@ -37,7 +37,7 @@ func verifyCommand() command {
 				if *maxProblems <= 0 || *memMiB <= 0 {
 					return usagef("--max-problems and --memory-mib must be positive")
 				}
-				t, _, err := sf.openLatest(ctx, loc)
+				t, _, err := sf.openLatestReader(ctx, loc)
 				if err != nil {
 					return err
 				}

@@ -82,7 +82,7 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []
 	in := make([]copyInput, len(srcs))
 	size := 0
 	for i, src := range srcs {
-		key, err := objectKey(src.Add.Path)
+		key, err := objectKey(store, src.Add.Path)
 		if err != nil {
 			return Copied{}, false, err
 		}

@@ -67,7 +67,7 @@ func ReadFlat(ctx context.Context, store deltalog.Store, add *deltalog.Add, sche
 			return nil, 0, false, nil
 		}
 	}
-	key, err := objectKey(add.Path)
+	key, err := objectKey(store, add.Path)
 	if err != nil {
 		return nil, 0, false, err
 	}

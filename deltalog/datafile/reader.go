@@ -47,7 +47,7 @@ func ReadColumns(ctx context.Context, store deltalog.Store, add *deltalog.Add, s
 	if err != nil {
 		return nil, err
 	}
-	key, err := objectKey(add.Path)
+	key, err := objectKey(store, add.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +115,14 @@ func fieldIndex(schema *deltalog.StructType, name string) int {
 	return -1
 }
 
-// objectKey percent-decodes add.path into a store key; absolute paths are refused, as
-// snapshots refuse them (see deltalog.AbsolutePathError).
-func objectKey(p string) (string, error) {
+// objectKey percent-decodes add.path into a store key. An absolute URI is passed as it
+// is to a store that resolves them (deltalog.ResolveAbsolutePaths), which decodes it;
+// other stores refuse it, as snapshots do (see deltalog.AbsolutePathError).
+func objectKey(store deltalog.Store, p string) (string, error) {
 	if deltalog.IsAbsolutePath(p) {
+		if deltalog.ResolvesAbsolutePaths(store) {
+			return p, nil
+		}
 		return "", &deltalog.AbsolutePathError{Version: -1, Path: p}
 	}
 	k, err := url.PathUnescape(p)

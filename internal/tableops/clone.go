@@ -21,12 +21,19 @@ const OpClone = "CLONE"
 // ErrTableExists means a clone's destination already holds a table.
 var ErrTableExists = errors.New("tableops: the destination already holds a table")
 
+// ErrAbsoluteSource means a deep clone's source names files by absolute URI: a deep
+// clone copies files under the table root only.
+var ErrAbsoluteSource = errors.New("tableops: a deep clone copies only files under the source's root")
+
 // CloneOptions configure [Clone].
 type CloneOptions struct {
 	// Source names the source table in the commit (operationParameters.source).
 	Source string
 	// Now is the clone's createdTime. Zero: time.Now().
 	Now time.Time
+	// Shallow makes a SHALLOW CLONE: no file is copied, dst's adds name src's data files
+	// and deletion vectors by absolute URI (SourceURI), as Spark's do.
+	Shallow bool
 	// BeforeCommit, when set, runs once the files are copied, before the commit that
 	// makes dst a table: the caller's own state beside the table (the pipeline's
 	// tombstones) is then in place before any writer can open dst.
@@ -56,7 +63,9 @@ func (m CloneMetrics) operationMetrics() map[string]string {
 // Clone creates dst as a deep clone of snap, a version of src, as Spark's
 // CREATE TABLE dst DEEP CLONE src VERSION AS OF n: every live data file and deletion
 // vector file is copied under the same relative path, and dst's first commit holds
-// snap's protocol, its metadata under a new table id, and an add per live file.
+// snap's protocol, its metadata under a new table id, and an add per live file. With
+// opts.Shallow it is Spark's SHALLOW CLONE: the adds name src's files by absolute URI
+// and nothing is copied.
 //
 // Unlike Spark it also carries snap's txn versions, so that a pipeline pointed at dst
 // resumes each Kafka partition from where snap had it: dst then stands in for src at
@@ -80,7 +89,28 @@ func Clone(ctx context.Context, src *deltalog.Table, snap *deltalog.Snapshot, ds
 	created := now.UnixMilli()
 	meta.CreatedTime = &created
 	actions = append(actions, deltalog.Action{Protocol: &proto}, deltalog.Action{Metadata: &meta})
+	var base string
+	if opts.Shallow {
+		u, err := SourceURI(src.Store())
+		if err != nil {
+			return CloneMetrics{}, err
+		}
+		base = u
+	}
 	for _, f := range snap.Files() {
+		if opts.Shallow {
+			add, err := shallowAdd(base, f)
+			if err != nil {
+				return CloneMetrics{}, err
+			}
+			m.SourceTableSize += f.Size
+			actions = append(actions, deltalog.Action{Add: &add})
+			continue
+		}
+		if deltalog.IsAbsolutePath(f.Path) {
+			return CloneMetrics{}, fmt.Errorf("%w: data file %q is named by absolute URI (the source is a shallow clone): "+
+				"deep-clone the table that holds the files", ErrAbsoluteSource, f.Path)
+		}
 		if dv := f.DeletionVector; dv != nil && dv.StorageType == deltalog.DVStoragePath {
 			return CloneMetrics{}, fmt.Errorf("the deletion vector of %s is named by absolute path %q: a deep clone copies files under the table only", f.Path, dv.PathOrInlineDV)
 		}
@@ -107,7 +137,7 @@ func Clone(ctx context.Context, src *deltalog.Table, snap *deltalog.Snapshot, ds
 		actions = append(actions, deltalog.Action{Txn: &txn})
 	}
 	op := deltalog.Operation{Name: OpClone, Metrics: m.operationMetrics(), Parameters: map[string]string{
-		"source": opts.Source, "sourceVersion": strconv.FormatInt(snap.Version(), 10), "isShallow": "false",
+		"source": opts.Source, "sourceVersion": strconv.FormatInt(snap.Version(), 10), "isShallow": strconv.FormatBool(opts.Shallow),
 	}}
 	if opts.BeforeCommit != nil {
 		if err := opts.BeforeCommit(ctx); err != nil {

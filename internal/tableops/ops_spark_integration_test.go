@@ -3,14 +3,17 @@
 package tableops_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
@@ -57,6 +60,11 @@ func TestOpsSparkOracle(t *testing.T) {
 	_, err = tableops.Clone(ctx, srcTbl, mustAt(t, srcTbl, cloneAt), openLocal(t, dst), tableops.CloneOptions{Source: src})
 	require.NoError(t, err)
 
+	// Shallow clone: ours, and Spark's SHALLOW CLONE of the same version.
+	shallowOurs, shallowSpark := filepath.Join(root, "shallow-ours"), filepath.Join(root, "shallow-spark")
+	_, err = tableops.Clone(ctx, srcTbl, mustAt(t, srcTbl, cloneAt), openLocal(t, shallowOurs), tableops.CloneOptions{Source: src, Shallow: true})
+	require.NoError(t, err)
+
 	// Alter: ours on one copy, Spark's statement on another.
 	alterOurs, alterSpark := filepath.Join(root, "alter-ours"), filepath.Join(root, "alter-spark")
 	at := legacyTableIn(t, mustStore(t, alterOurs))
@@ -73,22 +81,51 @@ func TestOpsSparkOracle(t *testing.T) {
 	_, err = tableops.Optimize(ctx, zt, latestOf(t, zt), tableops.OptimizeOptions{TargetSize: total / 64, ZOrderBy: []string{"customer_id", "region_id"}})
 	require.NoError(t, err)
 
+	// Load: the same CSV and Parquet snapshot loaded by ours and by Spark's INSERT.
+	csvPath, pqPath := loadSnapshotFiles(t, root)
+	loadOursCSV, loadSparkCSV := filepath.Join(root, "load-ours-csv"), filepath.Join(root, "load-spark-csv")
+	loadOursPQ, loadSparkPQ := filepath.Join(root, "load-ours-parquet"), filepath.Join(root, "load-spark-parquet")
+	for _, d := range []string{loadOursCSV, loadSparkCSV, loadOursPQ, loadSparkPQ} {
+		pipelineTableIn(t, d)
+	}
+	pos := loadPosition(t, "0000002b:00000d98:0002")
+	posHex := loadOurs(t, loadOursCSV, csvPath, pos)
+	loadOurs(t, loadOursPQ, pqPath, pos)
+	loadReads := func(e fulltier.Engine) []fulltier.Request {
+		var out []fulltier.Request
+		for _, d := range []string{loadOursCSV, loadSparkCSV, loadOursPQ, loadSparkPQ} {
+			out = append(out, fulltier.Request{Engine: e, Path: d, ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
+		}
+		return out
+	}
+
 	detail := []string{"DESCRIBE DETAIL {table}"}
-	res := fulltier.Read(t,
-		fulltier.Request{Engine: fulltier.Spark, Path: dst, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
-		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: src, Statements: []string{fmt.Sprintf("SELECT * FROM {table} VERSION AS OF %d", cloneAt)}},
-		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: alterSpark, Statements: []string{
+	reqs := []fulltier.Request{
+		{Engine: fulltier.Spark, Path: dst, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.Spark, API: "sql", Path: src, Statements: []string{fmt.Sprintf("SELECT * FROM {table} VERSION AS OF %d", cloneAt)}},
+		{Engine: fulltier.Spark, API: "sql", Path: alterSpark, Statements: []string{
 			"ALTER TABLE {table} SET TBLPROPERTIES ('delta.logRetentionDuration' = '7 days')",
 			"ALTER TABLE {table} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')",
 			"DESCRIBE DETAIL {table}"}},
-		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: alterOurs, Statements: detail},
-		fulltier.Request{Engine: fulltier.Spark, Path: alterOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
-		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: zSpark, Statements: []string{
+		{Engine: fulltier.Spark, API: "sql", Path: alterOurs, Statements: detail},
+		{Engine: fulltier.Spark, Path: alterOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.Spark, API: "sql", Path: zSpark, Statements: []string{
 			fmt.Sprintf("SET spark.databricks.delta.optimize.maxFileSize = %d", total/64),
 			"OPTIMIZE {table} ZORDER BY (customer_id, region_id)", "SELECT 1"}},
-		fulltier.Request{Engine: fulltier.Spark, Path: zOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
-		fulltier.Request{Engine: fulltier.Spark, Path: zSpark, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
-	)
+		{Engine: fulltier.Spark, Path: zOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.Spark, Path: zSpark, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.Spark, API: "sql", Path: src, Statements: []string{
+			fmt.Sprintf("CREATE TABLE delta.`%s` SHALLOW CLONE {table} VERSION AS OF %d", shallowSpark, cloneAt),
+			fmt.Sprintf("SELECT * FROM delta.`%s`", shallowSpark)}},
+		{Engine: fulltier.Spark, Path: shallowOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.DeltaRS, Path: shallowOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.DuckDB, Path: shallowOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}},
+		{Engine: fulltier.Spark, API: "sql", Path: loadSparkCSV, Statements: sparkLoad(csvPath, posHex)},
+		{Engine: fulltier.Spark, API: "sql", Path: loadSparkPQ, Statements: sparkLoad(pqPath, posHex)},
+	}
+	reqs = append(reqs, loadReads(fulltier.DeltaRS)...)
+	reqs = append(reqs, loadReads(fulltier.DuckDB)...)
+	res := fulltier.Read(t, reqs...)
 	for _, r := range res {
 		require.Empty(t, r.Err, "%s %s %s", r.Engine, r.API, r.Path)
 	}
@@ -96,6 +133,39 @@ func TestOpsSparkOracle(t *testing.T) {
 	t.Run("clone reads as the source at version N", func(t *testing.T) {
 		require.Len(t, res[0].Rows, 1)
 		require.Equal(t, res[1].Rows, res[0].Rows)
+	})
+	t.Run("shallow clone reads as the source at version N and as Spark's SHALLOW CLONE", func(t *testing.T) {
+		for _, r := range res[8:12] {
+			require.Equal(t, res[1].Rows, r.Rows, "%s %s %s", r.Engine, r.API, r.Path)
+		}
+		// Spark's clone names the same files by absolute URI, its deletion vector by
+		// path ("p"), and we read it.
+		ours, spark := shallowReader(t, shallowOurs), shallowReader(t, shallowSpark)
+		require.Equal(t, sourceKeys(t, latestOf(t, spark)), sourceKeys(t, latestOf(t, ours)))
+		require.Equal(t, readIDs(t, ours), readIDs(t, spark))
+		info, err := spark.CommitInfo(ctx, 0)
+		require.NoError(t, err)
+		// Spark records a shallow clone as a CLONE of the source version; ours adds
+		// isShallow, as Databricks records it.
+		require.Equal(t, tableops.OpClone, info.Operation)
+		require.Equal(t, fmt.Sprint(cloneAt), info.OperationParameters.Text("sourceVersion"), "%v", info.OperationParameters.Texts())
+		oursInfo, err := ours.CommitInfo(ctx, 0)
+		require.NoError(t, err)
+		require.Equal(t, tableops.OpClone, oursInfo.Operation)
+		require.Equal(t, "true", oursInfo.OperationParameters.Text("isShallow"))
+	})
+	t.Run("load gives the table Spark's INSERT of the same file gives", func(t *testing.T) {
+		require.Equal(t, "200", fmt.Sprint(res[12].Rows[0]["n"]))
+		require.Equal(t, "200", fmt.Sprint(res[13].Rows[0]["n"]))
+		for _, at := range []int{14, 18} { // delta-rs, DuckDB
+			oursCSV, sparkCSV, oursPQ, sparkPQ := res[at], res[at+1], res[at+2], res[at+3]
+			require.Len(t, oursCSV.Rows, 200, oursCSV.Engine)
+			require.Equal(t, sparkCSV.Schema, oursCSV.Schema, "%s: CSV", oursCSV.Engine)
+			require.Equal(t, sparkCSV.Rows, oursCSV.Rows, "%s: CSV", oursCSV.Engine)
+			require.Equal(t, sparkPQ.Schema, oursPQ.Schema, "%s: Parquet", oursPQ.Engine)
+			require.Equal(t, sparkPQ.Rows, oursPQ.Rows, "%s: Parquet", oursPQ.Engine)
+			require.Equal(t, oursCSV.Rows, oursPQ.Rows, "%s: the CSV and the Parquet file hold the same rows", oursPQ.Engine)
+		}
 	})
 	t.Run("alter gives what Spark's ALTER TABLE gives", func(t *testing.T) {
 		spark, ours := res[2].Rows[0], res[3].Rows[0]
@@ -129,4 +199,55 @@ func mustAt(t *testing.T, tbl *deltalog.Table, v int64) *deltalog.Snapshot {
 	snap, err := tbl.SnapshotAt(t.Context(), v)
 	require.NoError(t, err)
 	return snap
+}
+
+// shallowReader opens a shallow clone to read, its absolute file URIs resolved on the
+// local file system.
+func shallowReader(t *testing.T, dir string) *deltalog.Table {
+	t.Helper()
+	open := func(_ context.Context, root string) (deltalog.Store, error) {
+		if root != "/" {
+			return nil, fmt.Errorf("not a local root: %s", root)
+		}
+		return localstore.New(localstore.Options{Dir: "/"})
+	}
+	tbl, err := deltalog.Open(t.Context(), mustStore(t, dir), deltalog.ResolveAbsolutePaths(open))
+	require.NoError(t, err)
+	return tbl
+}
+
+// sourceKeys lists each live file of a shallow clone as the local path of its data
+// file and of its deletion vector file, if any.
+func sourceKeys(t *testing.T, snap *deltalog.Snapshot) []string {
+	t.Helper()
+	var out []string
+	for _, f := range snap.Files() {
+		_, key, err := deltalog.SplitAbsoluteURI(f.Path)
+		require.NoError(t, err, f.Path)
+		if dv := f.DeletionVector; dv != nil {
+			require.Equal(t, deltalog.DVStoragePath, dv.StorageType, f.Path)
+			_, dvKey, err := deltalog.SplitAbsoluteURI(dv.PathOrInlineDV)
+			require.NoError(t, err, dv.PathOrInlineDV)
+			key += " dv " + dvKey
+		}
+		out = append(out, key)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readIDs reads the live rows of a table's latest version, sorted by their JSON.
+func readIDs(t *testing.T, tbl *deltalog.Table) []string {
+	t.Helper()
+	snap := latestOf(t, tbl)
+	var out []string
+	for _, f := range snap.Files() {
+		rows, err := datafile.Read(t.Context(), tbl.Store(), &f, snap.Schema(), datafile.ReadOptions{Properties: snap.Metadata().Configuration})
+		require.NoError(t, err)
+		for _, r := range rows {
+			out = append(out, fmt.Sprint(r...))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

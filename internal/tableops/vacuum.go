@@ -24,6 +24,9 @@ type VacuumOptions struct {
 	DryRun bool
 	// Now is the time the retention counts back from. Zero: time.Now().
 	Now time.Time
+	// Keep are object paths kept besides those snap references: the source's files
+	// its shallow clones name (FilesOfSource).
+	Keep map[string]bool
 }
 
 // keepFile adds the store keys of a logical file to keep. A file or deletion vector
@@ -111,7 +114,7 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 		if err != nil {
 			return VacuumResult{}, fmt.Errorf("listing the table: %w", err)
 		}
-		if hiddenPath(o.Path) || keep[o.Path] || !o.ModTime.Before(cutoff) {
+		if hiddenPath(o.Path) || keep[o.Path] || opts.Keep[o.Path] || !o.ModTime.Before(cutoff) {
 			continue
 		}
 		res.Files = append(res.Files, o.Path)
