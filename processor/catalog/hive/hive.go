@@ -126,7 +126,9 @@ func (c *Catalog) Lookup(ctx context.Context, name catalog.Name) (catalog.Entry,
 
 // Create registers e as an external Delta table. It fails wrapping
 // catalog.ErrExists when the name is taken, and catalog.ErrNotFound when
-// the database does not exist (CreateDatabase makes one).
+// the database does not exist (CreateDatabase makes one). A Create that
+// fails with catalog.ErrUnavailable may still take effect: a metastore that
+// stalled reads the request once it runs again. Lookup tells.
 func (c *Catalog) Create(ctx context.Context, e catalog.Entry) error {
 	t, err := tableOf(e, c.opts.Owner, time.Now())
 	if err != nil {
@@ -134,6 +136,14 @@ func (c *Catalog) Create(ctx context.Context, e catalog.Entry) error {
 	}
 	c.log.DebugContext(ctx, "create_table", "table", e.Name.String(), "location", e.Location)
 	err = c.call(ctx, createTable, func(w *enc) { w.structField(1, func() { w.table(&t) }) }, nil)
+	var merr *MetastoreError
+	if errors.As(err, &merr) && merr.Exception == "InvalidObjectException" {
+		// Hive 3 says "There is no database" with InvalidObjectException,
+		// which it also raises for a malformed table: ask.
+		if ok, derr := c.DatabaseExists(ctx, e.Name.Schema); derr == nil && !ok {
+			return fmt.Errorf("registering %s: %w: no database %s (%w)", e.Name, catalog.ErrNotFound, e.Name.Schema, err)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("registering %s: %w", e.Name, err)
 	}

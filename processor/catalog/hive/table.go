@@ -89,7 +89,9 @@ func (e *enc) table(t *table) {
 func (e *enc) database(d *database) {
 	e.str(1, d.Name)
 	e.str(2, d.Description)
-	e.str(3, d.LocationURI)
+	if d.LocationURI != "" { // unset: the metastore's warehouse
+		e.str(3, d.LocationURI)
+	}
 	e.strMap(4, d.Parameters)
 }
 
