@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/test.sh is the test command of cdc2delta: it runs the fast tier,
 # installs and starts what the full tier needs (a Python venv with the Delta
-# readers, a real Kafka broker, a moto S3 server), runs the full tier, and
-# always stops the servers it started. It exits non-zero if any step fails.
+# readers, a real Kafka broker, a moto S3 server, a Hive Metastore, ...), runs
+# the full tier, and always stops the servers it started. It exits non-zero if
+# any step fails.
 #
 # Knobs (environment variables), all off by default:
 #   SKIP_FAST=1          skip the fast tier (go vet + go test ./...)
@@ -88,6 +89,7 @@ cleanup() {
 		bash scripts/setup/mariadb.sh stop "$run_dir/mariadb"
 		bash scripts/setup/fakegcs.sh stop "$run_dir/fakegcs"
 		bash scripts/setup/unitycatalog.sh stop "$run_dir/unitycatalog"
+		bash scripts/setup/hive.sh stop "$run_dir/hive"
 		bash scripts/setup/kafka.sh stop "$run_dir/kafka"
 		if [[ -n ${KEEP_SERVERS_LOGS:-} ]]; then
 			log "server logs kept in $run_dir"
@@ -201,6 +203,9 @@ step "setup: kafka jars" bash scripts/setup/kafka.sh fetch
 # Starts each Delta reader once; the first time, Spark resolves delta-spark
 # from Maven Central into the cache.
 step "setup: delta readers" setup_engines
+# After the readers' check: Maven may leave a pom without its jar in ~/.m2,
+# which Spark's first Ivy resolution would then fail on.
+step "setup: hive metastore jars" bash scripts/setup/hive.sh fetch
 # The benchmark harness's own checks: its generator against the product's
 # tables, checksums, warm interleaved read timing, plots.
 step "full: bench harness selftest" "$venv_python" scripts/py/bench_peers.py selftest
@@ -248,6 +253,9 @@ step "start: fake-gcs-server" start_fakegcs
 # on a machine without GitHub access.
 start_unitycatalog() { CDC2DELTA_UNITY_URL="$(bash scripts/setup/unitycatalog.sh start "$run_dir/unitycatalog")" && export CDC2DELTA_UNITY_URL; }
 step "start: unity catalog" start_unitycatalog
+# A Hive Metastore (3.1, embedded Derby) for the catalog registration tests.
+start_hive() { CDC2DELTA_HIVE_URIS="$(bash scripts/setup/hive.sh start "$run_dir/hive")" && export CDC2DELTA_HIVE_URIS; }
+step "start: hive metastore" start_hive
 if [[ -z $kafka_brokers || -z $s3_endpoint ]]; then
 	log "servers did not start; skipping the full tier"
 	exit 1

@@ -17,23 +17,13 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/processor/catalog"
 	"github.com/cdc2delta/cdc2delta/processor/catalog/glue"
+	"github.com/cdc2delta/cdc2delta/processor/catalog/hive"
 	"github.com/cdc2delta/cdc2delta/processor/catalog/unity"
 	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
 // defaultCatalogTimeout bounds each catalog call when catalog.request_timeout is unset.
 const defaultCatalogTimeout = 30 * time.Second
-
-// errHiveNotBuiltIn is what newHiveCatalog returns until a Hive Metastore
-// client is linked in.
-var errHiveNotBuiltIn = errors.New("hive catalog not built in")
-
-// newHiveCatalog connects the Hive Metastore at k.URIs. This binary has no
-// Hive Metastore client yet: it refuses, and `run` and `catalog sync` stop
-// with the reason instead of running without registration.
-func newHiveCatalog(_ context.Context, k config.Catalog) (catalog.Catalog, string, error) {
-	return nil, "", fmt.Errorf("catalog.type hive (%s): %w", strings.Join(k.URIs, ","), errHiveNotBuiltIn)
-}
 
 // newCatalog builds the configured catalog and the name its errors use.
 func newCatalog(ctx context.Context, k config.Catalog) (catalog.Catalog, string, error) {
@@ -64,7 +54,11 @@ func newCatalog(ctx context.Context, k config.Catalog) (catalog.Catalog, string,
 		}
 		return c, name, nil
 	case config.CatalogHive:
-		return newHiveCatalog(ctx, k)
+		c, err := hive.New(hive.Options{URIs: k.URIs})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, "Hive Metastore at " + strings.Join(k.URIs, ","), nil
 	}
 	return nil, "", usagef("catalog.type: %q is not unity, glue or hive", k.Type)
 }

@@ -12,19 +12,21 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
-func TestCatalogHiveNotBuiltIn(t *testing.T) {
+// TestCatalogHiveConfig: a hive catalog validates, and sync with no table
+// yet asks the metastore nothing (it is not there).
+func TestCatalogHiveConfig(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(`
 kafka: {brokers: ["127.0.0.1:1"], group_id: g, topics: [shop.sales.dbo.orders]}
 schema_registry: {url: "http://127.0.0.1:1"}
-catalog: {type: hive, uris: ["thrift://127.0.0.1:9083"], name: "{schema}.{table}"}
+catalog: {type: hive, uris: ["thrift://127.0.0.1:1"], name: "{schema}.{table}", request_timeout: 2s}
 `), 0o600))
 	r := cli(t, "validate", "--config", cfg)
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "catalog", "sync", "--config", cfg)
-	require.Equal(t, 1, r.code)
-	require.Contains(t, r.stderr, "catalog.type hive (thrift://127.0.0.1:9083): hive catalog not built in")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "absent     dbo.orders")
 	r = cli(t, "catalog", "--config", cfg)
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "catalog sync --config FILE")

@@ -64,6 +64,10 @@ One invocation starts at most one Spark session, which serves all requests.
 
 `deltaread.py --check [ENGINE...]` instead starts each engine and reads a
 tiny table with it, exiting non-zero if any engine fails.
+
+`deltaread.py --hive-metastore URIS [FILE]` starts Spark with Hive support on
+the metastore at URIS ("thrift://127.0.0.1:PORT"), so that "sql" statements
+and recipes address tables by name (SELECT * FROM db.t).
 """
 
 import base64
@@ -96,6 +100,10 @@ def main(argv):
     os.environ["TZ"] = "UTC"
     time.tzset()
 
+    global hive_metastore_uris
+    if len(argv) > 2 and argv[1] == "--hive-metastore":
+        hive_metastore_uris = argv[2]
+        argv = argv[:1] + argv[3:]
     if len(argv) > 1 and argv[1] == "--check":
         return check(out, argv[2:] or sorted(ENGINES))
     if len(argv) > 1 and argv[1] != "-":
@@ -787,6 +795,11 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
 
 
+# The Hive Metastore Spark's session catalog uses ("--hive-metastore"); by
+# default Spark keeps its catalog in memory.
+hive_metastore_uris = None
+
+
 class Spark:
     APIS = ("read", "read_change_feed", "version_as_of", "sql")
 
@@ -831,6 +844,15 @@ class Spark:
             .config("spark.sql.warehouse.dir", os.path.join(self.tmp, "warehouse"))
             .config("spark.driver.extraJavaOptions", java_opts)
         )
+        if hive_metastore_uris:
+            builder = (
+                builder.config("spark.sql.catalogImplementation", "hive")
+                .config("spark.hadoop.hive.metastore.uris", hive_metastore_uris)
+                # Fail fast when the metastore does not answer (the default
+                # retries for minutes).
+                .config("spark.hadoop.hive.metastore.connect.retries", "1")
+                .config("spark.hadoop.hive.metastore.client.socket.timeout", "60s")
+            )
         # What delta.pip_utils.configure_spark_with_delta_pip would set.
         spark_minor = ".".join(pyspark.__version__.split(".")[:2])
         packages = f"io.delta:delta-spark_{spark_minor}_2.13:{importlib.metadata.version('delta-spark')}"

@@ -187,6 +187,20 @@ func ReadTable(t testing.TB, engine Engine, path string, opts ReadOptions) Table
 // reported in Table.Err; a failure of the script itself fails the test.
 func Read(t testing.TB, reqs ...Request) []Table {
 	t.Helper()
+	return read(t, nil, reqs)
+}
+
+// ReadHive is Read with Spark's session catalog in the Hive Metastore at
+// uri ("thrift://127.0.0.1:PORT", see HiveMetastore): Spark SQL statements
+// (API "sql") and recipes then address tables by name, as in
+// SELECT * FROM db.t.
+func ReadHive(t testing.TB, uri string, reqs ...Request) []Table {
+	t.Helper()
+	return read(t, []string{"--hive-metastore", uri}, reqs)
+}
+
+func read(t testing.TB, flags []string, reqs []Request) []Table {
+	t.Helper()
 	in := make([]wireRequest, len(reqs))
 	for i, r := range reqs {
 		in[i] = wireRequest{
@@ -209,7 +223,8 @@ func Read(t testing.TB, reqs ...Request) []Table {
 	if err != nil {
 		t.Fatalf("fulltier: encoding deltaread requests: %v", err)
 	}
-	out := runPython(t, body, ScriptsDir(t)+"/deltaread.py", "-")
+	args := append([]string{ScriptsDir(t) + "/deltaread.py"}, flags...)
+	out := runPython(t, body, append(args, "-")...)
 	tables, err := decodeTables(out)
 	if err != nil {
 		t.Fatalf("fulltier: %v\noutput:\n%s", err, tail(out, 4000))
