@@ -27,7 +27,10 @@ func TestExampleValidates(t *testing.T) {
 	require.Equal(t, d.Memory, c.Memory)
 	require.Empty(t, c.Tables.Defaults.KeyColumns)
 	require.Empty(t, c.Tables.Defaults.PartitionBy)
+	require.Empty(t, c.Tables.Defaults.TrackHistory)
+	require.Empty(t, c.Tables.Defaults.TrackHistoryExcept)
 	c.Tables.Defaults.KeyColumns, c.Tables.Defaults.PartitionBy = nil, nil
+	c.Tables.Defaults.TrackHistory, c.Tables.Defaults.TrackHistoryExcept = nil, nil
 	require.Equal(t, d.Tables.Defaults, c.Tables.Defaults)
 	require.Equal(t, d.Decoding, c.Decoding)
 	require.Equal(t, d.Log, c.Log)
