@@ -149,6 +149,7 @@ func (p *Processor) tableLocked(src route.TableSource) *table {
 		parts: make(map[cdctable.TopicPartition]*partition)}
 	var err error
 	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
+	t.histPath, t.histOpts = p.historySettings(src)
 	t.sinkOpts.TailFileSize = -1 // merge's off: only the maintainer compacts what absorbing leaves
 	if p.maint != nil {
 		// The maintainer checkpoints on its own cadence (ADR 0032).

@@ -11,6 +11,16 @@ import (
 // src routes to: PerTable's, else the Sink template; the policy is
 // PerTable's, else TablePolicies', else BadInput. A setting New could not
 // check is refused here with ErrOptions.
+// historySettings returns the path and options of the history table of
+// the table src routes to (ADR 0046): "" for none.
+func (p *Processor) historySettings(src route.TableSource) (string, merge.HistoryOptions) {
+	if p.opts.PerTable == nil {
+		return "", merge.HistoryOptions{}
+	}
+	ts := p.opts.PerTable(src)
+	return ts.History, ts.HistoryOptions
+}
+
 func (p *Processor) tableSettings(src route.TableSource) (merge.Options, Policy, string, error) {
 	so, pol, logPath := p.opts.Sink, Policy(""), ""
 	if p.opts.PerTable != nil {
