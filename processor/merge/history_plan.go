@@ -73,18 +73,33 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 // of them with a truncate) into keys.
 func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys map[string]*hKeyState, all bool) error {
 	files := h.snap.Files()
+	keyCols := make([]string, len(ts.keyIdx))
+	for i, j := range ts.keyIdx {
+		keyCols[i] = ts.schema.Fields[j].Name
+	}
+	ropts := datafile.ReadOptions{Properties: ts.meta.Configuration, PartitionColumns: ts.meta.PartitionColumns, DeletedRows: roaring64.New()}
 	for i := range files {
 		add := &files[i]
-		rows, err := datafile.Read(ctx, h.opts.Store, add, ts.schema, datafile.ReadOptions{
-			Properties: ts.meta.Configuration, PartitionColumns: ts.meta.PartitionColumns, DeletedRows: roaring64.New()})
-		if err != nil {
-			return fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
-		}
 		gone := roaring64.New()
+		var err error
 		if add.DeletionVector != nil {
 			if gone, err = deltalog.ReadDeletionVector(ctx, h.opts.Store, add.DeletionVector); err != nil {
 				return fmt.Errorf("reading history table %s deletion vector of %s: %w", h.opts.TableName, add.Path, err)
 			}
+		}
+		if !all {
+			// The key columns first: most files hold none of the batch's keys.
+			hit, err := h.holdsKeys(ctx, ts, add, keyCols, ropts, gone, keys)
+			if err != nil {
+				return err
+			}
+			if !hit {
+				continue
+			}
+		}
+		rows, err := datafile.Read(ctx, h.opts.Store, add, ts.schema, ropts)
+		if err != nil {
+			return fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
 		}
 		used := false
 		for r, row := range rows {
@@ -117,6 +132,28 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 		}
 	}
 	return nil
+}
+
+// holdsKeys reports whether a live row of the file has one of keys.
+func (h *History) holdsKeys(ctx context.Context, ts *hSchema, add *deltalog.Add, keyCols []string, ropts datafile.ReadOptions,
+	gone *roaring64.Bitmap, keys map[string]*hKeyState) (bool, error) {
+	rows, err := datafile.ReadColumns(ctx, h.opts.Store, add, ts.schema, keyCols, ropts)
+	if err != nil {
+		return false, fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
+	}
+	for r, row := range rows {
+		if gone.Contains(uint64(r)) {
+			continue
+		}
+		b, err := cdctable.AppendKey(nil, row)
+		if err != nil {
+			return false, fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
+		}
+		if keys[string(b)] != nil {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // planKey places a key's events (and the batch's truncates) in position
