@@ -21,7 +21,8 @@ type hPlan struct {
 	rows      [][]any
 	dels      map[string]*roaring64.Bitmap // by file path: physical rows
 	files     map[string]*deltalog.Add
-	physical  map[string][][]any // every physical row of a file with deletions
+	physical  map[string][][]any // every physical row of a file to rewrite (no deletion vectors)
+	nrows     map[string]int     // physical rows of each file read
 	deleted   map[string]*roaring64.Bitmap
 	readPaths []string
 	added     int
@@ -39,7 +40,7 @@ type hKeyState struct {
 // with what is stored.
 func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
-		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}}
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
 	keys := map[string]*hKeyState{}
 	var truncates []*hEvent
 	for i := range recs {
@@ -70,14 +71,16 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 }
 
 // readStored reads the live rows of the stored keys the batch touches (all
-// of them with a truncate) into keys.
+// of them with a truncate) into keys. It reads every file's key columns,
+// then only the rows of its keys (the whole file when it is to be rewritten,
+// in a table without deletion vectors).
 func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys map[string]*hKeyState, all bool) error {
 	files := h.snap.Files()
 	keyCols := make([]string, len(ts.keyIdx))
 	for i, j := range ts.keyIdx {
 		keyCols[i] = ts.schema.Fields[j].Name
 	}
-	ropts := datafile.ReadOptions{Properties: ts.meta.Configuration, PartitionColumns: ts.meta.PartitionColumns, DeletedRows: roaring64.New()}
+	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
 	for i := range files {
 		add := &files[i]
 		gone := roaring64.New()
@@ -87,24 +90,41 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 				return fmt.Errorf("reading history table %s deletion vector of %s: %w", h.opts.TableName, add.Path, err)
 			}
 		}
-		if !all {
-			// The key columns first: most files hold none of the batch's keys.
-			hit, err := h.holdsKeys(ctx, ts, add, keyCols, ropts, gone, keys)
-			if err != nil {
-				return err
-			}
-			if !hit {
-				continue
-			}
-		}
-		rows, err := datafile.Read(ctx, h.opts.Store, add, ts.schema, ropts)
+		keyRows, err := datafile.ReadColumns(ctx, h.opts.Store, add, ts.schema, keyCols,
+			datafile.ReadOptions{Properties: conf, PartitionColumns: parts, DeletedRows: roaring64.New()})
 		if err != nil {
 			return fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
 		}
-		used := false
-		for r, row := range rows {
-			if gone.Contains(uint64(r)) {
+		var wanted []uint64
+		skip := roaring64.New() // the rows not wanted, for the reader to drop
+		for r, kr := range keyRows {
+			b, err := cdctable.AppendKey(nil, kr)
+			if err != nil {
+				return fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
+			}
+			if gone.Contains(uint64(r)) || (!all && keys[string(b)] == nil) {
+				skip.Add(uint64(r))
 				continue
+			}
+			wanted = append(wanted, uint64(r))
+		}
+		if len(wanted) == 0 {
+			continue
+		}
+		var rows [][]any
+		if ts.dv {
+			rows, err = datafile.Read(ctx, h.opts.Store, add, ts.schema, datafile.ReadOptions{Properties: conf, PartitionColumns: parts, DeletedRows: skip})
+		} else {
+			rows, err = datafile.Read(ctx, h.opts.Store, add, ts.schema, datafile.ReadOptions{Properties: conf, PartitionColumns: parts, DeletedRows: roaring64.New()})
+			p.physical[add.Path] = rows
+		}
+		if err != nil {
+			return fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
+		}
+		for n, r := range wanted {
+			row := rows[n]
+			if !ts.dv {
+				row = rows[r]
 			}
 			key, err := ts.rowKey(row)
 			if err != nil {
@@ -112,9 +132,6 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 			}
 			ks := keys[key]
 			if ks == nil {
-				if !all {
-					continue
-				}
 				ks = &hKeyState{}
 				keys[key] = ks
 			}
@@ -122,38 +139,13 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 			if err != nil {
 				return fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
 			}
-			v.fromFile, v.fromRow = add.Path, uint64(r)
+			v.fromFile, v.fromRow = add.Path, r
 			ks.stored = append(ks.stored, v)
-			used = true
 		}
-		if used {
-			p.files[add.Path], p.physical[add.Path], p.deleted[add.Path] = add, rows, gone
-			p.readPaths = append(p.readPaths, add.Path)
-		}
+		p.files[add.Path], p.deleted[add.Path], p.nrows[add.Path] = add, gone, len(keyRows)
+		p.readPaths = append(p.readPaths, add.Path)
 	}
 	return nil
-}
-
-// holdsKeys reports whether a live row of the file has one of keys.
-func (h *History) holdsKeys(ctx context.Context, ts *hSchema, add *deltalog.Add, keyCols []string, ropts datafile.ReadOptions,
-	gone *roaring64.Bitmap, keys map[string]*hKeyState) (bool, error) {
-	rows, err := datafile.ReadColumns(ctx, h.opts.Store, add, ts.schema, keyCols, ropts)
-	if err != nil {
-		return false, fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
-	}
-	for r, row := range rows {
-		if gone.Contains(uint64(r)) {
-			continue
-		}
-		b, err := cdctable.AppendKey(nil, row)
-		if err != nil {
-			return false, fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
-		}
-		if keys[string(b)] != nil {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // planKey places a key's events (and the batch's truncates) in position

@@ -34,7 +34,7 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 		gone := p.dels[path]
 		gone.Or(p.deleted[path])
 		acts = append(acts, deltalog.Action{Remove: add.Remove(true)})
-		if gone.GetCardinality() >= uint64(len(p.physical[path])) {
+		if gone.GetCardinality() >= uint64(p.nrows[path]) {
 			continue // every row is gone: the remove suffices
 		}
 		if !ts.dv {
