@@ -18,8 +18,9 @@ import (
 )
 
 // TestHistoryAsOfReaders writes the same batches to a current-state table
-// and to its history table, then has delta-rs and DuckDB read the history
-// table "as of" the end of every batch:
+// and to its history table, then has delta-rs and DuckDB (Spark at every
+// tenth batch and the last) read the history table "as of" the end of every
+// batch:
 //
 //	WHERE __START_AT <= t AND (__END_AT > t OR __END_AT IS NULL)
 //
@@ -74,14 +75,23 @@ func TestHistoryAsOfReaders(t *testing.T) {
 
 	var reqs []fulltier.Request
 	sample := points
-	for _, p := range sample {
+	const perPoint = 4
+	for i, p := range sample {
 		ts := p.at.Format("2006-01-02 15:04:05.000000")
-		asOf := fmt.Sprintf("__START_AT <= CAST('%s' AS TIMESTAMP) AND (__END_AT > CAST('%s' AS TIMESTAMP) OR __END_AT IS NULL)", ts, ts)
+		asOf := func(typ string) string {
+			return fmt.Sprintf("__START_AT <= CAST('%s' AS %s) AND (__END_AT > CAST('%s' AS %s) OR __END_AT IS NULL)", ts, typ, ts, typ)
+		}
 		v := p.version
 		reqs = append(reqs,
 			fulltier.Request{Engine: fulltier.DeltaRS, Path: curDir, ReadOptions: fulltier.ReadOptions{Version: &v, Filter: "TRUE", RowsOnly: true}},
-			fulltier.Request{Engine: fulltier.DeltaRS, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: asOf, RowsOnly: true}},
-			fulltier.Request{Engine: fulltier.DuckDB, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: asOf, RowsOnly: true}})
+			fulltier.Request{Engine: fulltier.DeltaRS, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: asOf("TIMESTAMP"), RowsOnly: true}},
+			fulltier.Request{Engine: fulltier.DuckDB, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: asOf("TIMESTAMP"), RowsOnly: true}})
+		// Spark starts once for all; it reads a few of the points.
+		spark := fulltier.Request{Engine: fulltier.Spark, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: asOf("TIMESTAMP_NTZ"), RowsOnly: true}}
+		if i%10 != 0 && i != len(sample)-1 {
+			spark = fulltier.Request{Engine: fulltier.DuckDB, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: asOf("TIMESTAMP"), RowsOnly: true}}
+		}
+		reqs = append(reqs, spark)
 	}
 	got := fulltier.Read(t, reqs...)
 	source := func(tb fulltier.Table) []string {
@@ -94,11 +104,11 @@ func TestHistoryAsOfReaders(t *testing.T) {
 		return out
 	}
 	for i, p := range sample {
-		want := source(got[3*i])
+		want := source(got[perPoint*i])
 		if i%8 == 0 {
 			t.Logf("as of %s: %d rows in the table at version %d", p.at.Format(time.RFC3339Nano), len(want), p.version)
 		}
-		for _, tb := range got[3*i+1 : 3*i+3] {
+		for _, tb := range got[perPoint*i+1 : perPoint*i+perPoint] {
 			require.Equal(t, want, source(tb), "%s: history as of %s against the table at version %d", tb.Engine, p.at, p.version)
 			require.Equal(t, []string{"id", "name", "notes", cdctable.HistStartAt, cdctable.HistEndAt, cdctable.HistStartPosition,
 				cdctable.HistEndPosition, cdctable.ColPosition, cdctable.ColCommitTime}, tb.Columns())
