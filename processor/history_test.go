@@ -15,7 +15,7 @@ import (
 
 // TestHistoryTable runs the pipeline with a history table over a workload
 // with a snapshot, deletes, primary-key changes and multi-event
-// transactions, through restarts, and requires the history table to hold
+// transactions, through restarts and beside eager maintenance, and requires the history table to hold
 // exactly the versions the reference model folds from every record of the
 // topic, with its txn equal to the table's.
 func TestHistoryTable(t *testing.T) {
@@ -23,6 +23,11 @@ func TestHistoryTable(t *testing.T) {
 		nil, "hist", dbzgen.Orders())
 	tb := pl.tables[0]
 	opts := pl.options("hist")
+	// Maintenance compacts and checkpoints the history table beside its
+	// commits, as eagerly as it can.
+	opts.Maintenance = Maintenance{CompactAt: 2, Every: time.Millisecond, CheckpointCommits: 2,
+		CheckpointInterval: time.Millisecond, PurgeRatio: 0.01}
+	opts.Batch.Records = 15 // many commits
 	sinkOpts := opts.Sink
 	opts.PerTable = func(src route.TableSource) TableSettings {
 		return TableSettings{Sink: sinkOpts, History: src.Path + "_history"}
@@ -81,7 +86,8 @@ func TestHistoryTable(t *testing.T) {
 	}
 	want := model.Rows()
 	require.Greater(t, len(want), 25, "versions")
-	t.Logf("%d records, %d versions of %d columns", len(recs), len(want), len(cols))
+	snap := histSnap()
+	t.Logf("%d records, %d versions of %d columns; history table version %d, %d files", len(recs), len(want), len(cols), snap.Version(), len(snap.Files()))
 	require.Equal(t, cdcmodel.RenderRows(want, cols), cdcmodel.RenderRows(got.Rows, cols))
 	require.Equal(t, cdctable.ShapeHistory, histSnap().Metadata().Configuration[cdctable.PropShape])
 }

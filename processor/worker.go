@@ -618,6 +618,9 @@ func (p *Processor) openHistory(ctx context.Context, t *table, logger *slog.Logg
 	}
 	ho := t.histOpts
 	ho.Store, ho.TableName, ho.Logger = store, t.histPath, logger
+	if p.maint != nil {
+		ho.TableOptions = []deltalog.Option{deltalog.DisableCheckpoints()} // the maintainer's (ADR 0032)
+	}
 	if ho.ColumnNames == "" {
 		ho.ColumnNames = t.sinkOpts.ColumnNames
 	}
