@@ -57,6 +57,7 @@ type History struct {
 	stale bool
 	// latest is snap, for readers that must not wait for an apply.
 	latest atomic.Pointer[deltalog.Snapshot]
+	index  *hIndex
 }
 
 // OpenHistory opens (or, on first apply, creates) the history table.
@@ -80,7 +81,7 @@ func OpenHistory(ctx context.Context, o HistoryOptions) (*History, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening history table %s: %w", o.TableName, err)
 	}
-	h := &History{opts: o, table: t}
+	h := &History{opts: o, table: t, index: newHIndex()}
 	if h.snap, err = t.Snapshot(ctx); err != nil && !errors.Is(err, deltalog.ErrNotExist) {
 		return nil, fmt.Errorf("opening history table %s: %w", o.TableName, err)
 	}

@@ -71,18 +71,32 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 }
 
 // readStored reads the live rows of the stored keys the batch touches (all
-// of them with a truncate) into keys. It reads every file's key columns,
-// then only the rows of its keys (the whole file when it is to be rewritten,
-// in a table without deletion vectors).
+// of them with a truncate) into keys: the rows the key index names (the
+// whole file when it is to be rewritten, in a table without deletion
+// vectors).
 func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys map[string]*hKeyState, all bool) error {
 	files := h.snap.Files()
-	keyCols := make([]string, len(ts.keyIdx))
-	for i, j := range ts.keyIdx {
-		keyCols[i] = ts.schema.Fields[j].Name
+	if err := h.index.sync(ctx, h, ts, files); err != nil {
+		return err
+	}
+	var rowsOf map[string][]uint64
+	if !all {
+		rowsOf = h.index.rowsOf(keys)
 	}
 	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
 	for i := range files {
 		add := &files[i]
+		n := len(h.index.files[add.Path])
+		cand := rowsOf[add.Path]
+		if all {
+			cand = make([]uint64, n)
+			for r := range cand {
+				cand[r] = uint64(r)
+			}
+		}
+		if len(cand) == 0 {
+			continue
+		}
 		gone := roaring64.New()
 		var err error
 		if add.DeletionVector != nil {
@@ -90,26 +104,19 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 				return fmt.Errorf("reading history table %s deletion vector of %s: %w", h.opts.TableName, add.Path, err)
 			}
 		}
-		keyRows, err := datafile.ReadColumns(ctx, h.opts.Store, add, ts.schema, keyCols,
-			datafile.ReadOptions{Properties: conf, PartitionColumns: parts, DeletedRows: roaring64.New()})
-		if err != nil {
-			return fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
-		}
 		var wanted []uint64
-		skip := roaring64.New() // the rows not wanted, for the reader to drop
-		for r, kr := range keyRows {
-			b, err := cdctable.AppendKey(nil, kr)
-			if err != nil {
-				return fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
+		for _, r := range cand {
+			if !gone.Contains(r) {
+				wanted = append(wanted, r)
 			}
-			if gone.Contains(uint64(r)) || (!all && keys[string(b)] == nil) {
-				skip.Add(uint64(r))
-				continue
-			}
-			wanted = append(wanted, uint64(r))
 		}
 		if len(wanted) == 0 {
 			continue
+		}
+		skip := roaring64.New() // the rows not wanted, for the reader to drop
+		skip.AddRange(0, uint64(n))
+		for _, r := range wanted {
+			skip.Remove(r)
 		}
 		var rows [][]any
 		if ts.dv {
@@ -142,7 +149,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 			v.fromFile, v.fromRow = add.Path, r
 			ks.stored = append(ks.stored, v)
 		}
-		p.files[add.Path], p.deleted[add.Path], p.nrows[add.Path] = add, gone, len(keyRows)
+		p.files[add.Path], p.deleted[add.Path], p.nrows[add.Path] = add, gone, n
 		p.readPaths = append(p.readPaths, add.Path)
 	}
 	return nil
