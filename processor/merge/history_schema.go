@@ -110,6 +110,9 @@ func (h *History) schemaFor(recs []Record) (*hSchema, []deltalog.Action, error) 
 			ts.tracked[i] = !slices.Contains(h.opts.TrackHistoryExcept, name)
 		}
 	}
+	if changed {
+		h.warnUntracked(cur.Fields[:ts.nsrc])
+	}
 	if !changed {
 		ts.dv = proto.HasReaderFeature(deltalog.FeatureDeletionVectors) && proto.HasWriterFeature(deltalog.FeatureDeletionVectors)
 		return ts, nil, nil
@@ -121,6 +124,17 @@ func (h *History) schemaFor(recs []Record) (*hSchema, []deltalog.Action, error) 
 	ts.dv = next.HasReaderFeature(deltalog.FeatureDeletionVectors) && next.HasWriterFeature(deltalog.FeatureDeletionVectors)
 	m := meta
 	return ts, []deltalog.Action{{Protocol: &next}, {Metadata: &m}}, nil
+}
+
+// warnUntracked logs the track_history or track_history_except names that
+// are no source column of the table (yet): they track nothing.
+func (h *History) warnUntracked(fields []deltalog.StructField) {
+	for _, name := range slices.Concat(h.opts.TrackHistory, h.opts.TrackHistoryExcept) {
+		if !slices.ContainsFunc(fields, func(f deltalog.StructField) bool { return sourceName(f) == name }) {
+			h.opts.Logger.Warn("a column of track_history or track_history_except is not in the source table; it has no effect until it appears",
+				"table", h.opts.TableName, "column", name)
+		}
+	}
 }
 
 func cloneConf(m map[string]string) map[string]string {
