@@ -27,14 +27,21 @@ import (
 // which must give the rows of the current-state table time-travelled (by
 // delta-rs) to the version that batch committed. Each batch holds every
 // event of its commit milliseconds, so that version is the one current at t.
+// polars, which reads no deletion vectors, reads the same history written
+// without them, equal to delta-rs's read of the one with them.
 func TestHistoryAsOfReaders(t *testing.T) {
-	curDir, histDir := t.TempDir(), t.TempDir()
+	curDir, histDir, cowDir := t.TempDir(), t.TempDir(), t.TempDir()
 	cur, err := localstore.New(localstore.Options{Dir: curDir})
 	require.NoError(t, err)
 	hs, err := localstore.New(localstore.Options{Dir: histDir})
 	require.NoError(t, err)
 	sink := newTestSink(t, cur, ModeDV, DeleteHard)
 	h, err := OpenHistory(t.Context(), HistoryOptions{Store: hs, TableName: "items_history"})
+	require.NoError(t, err)
+	// The same history without deletion vectors, for readers without them (polars).
+	cs, err := localstore.New(localstore.Options{Dir: cowDir})
+	require.NoError(t, err)
+	hc, err := OpenHistory(t.Context(), HistoryOptions{Store: cs, TableName: "items_history", DeletionVectors: new(false)})
 	require.NoError(t, err)
 
 	g := &histGen{r: rand.New(rand.NewPCG(7, 46)), alive: map[int32]bool{}, name: map[int32]string{}, truncates: true, noop: true, placeholders: true}
@@ -65,6 +72,8 @@ func TestHistoryAsOfReaders(t *testing.T) {
 		stream = stream[n:]
 		_, err := h.Apply(t.Context(), b)
 		require.NoError(t, err)
+		_, err = hc.Apply(t.Context(), b)
+		require.NoError(t, err)
 		res, err := sink.Apply(t.Context(), b)
 		require.NoError(t, err)
 		if res.Committed {
@@ -93,7 +102,17 @@ func TestHistoryAsOfReaders(t *testing.T) {
 		}
 		reqs = append(reqs, spark)
 	}
+	// The whole history: delta-rs on the table with deletion vectors, polars
+	// on the one without.
+	reqs = append(reqs, fulltier.Request{Engine: fulltier.DeltaRS, Path: histDir, ReadOptions: fulltier.ReadOptions{Filter: "TRUE", RowsOnly: true}},
+		fulltier.Request{Engine: fulltier.Polars, Path: cowDir, ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
 	got := fulltier.Read(t, reqs...)
+	whole, polars := got[len(got)-2], got[len(got)-1]
+	require.Empty(t, whole.Err)
+	require.Empty(t, polars.Err)
+	require.Greater(t, len(whole.Rows), len(points), "versions")
+	require.ElementsMatch(t, whole.Rows, polars.Rows, "polars reads the history table without deletion vectors as delta-rs reads the one with them")
+	got = got[:len(got)-2]
 	source := func(tb fulltier.Table) []string {
 		require.Empty(t, tb.Err, "%s %s", tb.Engine, tb.Path)
 		var out []string
