@@ -65,6 +65,27 @@ tables:
 	require.Equal(t, config.MergeAuto, other.MergeMode)
 }
 
+// TestHistoryOverride: history is one line; an override's track_history
+// replaces the defaults' track_history_except (the two are one choice).
+func TestHistoryOverride(t *testing.T) {
+	c, err := config.Parse([]byte(`
+tables:
+  defaults: {history: true, track_history_except: [last_login]}
+  overrides:
+    - {name: dbo.prices, track_history: [price]}
+    - {name: dbo.audit, history: false}
+`), noEnv)
+	require.NoError(t, err)
+	prices := c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "prices"})
+	require.True(t, prices.History)
+	require.Equal(t, "{path}_history", prices.HistoryPath)
+	require.Equal(t, []string{"price"}, prices.TrackHistory)
+	require.Empty(t, prices.TrackHistoryExcept)
+	orders := c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "orders"})
+	require.Equal(t, []string{"last_login"}, orders.TrackHistoryExcept)
+	require.False(t, c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "audit"}).History)
+}
+
 func TestDefaults(t *testing.T) {
 	d := config.Default()
 	require.Equal(t, 10_000, d.Batch.MaxRecords)
