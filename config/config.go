@@ -132,6 +132,19 @@ type TableSettings struct {
 	// ChangeLog also keeps, beside each table at <path>_changes, an append-only
 	// Delta table of every change event applied (the bronze layer, ADR 0031).
 	ChangeLog bool `yaml:"change_log"`
+	// History also keeps a history table (SCD type 2, ADR 0046) of every
+	// version of every row, at HistoryPath.
+	History bool `yaml:"history"`
+	// HistoryPath is the history table's location template: {path} is the
+	// table's path; {topic}, {database}, {schema} and {table} as in tables.path.
+	HistoryPath string `yaml:"history_path"`
+	// TrackHistory lists the only source columns whose change opens a new
+	// version; a change of another column updates the open version in place.
+	// Empty: every column. Not with TrackHistoryExcept.
+	TrackHistory []string `yaml:"track_history"`
+	// TrackHistoryExcept lists the source columns whose change updates the
+	// open version in place; every other column opens a new version.
+	TrackHistoryExcept []string `yaml:"track_history_except"`
 	// PartitionBy are the partition columns of new tables.
 	PartitionBy []string `yaml:"partition_by"`
 	// DeletionVectors gives new tables deletion vectors (merge-on-read); false
@@ -158,6 +171,10 @@ type TableOverride struct {
 	MergeMode          *string   `yaml:"merge_mode"`
 	ChangeDataFeed     *bool     `yaml:"change_data_feed"`
 	ChangeLog          *bool     `yaml:"change_log"`
+	History            *bool     `yaml:"history"`
+	HistoryPath        *string   `yaml:"history_path"`
+	TrackHistory       []string  `yaml:"track_history"`
+	TrackHistoryExcept []string  `yaml:"track_history_except"`
 	PartitionBy        []string  `yaml:"partition_by"`
 	DeletionVectors    *bool     `yaml:"deletion_vectors"`
 	ColumnNames        *string   `yaml:"column_names"`
@@ -406,6 +423,7 @@ func Default() Config {
 				MergeMode:          string(sink.Mode),
 				DeletionVectors:    *sink.DeletionVectors,
 				ColumnNames:        string(sink.ColumnNames),
+				HistoryPath:        merge.DefaultHistoryPath,
 			},
 		},
 		Batch: Batch{MaxRecords: b.Records, MaxBytes: ByteSize(b.Bytes), MaxAge: Duration(b.Age),

@@ -27,7 +27,10 @@ func TestExampleValidates(t *testing.T) {
 	require.Equal(t, d.Memory, c.Memory)
 	require.Empty(t, c.Tables.Defaults.KeyColumns)
 	require.Empty(t, c.Tables.Defaults.PartitionBy)
+	require.Empty(t, c.Tables.Defaults.TrackHistory)
+	require.Empty(t, c.Tables.Defaults.TrackHistoryExcept)
 	c.Tables.Defaults.KeyColumns, c.Tables.Defaults.PartitionBy = nil, nil
+	c.Tables.Defaults.TrackHistory, c.Tables.Defaults.TrackHistoryExcept = nil, nil
 	require.Equal(t, d.Tables.Defaults, c.Tables.Defaults)
 	require.Equal(t, d.Decoding, c.Decoding)
 	require.Equal(t, d.Log, c.Log)
@@ -60,6 +63,27 @@ tables:
 	other := c.Tables.Settings(config.Source{Topic: "t.sales.dbo.x", Database: "sales", Schema: "dbo", Table: "x"})
 	require.Equal(t, config.DeleteSoft, other.DeleteMode)
 	require.Equal(t, config.MergeAuto, other.MergeMode)
+}
+
+// TestHistoryOverride: history is one line; an override's track_history
+// replaces the defaults' track_history_except (the two are one choice).
+func TestHistoryOverride(t *testing.T) {
+	c, err := config.Parse([]byte(`
+tables:
+  defaults: {history: true, track_history_except: [last_login]}
+  overrides:
+    - {name: dbo.prices, track_history: [price]}
+    - {name: dbo.audit, history: false}
+`), noEnv)
+	require.NoError(t, err)
+	prices := c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "prices"})
+	require.True(t, prices.History)
+	require.Equal(t, "{path}_history", prices.HistoryPath)
+	require.Equal(t, []string{"price"}, prices.TrackHistory)
+	require.Empty(t, prices.TrackHistoryExcept)
+	orders := c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "orders"})
+	require.Equal(t, []string{"last_login"}, orders.TrackHistoryExcept)
+	require.False(t, c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "audit"}).History)
 }
 
 func TestDefaults(t *testing.T) {

@@ -8,6 +8,13 @@ func (o TableOverride) apply(d TableSettings) TableSettings {
 	if o.KeyColumns != nil {
 		s.KeyColumns = o.KeyColumns
 	}
+	if o.TrackHistory != nil || o.TrackHistoryExcept != nil {
+		// The two are one choice: setting either replaces both.
+		s.TrackHistory, s.TrackHistoryExcept = o.TrackHistory, o.TrackHistoryExcept
+	}
+	if o.History != nil {
+		s.History = *o.History
+	}
 	if o.PartitionBy != nil {
 		s.PartitionBy = o.PartitionBy
 	}
@@ -21,6 +28,7 @@ func (o TableOverride) apply(d TableSettings) TableSettings {
 	set(&s.DeleteMode, o.DeleteMode)
 	set(&s.MergeMode, o.MergeMode)
 	set(&s.ColumnNames, o.ColumnNames)
+	set(&s.HistoryPath, o.HistoryPath)
 	if o.DeletionVectors != nil {
 		s.DeletionVectors = *o.DeletionVectors
 	}

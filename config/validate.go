@@ -215,6 +215,7 @@ func (c *Config) validateTables(p *problems) {
 		}
 		checkNames(p, path+".key_columns", s.KeyColumns)
 		checkNames(p, path+".partition_by", s.PartitionBy)
+		checkHistory(p, path, s)
 		dlqNeeded = dlqNeeded || s.BadInput == BadInputDLQ
 	}
 	checkSettings("tables.defaults", t.Defaults)
@@ -249,6 +250,35 @@ func (c *Config) validateTables(p *problems) {
 	}
 	if dlqNeeded && c.Kafka.DLQTopic == "" {
 		p.add("kafka.dlq_topic", "must be set because a table uses bad_input: dead-letter")
+	}
+}
+
+// historyPlaceholders are what history_path may hold.
+var historyPlaceholders = []string{"{path}", "{topic}", "{database}", "{schema}", "{table}"}
+
+// checkHistory checks the history table's settings (ADR 0046).
+func checkHistory(p *problems, path string, s TableSettings) {
+	checkNames(p, path+".track_history", s.TrackHistory)
+	checkNames(p, path+".track_history_except", s.TrackHistoryExcept)
+	if len(s.TrackHistory) > 0 && len(s.TrackHistoryExcept) > 0 {
+		p.add(path+".track_history_except", "set either track_history (the columns that open a new version) "+
+			"or track_history_except (the columns that do not), not both")
+	}
+	hp := s.HistoryPath
+	if hp == "" {
+		p.add(path+".history_path", "must be set (a template such as {path}_history)")
+		return
+	}
+	for _, ph := range placeholderRE.FindAllString(hp, -1) {
+		if !slices.Contains(historyPlaceholders, ph) {
+			p.add(path+".history_path", "unknown placeholder %s; accepted: %s", ph, strings.Join(historyPlaceholders, ", "))
+		}
+	}
+	if strings.ContainsAny(placeholderRE.ReplaceAllString(hp, ""), "{}") {
+		p.add(path+".history_path", "%q has a { or } that is not part of a placeholder (%s)", urlcred.Redact(hp), strings.Join(historyPlaceholders, ", "))
+	}
+	if hp == "{path}" {
+		p.add(path+".history_path", "%q is the table itself; the history table needs its own path, such as {path}_history", hp)
 	}
 }
 

@@ -147,8 +147,8 @@ func (p *Processor) tableLocked(src route.TableSource) *table {
 	}
 	t := &table{path: src.Path, src: src, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		parts: make(map[cdctable.TopicPartition]*partition)}
-	var err error
-	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
+	ts, err := p.settingsOf(src)
+	t.sinkOpts, t.policy, t.logPath, t.histPath, t.histOpts = ts.Sink, ts.BadInput, ts.ChangeLog, ts.History, ts.HistoryOptions
 	t.sinkOpts.TailFileSize = -1 // merge's off: only the maintainer compacts what absorbing leaves
 	if p.maint != nil {
 		// The maintainer checkpoints on its own cadence (ADR 0032).

@@ -119,6 +119,7 @@ type maintainer struct {
 type upkeep struct {
 	path    string
 	log     bool      // the table's change log (ADR 0031), not the table
+	hist    bool      // the table's history table (ADR 0046), not the table
 	t       *table    // the table's current pipeline
 	queued  bool      // in the queue or being maintained
 	pending bool      // committed since it was last queued
@@ -153,9 +154,12 @@ func (m *maintainer) committed(t *table) {
 		return
 	}
 	m.mu.Lock()
-	queued := m.committedLocked(t, t.path, false)
+	queued := m.committedLocked(t, t.path, false, false)
 	if t.logPath != "" {
-		queued = m.committedLocked(t, t.logPath, true) || queued
+		queued = m.committedLocked(t, t.logPath, true, false) || queued
+	}
+	if t.histPath != "" {
+		queued = m.committedLocked(t, t.histPath, false, true) || queued
 	}
 	m.mu.Unlock()
 	if queued {
@@ -163,12 +167,12 @@ func (m *maintainer) committed(t *table) {
 	}
 }
 
-// committedLocked marks the table at path (t's own or its change log's)
-// committed; m.mu must be held.
-func (m *maintainer) committedLocked(t *table, path string, log bool) bool {
+// committedLocked marks the table at path (t's own, its change log's or
+// its history table's) committed; m.mu must be held.
+func (m *maintainer) committedLocked(t *table, path string, log, hist bool) bool {
 	u := m.tables[path]
 	if u == nil {
-		u = &upkeep{path: path, log: log, ckptVersion: -2, failing: map[string]*failure{}}
+		u = &upkeep{path: path, log: log, hist: hist, ckptVersion: -2, failing: map[string]*failure{}}
 		m.tables[path] = u
 	}
 	u.t, u.pending = t, true
@@ -283,7 +287,9 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 	switch {
 	case u.log && t.log != nil:
 		w, target = t.log, 0 // the log's files take the default size
-	case !u.log && t.sink != nil:
+	case u.hist && t.hist != nil:
+		w, target = t.hist, 0
+	case !u.log && !u.hist && t.sink != nil:
 		w = t.sink
 	}
 	stopped := t.failed != nil
@@ -366,7 +372,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 	}
 	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes,
 		UnionTag: cdctable.PartitionsTag}
-	if !u.log {
+	if !u.log && !u.hist {
 		// Instances that share the table compact disjoint files (ADR 0036).
 		opts.Select = cdctable.Compacts(owned, snap)
 	}

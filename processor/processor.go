@@ -169,6 +169,12 @@ type TableSettings struct {
 	// ChangeLog is the path of the table's change log (ADR 0031), which
 	// gets every batch before the table does; empty keeps none.
 	ChangeLog string
+	// History is the path of the table's history table (SCD type 2, ADR
+	// 0046), which gets every batch after the change log and before the
+	// table; empty keeps none. HistoryOptions configure it (its Store,
+	// TableName and Logger are the processor's).
+	History        string
+	HistoryOptions merge.HistoryOptions
 }
 
 // Option sets an injected collaborator.

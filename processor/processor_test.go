@@ -407,6 +407,9 @@ func TestTableSettings(t *testing.T) {
 			"delete mode", merge.Options{}, ""},
 		{"unknown merge mode", Options{BadInput: PolicyFail, PerTable: per(TableSettings{Sink: merge.Options{Mode: "mor"}})},
 			"merge mode", merge.Options{}, ""},
+		{"history tracking both ways", Options{BadInput: PolicyFail, PerTable: per(TableSettings{History: "h",
+			HistoryOptions: merge.HistoryOptions{TrackHistory: []string{"a"}, TrackHistoryExcept: []string{"b"}}})},
+			"track_history and track_history_except", merge.Options{}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

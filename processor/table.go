@@ -39,6 +39,8 @@ type table struct {
 	sinkOpts merge.Options
 	policy   Policy
 	logPath  string // the change log's path; "" for none
+	histPath string // the history table's path; "" for none
+	histOpts merge.HistoryOptions
 	// wake nudges the worker (capacity 1).
 	wake chan struct{}
 	// done closes when the worker returns.
@@ -47,6 +49,7 @@ type table struct {
 	// Guarded by Processor.mu:
 	sink     *merge.Sink // nil while opening
 	log      *merge.ChangeLog
+	hist     *merge.History
 	opened   bool
 	failed   *TableError // set: stopped
 	retry    retryState

@@ -142,6 +142,7 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 	start := time.Now()
 	var sink *merge.Sink
 	var changes *merge.ChangeLog
+	var hist *merge.History
 	err := p.withRetry(ctx, t, "opening", func(ctx context.Context) error {
 		select {
 		case p.openSlots <- struct{}{}:
@@ -158,8 +159,16 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		if so.Logger == nil {
 			so.Logger = p.log
 		}
-		if sink, err = merge.Open(ctx, so); err != nil || t.logPath == "" {
+		if sink, err = merge.Open(ctx, so); err != nil {
 			return err
+		}
+		if t.histPath != "" {
+			if hist, err = p.openHistory(ctx, t, so.Logger); err != nil {
+				return err
+			}
+		}
+		if t.logPath == "" {
+			return nil
 		}
 		if store, err = p.opts.OpenStore(ctx, t.logPath); err != nil {
 			return fmt.Errorf("opening store of change log %s: %w", t.logPath, err)
@@ -178,7 +187,7 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		return false
 	}
 	p.mu.Lock()
-	t.sink, t.log, t.opened = sink, changes, true
+	t.sink, t.log, t.hist, t.opened = sink, changes, hist, true
 	p.mu.Unlock()
 	p.m.setTableState(t.path, TableRunning)
 	p.registerTable(t) // an existing table's entry is checked once per start
@@ -209,10 +218,18 @@ func (t *table) takeStarts() []*partition {
 // committed since this one last looked) and hands the offsets to the loop.
 // A table that dead-letters checks its dead-letter topics first.
 func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*partition) {
-	var pos, logged map[cdctable.TopicPartition]int64
+	var pos, logged, hist map[cdctable.TopicPartition]int64
 	err := p.withRetry(ctx, t, "reading start offsets", func(ctx context.Context) (err error) {
-		if pos, err = t.sink.Positions(ctx); err != nil || t.log == nil {
+		if pos, err = t.sink.Positions(ctx); err != nil {
 			return err
+		}
+		if t.hist != nil {
+			if hist, err = t.hist.Positions(ctx); err != nil {
+				return err
+			}
+		}
+		if t.log == nil {
+			return nil
 		}
 		logged, err = t.log.Positions(ctx)
 		return err
@@ -249,6 +266,11 @@ func (p *Processor) startPartitions(ctx context.Context, t *table, parts []*part
 			// only where the table moved alone (cdc2delta skip, or the log
 			// turned off for a while): the partition resumes from the log,
 			// and the table ignores what it already holds.
+			from = v
+		}
+		if v, ok := hist[pt.tp]; ok && hasTxn && v < from {
+			// The history table gets each batch before the table, too
+			// (ADR 0046): it resumes from its own txn.
 			from = v
 		}
 		next, why := cdctable.StartOffset(from, hasTxn, pt.committed)
@@ -379,6 +401,16 @@ func (p *Processor) apply(ctx context.Context, t *table, w *work, why string) (s
 			return err
 		}); err != nil {
 			return "logging changes", err
+		}
+	}
+	if t.hist != nil {
+		// Before the table, after the log: a fault here stops this table
+		// only, and the history never lags what the table holds.
+		if err := p.withRetry(ctx, t, "applying history", func(ctx context.Context) error {
+			_, err := t.hist.Apply(ctx, b)
+			return err
+		}); err != nil {
+			return "applying history", err
 		}
 	}
 	var res merge.Result
@@ -578,4 +610,21 @@ func startLevel(why cdctable.StartReason) slog.Level {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo
+}
+
+// openHistory opens the table's history table (ADR 0046).
+func (p *Processor) openHistory(ctx context.Context, t *table, logger *slog.Logger) (*merge.History, error) {
+	store, err := p.opts.OpenStore(ctx, t.histPath)
+	if err != nil {
+		return nil, fmt.Errorf("opening store of history table %s: %w", t.histPath, err)
+	}
+	ho := t.histOpts
+	ho.Store, ho.TableName, ho.Logger = store, t.histPath, logger
+	if p.maint != nil {
+		ho.TableOptions = []deltalog.Option{deltalog.DisableCheckpoints()} // the maintainer's (ADR 0032)
+	}
+	if ho.ColumnNames == "" {
+		ho.ColumnNames = t.sinkOpts.ColumnNames
+	}
+	return merge.OpenHistory(ctx, ho)
 }

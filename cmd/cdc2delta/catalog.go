@@ -100,7 +100,8 @@ func catalogName(parts []string) catalog.Name {
 }
 
 // catalogSource names the tables in the catalog: the name template (and
-// overrides) for a table; its name with "_changes" for its change log.
+// overrides) for a table; its name with "_changes" for its change log and
+// "_history" for its history table.
 func catalogSource(k config.Catalog) func(src route.TableSource, path, role string) (catalog.Source, bool) {
 	return func(src route.TableSource, path, role string) (catalog.Source, bool) {
 		parts, ok := k.TableName(configSource(src))
@@ -108,8 +109,11 @@ func catalogSource(k config.Catalog) func(src route.TableSource, path, role stri
 			return catalog.Source{}, false
 		}
 		n := catalogName(parts)
-		if role == catalog.RoleChangeLog {
+		switch role {
+		case catalog.RoleChangeLog:
 			n.Table += "_changes"
+		case catalog.RoleHistory:
+			n.Table += "_history"
 		}
 		return catalog.Source{Name: n, Location: catalogLocation(path), Role: role}, true
 	}

@@ -46,6 +46,9 @@ func TestCatalogNames(t *testing.T) {
 	abs, err := filepath.Abs("tables/sales/dbo/orders_changes")
 	require.NoError(t, err)
 	require.Equal(t, "file://"+abs, s.Location)
+	s, ok = name(src, "s3://lake/sales/dbo/orders_history", catalog.RoleHistory)
+	require.True(t, ok)
+	require.Equal(t, catalog.Source{Name: catalog.Name{Catalog: "lake", Schema: "dbo", Table: "orders_history"}, Location: "s3://lake/sales/dbo/orders_history", Role: "history"}, s)
 	src.Table = "secret"
 	_, ok = name(src, "x", catalog.RoleTable)
 	require.False(t, ok)

@@ -133,8 +133,12 @@ func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duratio
 			return nil, fmt.Errorf("routing topic %s: %w", topic, err)
 		}
 		add(src, src.Path, catalog.RoleTable)
-		if c.Tables.Settings(configSource(src)).ChangeLog {
+		s := c.Tables.Settings(configSource(src))
+		if s.ChangeLog {
 			add(src, changeLogPath(src.Path), catalog.RoleChangeLog)
+		}
+		if s.History {
+			add(src, historyPath(s.HistoryPath, src), catalog.RoleHistory)
 		}
 	}
 	if c.Catalog.ControlName != "" && c.Control.Path != "" {

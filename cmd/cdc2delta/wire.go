@@ -57,6 +57,9 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		if s.ChangeLog {
 			ts.ChangeLog = changeLogPath(src.Path)
 		}
+		if s.History {
+			ts.History, ts.HistoryOptions = historyPath(s.HistoryPath, src), runopts.History(s, logger)
+		}
 		return ts
 	}
 	opts := runopts.Processor(c, logger)
@@ -315,4 +318,12 @@ func newController(ctx context.Context, c config.Config, opts processor.Options,
 }
 
 // changeLogPath is where a table's change log lives: beside it (ADR 0031).
+// historyPath is where the history table of the table src routes to lives
+// (ADR 0046): template with {path} (the table's path), {topic}, {database},
+// {schema} and {table}.
+func historyPath(template string, src route.TableSource) string {
+	return strings.NewReplacer("{path}", strings.TrimRight(src.Path, "/"), "{topic}", src.Topic,
+		"{database}", src.Database, "{schema}", src.Schema, "{table}", src.Table).Replace(template)
+}
+
 func changeLogPath(table string) string { return strings.TrimRight(table, "/") + "_changes" }

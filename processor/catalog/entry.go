@@ -9,6 +9,7 @@ const (
 	RoleTable     = "table"      // a current-state table
 	RoleChangeLog = "change-log" // a table's change log (ADR 0031)
 	RoleControl   = "control"    // the control table (ADR 0029)
+	RoleHistory   = "history"    // a table's history table (ADR 0046)
 	// RoleProperty records the role in the entry.
 	RoleProperty = "cdc2delta.role"
 )
@@ -19,7 +20,7 @@ type Source struct {
 	Name Name
 	// Location is the table's root as engines address it.
 	Location string
-	// Role is RoleTable, RoleChangeLog or RoleControl.
+	// Role is RoleTable, RoleChangeLog, RoleHistory or RoleControl.
 	Role string
 }
 

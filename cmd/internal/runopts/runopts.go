@@ -56,6 +56,13 @@ func Maintenance(m config.Maintenance) processor.Maintenance {
 	}
 }
 
+// History maps a table's history settings onto the history table's
+// options (ADR 0046); the processor sets the store and the name.
+func History(s config.TableSettings, logger *slog.Logger) merge.HistoryOptions {
+	return merge.HistoryOptions{TrackHistory: s.TrackHistory, TrackHistoryExcept: s.TrackHistoryExcept,
+		DeletionVectors: new(s.DeletionVectors), ColumnNames: merge.ColumnNames(s.ColumnNames), Logger: logger}
+}
+
 // Sink maps one table's settings onto its merge options.
 func Sink(s config.TableSettings, logger *slog.Logger) merge.Options {
 	return merge.Options{

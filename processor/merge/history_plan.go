@@ -1,0 +1,300 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+)
+
+// hPlan is what one batch does to the history table: rows to append and
+// stored rows to delete.
+type hPlan struct {
+	rows      [][]any
+	dels      map[string]*roaring64.Bitmap // by file path: physical rows
+	files     map[string]*deltalog.Add
+	physical  map[string][][]any // every physical row of a file to rewrite (no deletion vectors)
+	nrows     map[string]int     // physical rows of each file read
+	deleted   map[string]*roaring64.Bitmap
+	readPaths []string
+	added     int
+	removed   int
+}
+
+// hKeyState is a key's stored versions and the batch's events of it.
+type hKeyState struct {
+	stored []*hVersion
+	events []*hEvent
+}
+
+// plan reads the stored versions of the batch's keys (every key when the
+// batch truncates), places the events among them and diffs the result
+// with what is stored.
+func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
+	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
+	keys := map[string]*hKeyState{}
+	var truncates []*hEvent
+	for i := range recs {
+		e, key, err := ts.event(&recs[i].Change)
+		if err != nil {
+			return nil, fmt.Errorf("history table %s, %s offset %d: %w", h.opts.TableName, recs[i].AppID(), recs[i].Offset, err)
+		}
+		if e.op == codecs.OpTruncate {
+			truncates = append(truncates, e)
+			continue
+		}
+		ks := keys[key]
+		if ks == nil {
+			ks = &hKeyState{}
+			keys[key] = ks
+		}
+		ks.events = append(ks.events, e)
+	}
+	if h.snap != nil {
+		if err := h.readStored(ctx, ts, p, keys, len(truncates) > 0); err != nil {
+			return nil, err
+		}
+	}
+	for _, ks := range keys {
+		h.planKey(ts, p, ks, truncates)
+	}
+	return p, nil
+}
+
+// readStored reads the live rows of the stored keys the batch touches (all
+// of them with a truncate) into keys: the rows the key index names (the
+// whole file when it is to be rewritten, in a table without deletion
+// vectors).
+func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys map[string]*hKeyState, all bool) error {
+	files := h.snap.Files()
+	if err := h.index.sync(ctx, h, ts, files); err != nil {
+		return err
+	}
+	var rowsOf map[string][]uint64
+	if !all {
+		rowsOf = h.index.rowsOf(keys)
+	}
+	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
+	for i := range files {
+		add := &files[i]
+		n := len(h.index.files[add.Path])
+		cand := rowsOf[add.Path]
+		if all {
+			cand = make([]uint64, n)
+			for r := range cand {
+				cand[r] = uint64(r)
+			}
+		}
+		if len(cand) == 0 {
+			continue
+		}
+		gone := roaring64.New()
+		var err error
+		if add.DeletionVector != nil {
+			if gone, err = deltalog.ReadDeletionVector(ctx, h.opts.Store, add.DeletionVector); err != nil {
+				return fmt.Errorf("reading history table %s deletion vector of %s: %w", h.opts.TableName, add.Path, err)
+			}
+		}
+		var wanted []uint64
+		for _, r := range cand {
+			if !gone.Contains(r) {
+				wanted = append(wanted, r)
+			}
+		}
+		if len(wanted) == 0 {
+			continue
+		}
+		skip := roaring64.New() // the rows not wanted, for the reader to drop
+		skip.AddRange(0, uint64(n))
+		for _, r := range wanted {
+			skip.Remove(r)
+		}
+		var rows [][]any
+		if ts.dv {
+			rows, err = datafile.Read(ctx, h.opts.Store, add, ts.schema, datafile.ReadOptions{Properties: conf, PartitionColumns: parts, DeletedRows: skip})
+		} else {
+			rows, err = datafile.Read(ctx, h.opts.Store, add, ts.schema, datafile.ReadOptions{Properties: conf, PartitionColumns: parts, DeletedRows: roaring64.New()})
+			p.physical[add.Path] = rows
+		}
+		if err != nil {
+			return fmt.Errorf("reading history table %s file %s: %w", h.opts.TableName, add.Path, err)
+		}
+		for n, r := range wanted {
+			row := rows[n]
+			if !ts.dv {
+				row = rows[r]
+			}
+			key, err := ts.rowKey(row)
+			if err != nil {
+				return fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
+			}
+			ks := keys[key]
+			if ks == nil {
+				ks = &hKeyState{}
+				keys[key] = ks
+			}
+			v, err := ts.version(row)
+			if err != nil {
+				return fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
+			}
+			v.fromFile, v.fromRow = add.Path, r
+			ks.stored = append(ks.stored, v)
+		}
+		p.files[add.Path], p.deleted[add.Path], p.nrows[add.Path] = add, gone, n
+		p.readPaths = append(p.readPaths, add.Path)
+	}
+	return nil
+}
+
+// planKey places a key's events (and the batch's truncates) in position
+// order among its versions, and records what changed.
+func (h *History) planKey(ts *hSchema, p *hPlan, ks *hKeyState, truncates []*hEvent) {
+	slices.SortFunc(ks.stored, func(a, b *hVersion) int { return a.start.Compare(b.start) })
+	old := make(map[string][]*hVersion, len(ks.stored))
+	for _, v := range ks.stored {
+		r := renderRow(ts.row(v))
+		old[r] = append(old[r], &hVersion{fromFile: v.fromFile, fromRow: v.fromRow})
+	}
+	evs := slices.Concat(ks.events, truncates)
+	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
+	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked}
+	for _, e := range evs {
+		tl.apply(e)
+	}
+	for _, v := range tl.vs {
+		row := ts.row(v)
+		r := renderRow(row)
+		if same := old[r]; len(same) > 0 {
+			old[r] = same[1:]
+			continue
+		}
+		p.rows = append(p.rows, row)
+		p.added++
+	}
+	for _, vs := range old {
+		for _, v := range vs {
+			bm := p.dels[v.fromFile]
+			if bm == nil {
+				bm = roaring64.New()
+				p.dels[v.fromFile] = bm
+			}
+			bm.Add(v.fromRow)
+			p.removed++
+		}
+	}
+}
+
+func renderRow(row []any) string {
+	var b strings.Builder
+	for _, v := range row {
+		b.WriteString(valueKey(v))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// event is a change as the timeline takes it, and its key.
+func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
+	e := &hEvent{op: c.Op, pos: c.Pos}
+	if c.CommitMillis > 0 {
+		e.at = c.CommitMillis * 1000
+	}
+	if c.Op == codecs.OpTruncate {
+		return e, "", nil
+	}
+	if c.Layout == nil || c.Row == nil {
+		return nil, "", fmt.Errorf("a %c event without a row image", c.Op)
+	}
+	e.vals, e.unavailable = make([]any, ts.nsrc), make([]bool, ts.nsrc)
+	for i, f := range ts.schema.Fields[:ts.nsrc] {
+		j := c.Layout.Index(sourceName(f))
+		if j < 0 {
+			continue
+		}
+		if c.IsUnavailable(j) {
+			e.unavailable[i] = true
+			continue
+		}
+		e.vals[i] = c.Row[j]
+	}
+	if c.Op == codecs.OpDelete {
+		e.unavailable = nil
+	}
+	key, err := ts.rowKey(e.vals)
+	return e, key, err
+}
+
+// rowKey is the stored form of a row's key.
+func (ts *hSchema) rowKey(row []any) (string, error) {
+	vals := make([]any, len(ts.keyIdx))
+	for i, j := range ts.keyIdx {
+		vals[i] = row[j]
+	}
+	b, err := cdctable.AppendKey(nil, vals)
+	return string(b), err
+}
+
+// row is a version as a history table row.
+func (ts *hSchema) row(v *hVersion) []any {
+	row := make([]any, len(ts.schema.Fields))
+	copy(row, v.vals)
+	m := row[ts.nsrc:]
+	m[0], m[1], m[2], m[4], m[5] = v.startAt, v.endAt, v.start.Hex(), v.last.Hex(), v.lastAt
+	if v.end != nil {
+		m[3] = v.end.Hex()
+	}
+	return row
+}
+
+// version is a stored row as a version.
+func (ts *hSchema) version(row []any) (*hVersion, error) {
+	m := row[ts.nsrc:]
+	v := &hVersion{vals: slices.Clone(row[:ts.nsrc]), startAt: micros(m[0]), endAt: micros(m[1]), lastAt: micros(m[5])}
+	var err error
+	if v.start, err = hexPosition(m[2], cdctable.HistStartPosition); err != nil {
+		return nil, err
+	}
+	if v.last, err = hexPosition(m[4], cdctable.ColPosition); err != nil {
+		return nil, err
+	}
+	if m[3] != nil {
+		end, err := hexPosition(m[3], cdctable.HistEndPosition)
+		if err != nil {
+			return nil, err
+		}
+		v.end = &end
+	}
+	return v, nil
+}
+
+func hexPosition(v any, col string) (codecs.Position, error) {
+	s, ok := v.(string)
+	if !ok {
+		return codecs.Position{}, fmt.Errorf("column %s holds %T, not a position", col, v)
+	}
+	p, err := codecs.PositionFromHex(s)
+	if err != nil {
+		return codecs.Position{}, fmt.Errorf("column %s: %w", col, err)
+	}
+	return p, nil
+}
+
+// micros is a stored timestamp as µs since the epoch.
+func micros(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UnixMicro()
+	case int64:
+		return x
+	}
+	return nil
+}
