@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,17 +21,9 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/catalog"
 )
 
-// EnvUnityURL holds the URL of the OSS Unity Catalog server that
-// scripts/setup/unitycatalog.sh starts ("http://127.0.0.1:PORT", no
-// authorization, an empty database).
-const EnvUnityURL = fulltier.EnvUnityURL
-
 func server(t *testing.T) (*Catalog, string) {
 	t.Helper()
-	u := os.Getenv(EnvUnityURL)
-	if u == "" {
-		t.Fatalf("%s is not set: run scripts/test.sh --full, or scripts/setup/unitycatalog.sh start DIR", EnvUnityURL)
-	}
+	u := fulltier.UnityURL(t)
 	c, err := New(Options{Endpoint: u})
 	require.NoError(t, err)
 	// The catalog (created once per server) and a schema of the test's own.
@@ -155,6 +146,6 @@ con.execute(f"CREATE SECRET (TYPE UC, TOKEN 'none', ENDPOINT '{sys.argv[1]}', AW
 con.execute("ATTACH 'unity' AS unity (TYPE UC_CATALOG)")
 for r in con.execute(f"SELECT id, name, amount::VARCHAR FROM unity.{sys.argv[2]}.orders ORDER BY id").fetchall():
     print(*r)
-`, os.Getenv(EnvUnityURL), schema)
+`, fulltier.UnityURL(t), schema)
 	require.Equal(t, "1 a 12.50\n2 b 0.99\n", got)
 }
