@@ -23,7 +23,8 @@ and carry a body exactly when it takes one, as application/json. A body must
 validate against the operation's model strictly (JSON types as declared, enum
 values from the spec, required fields present) and hold no field the model
 lacks, at any depth. A 2xx answer with a body must validate the same way
-against the operation's answer model (this keeps a fake server honest).
+against the operation's answer model (this keeps a fake server honest;
+answers the spec leaves untyped are not checked).
 """
 
 import inspect
@@ -183,12 +184,10 @@ def check(rec, ops):
                 problems.append(f"body content type is {ctype!r}, not application/json")
             problems += validate(op.body, body, f"{op.body.__name__} body")
     answer = rec.get("response") or ""
-    if 200 <= rec.get("status", 0) < 300 and answer.strip():
-        if op.answer == "object":
-            if not isinstance(json.loads(answer), dict):
-                problems.append("answer is not a JSON object")
-        elif op.answer is not None:
-            problems += validate(op.answer, answer, f"{op.answer.__name__} answer")
+    # An answer the spec types as a bare "object" (DELETE) is not checked:
+    # the OSS server sends "200 OK" as text there.
+    if 200 <= rec.get("status", 0) < 300 and answer.strip() and op.answer not in (None, "object"):
+        problems += validate(op.answer, answer, f"{op.answer.__name__} answer")
     return op, problems
 
 

@@ -3,6 +3,7 @@
 package unity
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,4 +146,44 @@ func writeExchanges(t *testing.T, dir string, xs []exchange) string {
 	p := filepath.Join(dir, "requests.jsonl")
 	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
 	return p
+}
+
+// recorder is an http.RoundTripper that records every exchange, so that
+// requests to the real server are spec-checked too.
+type recorder struct {
+	mu        sync.Mutex
+	exchanges []exchange
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		req.Body.Close()
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exchanges = append(r.exchanges, exchange{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.RawQuery,
+		ContentType: req.Header.Get("Content-Type"), Body: string(body), Status: resp.StatusCode, Response: string(answer)})
+	return resp, nil
+}
+
+func (r *recorder) recorded() []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]exchange(nil), r.exchanges...)
 }

@@ -38,6 +38,9 @@ func specCheck(t *testing.T, xs []exchange) (string, int) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
 		t.Fatalf("ucspec_check.py exited %d:\n%s\n%s", code, stdout.String(), stderr.String())
 	}
+	if !strings.Contains(stdout.String(), "\nchecked ") {
+		t.Fatalf("ucspec_check.py stopped before its verdict:\n%s\n%s", stdout.String(), stderr.String())
+	}
 	return stdout.String(), cmd.ProcessState.ExitCode()
 }
 

@@ -21,22 +21,25 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/catalog"
 )
 
-func server(t *testing.T) (*Catalog, string) {
+// server returns a client of the real server, whose exchanges rec records,
+// and a new schema in catalog "unity".
+func server(t *testing.T) (c *Catalog, schema string, rec *recorder) {
 	t.Helper()
 	u := fulltier.UnityURL(t)
-	c, err := New(Options{Endpoint: u})
+	rec = &recorder{}
+	c, err := New(Options{Endpoint: u, HTTPClient: &http.Client{Transport: rec}})
 	require.NoError(t, err)
 	// The catalog (created once per server) and a schema of the test's own.
 	if err := c.do(t.Context(), http.MethodPost, "/catalogs", map[string]string{"name": "unity"}, nil); err != nil {
 		require.ErrorIs(t, err, catalog.ErrExists)
 	}
-	schema := fmt.Sprintf("s%d", time.Now().UnixNano())
+	schema = fmt.Sprintf("s%d", time.Now().UnixNano())
 	require.NoError(t, c.do(t.Context(), http.MethodPost, "/schemas", map[string]string{"name": schema, "catalog_name": "unity"}, nil))
-	return c, schema
+	return c, schema, rec
 }
 
 func TestUnityRoundTrip(t *testing.T) {
-	c, schema := server(t)
+	c, schema, rec := server(t)
 	ctx := t.Context()
 	n := catalog.Name{Catalog: "unity", Schema: schema, Table: "orders"}
 	_, err := c.Lookup(ctx, n)
@@ -86,6 +89,12 @@ func TestUnityRoundTrip(t *testing.T) {
 	require.Equal(t, catalog.Conflict, out)
 	var ce *catalog.ConflictError
 	require.ErrorAs(t, err, &ce)
+
+	// What was sent, and what the real server answered, against UC's
+	// published API.
+	report, code := specCheck(t, rec.recorded())
+	t.Log("\n" + report)
+	require.Equal(t, 0, code, report)
 }
 
 func TestUnityDownIsUnavailable(t *testing.T) {
@@ -102,7 +111,7 @@ func TestUnityDownIsUnavailable(t *testing.T) {
 // TestUnityReadByNameWithDuckDB registers a Delta table and reads it by name
 // through DuckDB's unity_catalog extension.
 func TestUnityReadByNameWithDuckDB(t *testing.T) {
-	c, schema := server(t)
+	c, schema, _ := server(t)
 	ctx := t.Context()
 	dir := t.TempDir()
 	st, err := localstore.New(localstore.Options{Dir: dir, NoSync: true})
