@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,10 +26,7 @@ import (
 // the OSS Unity Catalog server with no manual step, and DuckDB reads it by
 // name with the rows the table holds.
 func TestCatalogUnityReadByName(t *testing.T) {
-	ucURL := os.Getenv(fulltier.EnvUnityURL)
-	if ucURL == "" {
-		t.Fatalf("%s is not set: run scripts/test.sh --full, or scripts/setup/unitycatalog.sh start DIR", fulltier.EnvUnityURL)
-	}
+	ucURL := fulltier.UnityURL(t)
 	ctx := t.Context()
 	schema := fmt.Sprintf("pipeline%d", time.Now().UnixNano())
 	for _, req := range []struct{ path, body string }{

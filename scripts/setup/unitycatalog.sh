@@ -6,6 +6,13 @@
 # directory holding that commit's source tree, used instead of fetching it
 # from GitHub (machines without GitHub access).
 #
+# When the server can be neither reused nor built because its source cannot
+# be had (no build in the cache, UC_SOURCE unset, GitHub unreachable), build
+# and start exit with status 3 (EXIT_UNAVAILABLE) and start writes why to
+# DIR/unavailable; scripts/test.sh then runs without the server and the tests
+# that need it skip with that reason. Any other failure (sbt, the server not
+# starting) is an error.
+#
 #   unitycatalog.sh build        build (or reuse) the server; print its directory
 #   unitycatalog.sh start DIR    start on a free port; print the URL
 #   unitycatalog.sh stop DIR     stop the server started in DIR
@@ -15,6 +22,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 UC_REPO=https://github.com/unitycatalog/unitycatalog.git
 UC_COMMIT=c9ed6b142f851b4d32c56eed9e85e917f27d7b7a
+EXIT_UNAVAILABLE=3
+unavailable_file="" # start DIR sets it to DIR/unavailable
+
+# unavailable REASON ends the script with EXIT_UNAVAILABLE, saying why.
+unavailable() {
+	log "Unity Catalog server unavailable: $*"
+	[[ -z $unavailable_file ]] || printf '%s\n' "$*" >"$unavailable_file"
+	exit "$EXIT_UNAVAILABLE"
+}
 
 build() {
 	local dir="$CDC2DELTA_CACHE/unitycatalog-$UC_COMMIT" cp
@@ -27,13 +43,18 @@ build() {
 	if [[ ! -f $dir/build.sbt ]]; then
 		rm -rf "$dir"
 		if [[ -n ${UC_SOURCE:-} ]]; then
+			[[ -f $UC_SOURCE/build.sbt ]] || die "UC_SOURCE=$UC_SOURCE holds no build.sbt: not Unity Catalog's source tree"
 			log "copying Unity Catalog's source from $UC_SOURCE"
 			mkdir -p "$dir"
 			cp -r "$UC_SOURCE/." "$dir"
 		else
-			log "fetching Unity Catalog $UC_COMMIT"
+			log "fetching Unity Catalog $UC_COMMIT from $UC_REPO"
 			git init -q "$dir"
-			git -C "$dir" fetch -q --depth 1 "$UC_REPO" "$UC_COMMIT"
+			# A firewall may drop packets rather than refuse: bound the fetch.
+			if ! GIT_TERMINAL_PROMPT=0 timeout 300 git -C "$dir" fetch -q --depth 1 "$UC_REPO" "$UC_COMMIT"; then
+				rm -rf "$dir"
+				unavailable "no build in $dir, UC_SOURCE is unset, and fetching $UC_REPO failed (no GitHub access?); set UC_SOURCE to a checkout of $UC_COMMIT to build it"
+			fi
 			git -C "$dir" checkout -q FETCH_HEAD
 		fi
 		# ~/.m2 may hold a pom without its jar; sbt must not stop there.
@@ -52,9 +73,11 @@ build() {
 
 start() {
 	local dir=$1 uc port pid i
-	uc="$(build)"
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
+	unavailable_file="$dir/unavailable"
+	rm -f "$unavailable_file"
+	uc="$(build)" || exit $?
 	# The server reads etc/conf and keeps its H2 database in etc/db, relative
 	# to its working directory: one per run.
 	rm -rf "$dir/etc"

@@ -9,7 +9,10 @@
 // `go test -tags integration ./...`. Tests behind the `integration` build tag
 // call these helpers; a helper whose variable is missing fails the test
 // (it never skips), because a full-tier run without its servers is a broken
-// run, not a passing one. See docs/TESTING.md.
+// run, not a passing one. The one exception is the Unity Catalog server,
+// which is built from GitHub source: where test.sh could not have it, it says
+// why in EnvUnityUnavailable and UnityURL skips with that reason. See
+// docs/TESTING.md.
 //
 // The package is for tests only and carries no API-stability promise.
 package fulltier
@@ -43,4 +46,8 @@ const (
 	// EnvUnityURL holds the URL of the OSS Unity Catalog server,
 	// "http://127.0.0.1:PORT" (no authorization, an empty database).
 	EnvUnityURL = "CDC2DELTA_UNITY_URL"
+	// EnvUnityUnavailable holds why scripts/test.sh runs without the Unity
+	// Catalog server (set instead of EnvUnityURL when the server can be
+	// neither reused from the cache nor built: no source, no GitHub).
+	EnvUnityUnavailable = "CDC2DELTA_UNITY_UNAVAILABLE"
 )

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +21,25 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/catalog"
 )
 
-// EnvUnityURL holds the URL of the OSS Unity Catalog server that
-// scripts/setup/unitycatalog.sh starts ("http://127.0.0.1:PORT", no
-// authorization, an empty database).
-const EnvUnityURL = fulltier.EnvUnityURL
-
-func server(t *testing.T) (*Catalog, string) {
+// server returns a client of the real server, whose exchanges rec records,
+// and a new schema in catalog "unity".
+func server(t *testing.T) (c *Catalog, schema string, rec *recorder) {
 	t.Helper()
-	u := os.Getenv(EnvUnityURL)
-	if u == "" {
-		t.Fatalf("%s is not set: run scripts/test.sh --full, or scripts/setup/unitycatalog.sh start DIR", EnvUnityURL)
-	}
-	c, err := New(Options{Endpoint: u})
+	u := fulltier.UnityURL(t)
+	rec = &recorder{}
+	c, err := New(Options{Endpoint: u, HTTPClient: &http.Client{Transport: rec}})
 	require.NoError(t, err)
 	// The catalog (created once per server) and a schema of the test's own.
 	if err := c.do(t.Context(), http.MethodPost, "/catalogs", map[string]string{"name": "unity"}, nil); err != nil {
 		require.ErrorIs(t, err, catalog.ErrExists)
 	}
-	schema := fmt.Sprintf("s%d", time.Now().UnixNano())
+	schema = fmt.Sprintf("s%d", time.Now().UnixNano())
 	require.NoError(t, c.do(t.Context(), http.MethodPost, "/schemas", map[string]string{"name": schema, "catalog_name": "unity"}, nil))
-	return c, schema
+	return c, schema, rec
 }
 
 func TestUnityRoundTrip(t *testing.T) {
-	c, schema := server(t)
+	c, schema, rec := server(t)
 	ctx := t.Context()
 	n := catalog.Name{Catalog: "unity", Schema: schema, Table: "orders"}
 	_, err := c.Lookup(ctx, n)
@@ -95,6 +89,12 @@ func TestUnityRoundTrip(t *testing.T) {
 	require.Equal(t, catalog.Conflict, out)
 	var ce *catalog.ConflictError
 	require.ErrorAs(t, err, &ce)
+
+	// What was sent, and what the real server answered, against UC's
+	// published API.
+	report, code := specCheck(t, rec.recorded())
+	t.Log("\n" + report)
+	require.Equal(t, 0, code, report)
 }
 
 func TestUnityDownIsUnavailable(t *testing.T) {
@@ -111,7 +111,7 @@ func TestUnityDownIsUnavailable(t *testing.T) {
 // TestUnityReadByNameWithDuckDB registers a Delta table and reads it by name
 // through DuckDB's unity_catalog extension.
 func TestUnityReadByNameWithDuckDB(t *testing.T) {
-	c, schema := server(t)
+	c, schema, _ := server(t)
 	ctx := t.Context()
 	dir := t.TempDir()
 	st, err := localstore.New(localstore.Options{Dir: dir, NoSync: true})
@@ -155,6 +155,6 @@ con.execute(f"CREATE SECRET (TYPE UC, TOKEN 'none', ENDPOINT '{sys.argv[1]}', AW
 con.execute("ATTACH 'unity' AS unity (TYPE UC_CATALOG)")
 for r in con.execute(f"SELECT id, name, amount::VARCHAR FROM unity.{sys.argv[2]}.orders ORDER BY id").fetchall():
     print(*r)
-`, os.Getenv(EnvUnityURL), schema)
+`, fulltier.UnityURL(t), schema)
 	require.Equal(t, "1 a 12.50\n2 b 0.99\n", got)
 }
