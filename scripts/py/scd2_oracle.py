@@ -60,8 +60,10 @@ Iceberg release supports Spark 4.3 (delta-spark 4.4.1 stops at pyspark
 row-level operations, SharedTablesInMemoryRowLevelOperationTableCatalog,
 which Spark's AutoCDC test suites use; it ships in Spark's catalyst test jar
 (org.apache.spark:spark-catalyst_2.13:4.2.0:tests, the newest on Maven
-Central: 4.3.0's is not published there), passed as --jar. Spark runs in
-local Spark Connect mode, as the pipelines API requires.
+Central: 4.3.0's is not published there), passed as --jar. The pipelines API
+needs Spark Connect: the script starts Spark with a Connect server bound to
+127.0.0.1 on a port the system picks (pyspark's local Connect mode binds all
+interfaces on 15002), guarded by a random token.
 """
 
 import argparse
@@ -69,6 +71,7 @@ import json
 import os
 import sys
 import time
+import uuid
 import warnings
 from collections import OrderedDict
 
@@ -241,29 +244,50 @@ def group_flows(scenarios):
     return [Flow(i, g) for i, g in enumerate(groups.values())]
 
 
-def start_spark(jar, work):
-    # The Connect client sets every builder option again once the server
-    # runs and warns for the static ones, which the server already has.
-    warnings.filterwarnings("ignore", message="Failed to set spark")
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-    from pyspark.sql import SparkSession
+def start_spark(jar, work, confs):
+    """Starts Spark with a Spark Connect server on a free loopback port and
+    returns a Connect session on it (the pipelines API needs Connect).
 
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("scd2-oracle")
-        .config("spark.api.mode", "connect")
-        .config("spark.jars", jar)
-        .config(
-            f"spark.sql.catalog.{CATALOG}",
-            "org.apache.spark.sql.connector.catalog.SharedTablesInMemoryRowLevelOperationTableCatalog",
-        )
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
-        .getOrCreate()
+    pyspark's own local Connect mode binds every interface on the fixed port
+    15002, so two oracles at once would collide: this starts the server the
+    way that mode does, bound to 127.0.0.1, on a port the system picks, with
+    a token.
+    """
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    token = str(uuid.uuid4())
+    os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
+    conf = SparkConf(loadDefaults=False).setMaster("local[2]").setAppName("scd2-oracle")
+    conf.setAll(
+        [
+            ("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin"),
+            ("spark.connect.grpc.binding.address", "127.0.0.1"),
+            ("spark.connect.grpc.binding.port", "0"),
+            ("spark.connect.authenticate.token", token),
+            ("spark.jars", jar),
+            (
+                f"spark.sql.catalog.{CATALOG}",
+                "org.apache.spark.sql.connector.catalog.SharedTablesInMemoryRowLevelOperationTableCatalog",
+            ),
+            ("spark.ui.enabled", "false"),
+            ("spark.ui.showConsoleProgress", "false"),
+            ("spark.sql.shuffle.partitions", "1"),
+            ("spark.default.parallelism", "1"),
+            ("spark.sql.warehouse.dir", os.path.join(work, "warehouse")),
+            ("spark.driver.host", "127.0.0.1"),
+            ("spark.driver.bindAddress", "127.0.0.1"),
+        ]
     )
+    for kv in confs:
+        k, _, v = kv.partition("=")
+        conf.set(k, v)
+    classic = SparkSession(SparkContext.getOrCreate(conf))
+    service = getattr(classic._jvm, "org.apache.spark.sql.connect.service.SparkConnectService$")
+    port = getattr(service, "MODULE$").localPort()
+    return ConnectSession.builder.remote(f"sc://localhost:{port}").getOrCreate(), classic
 
 
 def run_pipeline(spark, flows, storage):
@@ -311,6 +335,22 @@ def register_flow(spark, dp, flow):
     )
 
 
+def jvm_cpu_seconds(classic):
+    """The CPU time of Spark's JVM so far, or None where /proc cannot say.
+
+    On a shared machine CPU time says more about the oracle's cost than wall
+    time does.
+    """
+    try:
+        pid = classic.sparkContext._gateway.proc.pid
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        # utime and stime are fields 14 and 15 of stat(5); fields[0] is field 3.
+        return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
+    except (AttributeError, OSError, IndexError, ValueError):
+        return None
+
+
 def count_microbatches(storage):
     """Counts the committed microbatches under the pipeline's checkpoints."""
     counts = {}
@@ -339,6 +379,7 @@ def main(argv):
     p.add_argument("--work", required=True, help="an empty directory for the pipeline's files")
     p.add_argument("--scenarios", help="JSON object: scenario name -> options")
     p.add_argument("--stats", help="file to write timings and microbatch counts to")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark option")
     args = p.parse_args(argv)
 
     try:
@@ -364,7 +405,7 @@ def main(argv):
         return 2
 
     t0 = time.monotonic()
-    spark = start_spark(args.jar, args.work)
+    spark, classic = start_spark(args.jar, args.work, args.conf)
     t1 = time.monotonic()
     storage = os.path.join(args.work, "storage")
     try:
@@ -375,8 +416,10 @@ def main(argv):
         for flow in flows:
             rows.extend(read_history(spark, flow))
         version = spark.version
+        cpu = jvm_cpu_seconds(classic)
     finally:
         spark.stop()
+        classic.stop()
 
     for r in sorted(rows, key=lambda r: (r[SCENARIO_COL], key_id({c: r[c] for c in keys[r[SCENARIO_COL]]}), r[START_AT])):
         print(json.dumps(r))
@@ -389,6 +432,7 @@ def main(argv):
                     "spark_version": version,
                     "session_seconds": round(t1 - t0, 3),
                     "run_seconds": round(t2 - t1, 3),
+                    "jvm_cpu_seconds": cpu,
                     "flows": [
                         {"scenarios": [s.name for s in fl.scenarios], "batches": fl.batch_count} for fl in flows
                     ],

@@ -94,6 +94,9 @@ type SCD2Stats struct {
 	// Spark Connect server), RunSeconds the pipeline run's.
 	SessionSeconds float64
 	RunSeconds     float64
+	// JVMCPUSeconds is the CPU time Spark's JVM used, nil where /proc does
+	// not tell; on a shared machine it says more than the wall times.
+	JVMCPUSeconds *float64
 	// Microbatches holds the microbatches each AutoCDC flow ran, sorted.
 	Microbatches []int
 }
@@ -453,10 +456,11 @@ func asFloat(v any) float64 {
 }
 
 type wireSCD2Stats struct {
-	SparkVersion   string  `json:"spark_version"`
-	SessionSeconds float64 `json:"session_seconds"`
-	RunSeconds     float64 `json:"run_seconds"`
-	Microbatches   []int   `json:"microbatches"`
+	SparkVersion   string   `json:"spark_version"`
+	SessionSeconds float64  `json:"session_seconds"`
+	RunSeconds     float64  `json:"run_seconds"`
+	JVMCPUSeconds  *float64 `json:"jvm_cpu_seconds"`
+	Microbatches   []int    `json:"microbatches"`
 }
 
 func readSCD2Stats(path string) (SCD2Stats, error) {

@@ -3,6 +3,7 @@
 package fulltier_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -178,9 +179,13 @@ func TestSCD2Oracle(t *testing.T) {
 	}
 	start := time.Now()
 	res := fulltier.SCD2Scenarios(t, scenarios...)
-	t.Logf("spark %s: %d scenarios in %s (session start %.1fs, pipeline run %.1fs, microbatches per flow %v)",
+	cpu := "unknown"
+	if res.Stats.JVMCPUSeconds != nil {
+		cpu = fmt.Sprintf("%.0fs", *res.Stats.JVMCPUSeconds)
+	}
+	t.Logf("spark %s: %d scenarios in %s (session start %.1fs, pipeline run %.1fs, JVM CPU %s, microbatches per flow %v)",
 		res.Stats.SparkVersion, len(cases), time.Since(start).Round(time.Second),
-		res.Stats.SessionSeconds, res.Stats.RunSeconds, res.Stats.Microbatches)
+		res.Stats.SessionSeconds, res.Stats.RunSeconds, cpu, res.Stats.Microbatches)
 	require.Equal(t, "4.3.0", res.Stats.SparkVersion)
 	// Flows: the name-only scenarios (3 batches) and the two track-history ones.
 	require.Equal(t, []int{1, 2, 3}, res.Stats.Microbatches)
