@@ -58,6 +58,26 @@ func version(id int64, cols map[string]any, start, end int64) fulltier.SCD2Row {
 	return r
 }
 
+// compositeEv builds an event on the key (tenant, id).
+func compositeEv(op fulltier.SCD2Op, seq int64, tenant string, id int64, batch int, cols map[string]any) fulltier.SCD2Event {
+	key := map[string]any{"tenant": tenant, "id": id}
+	e := fulltier.SCD2Event{Key: key, Op: op, Seq: seq, TS: oracleTS(seq), Batch: batch}
+	if cols != nil {
+		e.Row = map[string]any{"tenant": tenant, "id": id}
+		for c, v := range cols {
+			e.Row[c] = v
+		}
+	}
+	return e
+}
+
+func compositeVersion(tenant string, id int64, cols map[string]any, start, end int64) fulltier.SCD2Row {
+	r := version(id, cols, start, end)
+	r.Key["tenant"] = tenant
+	r.Columns["tenant"] = tenant
+	return r
+}
+
 // TestSCD2Oracle proves the Spark AutoCDC oracle on hand-computed histories.
 // All scenarios run in one Spark session.
 func TestSCD2Oracle(t *testing.T) {
@@ -75,6 +95,28 @@ func TestSCD2Oracle(t *testing.T) {
 			},
 			want: []fulltier.SCD2Row{
 				version(1, name("a"), 1, 2), version(1, name("b"), 2, 3), version(1, name("c"), 4, 0),
+			},
+		},
+		{
+			name: "a delete separates equal versions",
+			events: []fulltier.SCD2Event{
+				ev(c, 1, 1, 0, name("a")), ev(d, 2, 1, 0, nil), ev(c, 3, 1, 0, name("a")),
+			},
+			want: []fulltier.SCD2Row{version(1, name("a"), 1, 2), version(1, name("a"), 3, 0)},
+		},
+		{
+			name: "composite key, numbers and booleans",
+			events: []fulltier.SCD2Event{
+				compositeEv(c, 1, "t1", 1, 0, map[string]any{"price": 1.5, "ok": true}),
+				compositeEv(c, 2, "t2", 1, 0, map[string]any{"price": 2.25, "ok": false}),
+				compositeEv(u, 3, "t1", 1, 0, map[string]any{"price": 1.5, "ok": false}),
+				compositeEv(d, 4, "t2", 1, 0, nil),
+			},
+			opts: fulltier.SCD2Options{Types: map[string]string{"price": "double"}},
+			want: []fulltier.SCD2Row{
+				compositeVersion("t1", 1, map[string]any{"price": 1.5, "ok": true}, 1, 3),
+				compositeVersion("t1", 1, map[string]any{"price": 1.5, "ok": false}, 3, 0),
+				compositeVersion("t2", 1, map[string]any{"price": 2.25, "ok": false}, 2, 4),
 			},
 		},
 		{
@@ -187,8 +229,9 @@ func TestSCD2Oracle(t *testing.T) {
 		res.Stats.SparkVersion, len(cases), time.Since(start).Round(time.Second),
 		res.Stats.SessionSeconds, res.Stats.RunSeconds, cpu, res.Stats.Microbatches)
 	require.Equal(t, "4.3.0", res.Stats.SparkVersion)
-	// Flows: the name-only scenarios (3 batches) and the two track-history ones.
-	require.Equal(t, []int{1, 2, 3}, res.Stats.Microbatches)
+	// Flows: the name-only scenarios (3 batches), the composite key's and
+	// the two track-history ones.
+	require.Equal(t, []int{1, 1, 2, 3}, res.Stats.Microbatches)
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
