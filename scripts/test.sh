@@ -214,6 +214,18 @@ step "setup: delta readers" setup_engines
 # After the readers' check: Maven may leave a pom without its jar in ~/.m2,
 # which Spark's first Ivy resolution would then fail on.
 step "setup: hive metastore jars" bash scripts/setup/hive.sh fetch
+# Spark 4.3's AutoCDC, the SCD type 2 oracle (scripts/py/scd2_oracle.py):
+# its own venv (Delta does not run on Spark 4.3) and Spark's catalyst test
+# jar from Maven Central.
+autocdc_python=""
+autocdc_jar=""
+setup_autocdc() {
+	local out
+	out="$(bash scripts/setup/autocdc.sh)" || return
+	autocdc_python="$(sed -n 1p <<<"$out")"
+	autocdc_jar="$(sed -n 2p <<<"$out")"
+}
+step "setup: spark autocdc (scd2 oracle)" setup_autocdc
 # The benchmark harness's own checks: its generator against the product's
 # tables, checksums, warm interleaved read timing, plots.
 step "full: bench harness selftest" "$venv_python" scripts/py/bench_peers.py selftest
@@ -301,6 +313,7 @@ export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 export AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export CDC2DELTA_PYTHON="$venv_python"
 export CDC2DELTA_SCRIPTS="$CDC2DELTA_ROOT/scripts/py"
+export CDC2DELTA_AUTOCDC_PYTHON="$autocdc_python" CDC2DELTA_AUTOCDC_JAR="$autocdc_jar"
 log "CDC2DELTA_KAFKA_BROKERS=$CDC2DELTA_KAFKA_BROKERS CDC2DELTA_S3_ENDPOINT=$CDC2DELTA_S3_ENDPOINT"
 
 # full tier: tests -------------------------------------------------------------

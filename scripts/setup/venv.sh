@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# venv.sh creates the pinned Python venv of the full tier under
-# $CDC2DELTA_CACHE/venv and prints its python on stdout. It reuses the venv
-# while scripts/py/requirements.txt and the base interpreter are unchanged.
+# venv.sh [NAME] creates a pinned Python venv of the full tier and prints its
+# python on stdout: without NAME the Delta readers' venv $CDC2DELTA_CACHE/venv
+# from scripts/py/requirements.txt, with NAME $CDC2DELTA_CACHE/venv-NAME from
+# scripts/py/requirements-NAME.txt. It reuses a venv while its requirements
+# file and the base interpreter are unchanged.
 set -euo pipefail
 # shellcheck source=scripts/setup/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -11,8 +13,10 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
 	apt_install "the Python venv of the Delta readers" python3-venv
 fi
 
-req="$CDC2DELTA_ROOT/scripts/py/requirements.txt"
-venv="$CDC2DELTA_CACHE/venv"
+name="${1:-}"
+req="$CDC2DELTA_ROOT/scripts/py/requirements${name:+-$name}.txt"
+venv="$CDC2DELTA_CACHE/venv${name:+-$name}"
+[[ -f $req ]] || die "no requirements file $req for venv '${name}'"
 stamp="$venv/.cdc2delta-requirements.sha256"
 want="$(sha256_of "$req" "$(python3 -c 'import sys; print(sys.version)')")"
 

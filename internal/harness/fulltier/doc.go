@@ -31,6 +31,12 @@ const (
 	// EnvPython holds the python of the venv that has deltalake, duckdb,
 	// pyspark with delta-spark, moto and fastavro.
 	EnvPython = "CDC2DELTA_PYTHON"
+	// EnvAutoCDCPython holds the python of the venv with pyspark 4.3, whose
+	// AutoCDC computes SCD type 2 histories (scripts/setup/autocdc.sh).
+	EnvAutoCDCPython = "CDC2DELTA_AUTOCDC_PYTHON"
+	// EnvAutoCDCJar holds the path of Spark's catalyst test jar, whose
+	// in-memory catalog holds AutoCDC's tables (scripts/setup/autocdc.sh).
+	EnvAutoCDCJar = "CDC2DELTA_AUTOCDC_JAR"
 	// EnvScripts holds the absolute path of scripts/py.
 	EnvScripts = "CDC2DELTA_SCRIPTS"
 	// EnvPostgresAddr holds the PostgreSQL server's "127.0.0.1:PORT" (user
