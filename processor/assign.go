@@ -146,7 +146,7 @@ func (p *Processor) tableLocked(src route.TableSource) *table {
 		return t
 	}
 	t := &table{path: src.Path, src: src, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		parts: make(map[cdctable.TopicPartition]*partition)}
+		parts: make(map[cdctable.TopicPartition]*partition), pend: pending{arrays: new(recordArrays)}}
 	var err error
 	t.sinkOpts, t.policy, t.logPath, err = p.tableSettings(src)
 	t.sinkOpts.TailFileSize = -1 // merge's off: only the maintainer compacts what absorbing leaves
