@@ -208,8 +208,10 @@ const PositionHexLen = 2 * PositionLen
 // Hex renders p as 56 lower-case hex digits whose text order equals
 // [Position.Compare]'s, for a string column compared as text.
 func (p Position) Hex() string {
-	var buf [PositionLen]byte
-	return hex.EncodeToString(p.AppendBinary(buf[:0]))
+	var bin [PositionLen]byte
+	var text [PositionHexLen]byte
+	hex.Encode(text[:], p.AppendBinary(bin[:0]))
+	return string(text[:]) // the one allocation
 }
 
 // PositionFromHex decodes [Position.Hex]'s rendering.

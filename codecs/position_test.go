@@ -107,3 +107,10 @@ func TestPositionRoundTrip(t *testing.T) {
 	_, err = PositionFromHex(strings.Repeat("g", PositionHexLen))
 	require.Error(t, err)
 }
+
+// Hex is on every row image's path: one allocation, the string.
+func TestPositionHexAllocatesOnce(t *testing.T) {
+	p := Position{Serial: 42}
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _ = p.Hex() }))
+	require.Len(t, p.Hex(), PositionHexLen)
+}

@@ -146,7 +146,7 @@ func (p *Processor) tableLocked(src route.TableSource) *table {
 		return t
 	}
 	t := &table{path: src.Path, src: src, wake: make(chan struct{}, 1), done: make(chan struct{}),
-		parts: make(map[cdctable.TopicPartition]*partition)}
+		parts: make(map[cdctable.TopicPartition]*partition), pend: pending{arrays: new(recordArrays)}}
 	ts, err := p.settingsOf(src)
 	t.sinkOpts, t.policy, t.logPath, t.histPath, t.histOpts = ts.Sink, ts.BadInput, ts.ChangeLog, ts.History, ts.HistoryOptions
 	t.sinkOpts.TailFileSize = -1 // merge's off: only the maintainer compacts what absorbing leaves

@@ -128,13 +128,18 @@ type mark struct {
 
 // pending is the work a table has consumed but not committed, in arrival
 // order (so each partition's share is in offset order). Changes are kept
-// as the merge.Records a batch hands the engine, so taking a batch copies
-// nothing. It is guarded by Processor.mu.
+// as the merge.Records a batch hands the engine, in arrays from arrays
+// that committed batches hand back. It is guarded by Processor.mu.
 type pending struct {
-	recs  []merge.Record
-	sizes []int32 // wire size of each of recs
-	marks []mark
-	bytes int64 // sum of sizes, marks included
+	recs []merge.Record
+	// base is the whole array recs starts (nil with recs).
+	base []merge.Record
+	// arrays provides arrays for recs and batches, and takes back those
+	// of committed batches (nil: made and dropped).
+	arrays *recordArrays
+	sizes  []int32 // wire size of each of recs
+	marks  []mark
+	bytes  int64 // sum of sizes, marks included
 	// started is when the oldest entry arrived; zero when empty.
 	started time.Time
 	// produced is when the oldest entry was produced (entry.produced),
@@ -232,7 +237,10 @@ func (p *pending) add(now time.Time, l BatchLimits, e entry) {
 	}
 	if len(p.recs) == cap(p.recs) {
 		n := max(p.hint-len(p.recs), len(p.recs)) // at least double
-		p.recs, p.sizes = slices.Grow(p.recs, n), slices.Grow(p.sizes, n)
+		grown := append(p.arrays.get(len(p.recs)+n), p.recs...)
+		p.arrays.put(p.base)
+		p.base, p.recs = grown[:cap(grown)], grown
+		p.sizes = slices.Grow(p.sizes, n)
 	}
 	p.recs = append(p.recs, merge.Record{TopicPartition: e.tp, Offset: e.offset, Change: e.change})
 	p.sizes = append(p.sizes, int32(min(e.size, 1<<31-1)))
@@ -311,7 +319,10 @@ func (p *pending) forcedAt(l BatchLimits) time.Time {
 // work is one commit's share of a table's pending entries: recs and marks
 // as pending held them (a mark's at counts recs).
 type work struct {
-	recs     []merge.Record
+	recs []merge.Record
+	// arr is the array recs is a slice of, the work's alone: done hands
+	// it back once the batch is committed.
+	arr      []merge.Record
 	sizes    []int32
 	marks    []mark
 	started  time.Time // when the oldest of its entries arrived
@@ -398,8 +409,24 @@ func (p *pending) take(l BatchLimits) work {
 		bytes += p.marks[k].size
 		k++
 	}
-	w.recs, w.sizes, w.marks = p.recs[:n:n], p.sizes[:n:n], p.marks[:k:k]
-	p.recs, p.sizes, p.marks = p.recs[n:], p.sizes[n:], p.marks[k:]
+	if n == len(p.recs) {
+		// The whole array goes with the batch.
+		w.recs, w.arr = p.recs[:n:n], p.base
+		p.recs, p.base = nil, nil
+	} else {
+		// A prefix: the batch gets a copy (at most Records records), so
+		// that each array has one owner, and the rest moves to the front
+		// of pending's array (at most about two batches: fetching pauses
+		// beyond, reconcilePauses), which then serves for good instead of
+		// being outgrown at its end by every batch.
+		w.arr = append(p.arrays.get(n), p.recs[:n]...)
+		w.recs = w.arr[:n:n]
+		rest := copy(p.base, p.recs[n:])
+		clear(p.base[rest : rest+n])
+		p.recs = p.base[:rest]
+	}
+	w.sizes, w.marks = p.sizes[:n:n], p.marks[:k:k]
+	p.sizes, p.marks = p.sizes[n:], p.marks[k:]
 	p.hint = n
 	for i := range p.marks {
 		p.marks[i].at -= n
@@ -425,6 +452,7 @@ func (p *pending) requeue(w work, gone func(cdctable.TopicPartition) bool) {
 		p.marks[i].at += len(back.recs)
 	}
 	p.recs = append(back.recs, p.recs...)
+	p.base = p.recs[:cap(p.recs)]
 	p.sizes = append(back.sizes, p.sizes...)
 	p.marks = append(back.marks, p.marks...)
 	p.bytes += back.bytes
@@ -436,8 +464,9 @@ func (p *pending) requeue(w work, gone func(cdctable.TopicPartition) bool) {
 // freed.
 func (p *pending) drop(gone func(cdctable.TopicPartition) bool) int64 {
 	before, started, produced := p.bytes, p.started, p.produced
-	kept := pending{hint: p.hint, busy: p.busy, arrivals: p.arrivals}
+	kept := pending{hint: p.hint, busy: p.busy, arrivals: p.arrivals, arrays: p.arrays}
 	kept.filterFrom(p.recs, p.sizes, p.marks, func(tp cdctable.TopicPartition) bool { return !gone(tp) })
+	kept.base = kept.recs[:cap(kept.recs)]
 	*p = kept
 	if !p.empty() {
 		p.started, p.produced = started, produced
@@ -470,6 +499,6 @@ func (p *pending) filterFrom(recs []merge.Record, sizes []int32, marks []mark, k
 // clear forgets everything; it returns the bytes freed.
 func (p *pending) clear() int64 {
 	b := p.bytes
-	*p = pending{hint: p.hint, arrivals: p.arrivals}
+	*p = pending{hint: p.hint, arrivals: p.arrivals, arrays: p.arrays}
 	return b
 }

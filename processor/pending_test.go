@@ -210,3 +210,48 @@ func TestPendingSizesFromTheLastTake(t *testing.T) {
 	add(702)
 	require.GreaterOrEqual(t, cap(p.recs), 700, "drop keeps the size")
 }
+
+// Each array has one owner: a batch taken as a prefix gets its own copy
+// (pending's further records never show in it), a batch that takes
+// everything gets pending's array, and an array handed back after a commit
+// is reused for new records without touching a batch still applying.
+func TestPendingBatchesOwnTheirArrays(t *testing.T) {
+	tp := cdctable.TopicPartition{Topic: "t", Partition: 0}
+	t0 := time.Unix(100, 0)
+	l := BatchLimits{Records: 100, Bytes: 1 << 30}
+	p := pending{arrays: new(recordArrays)}
+	add := func(off int64) { p.add(t0, l, entry{kind: entryChange, tp: tp, offset: off, size: 1}) }
+	for i := range int64(250) {
+		add(i)
+	}
+	first := p.take(l) // a prefix: copied
+	require.Len(t, first.recs, 100)
+	require.NotSame(t, &first.arr[:1][0], &p.base[:1][0])
+	for i := range int64(200) {
+		add(250 + i) // grows pending's array, handing the old one back
+	}
+	second := p.take(l)
+	p.arrays.put(first.arr) // committed
+	for i := range int64(100) {
+		add(450 + i)
+	}
+	for i, r := range first.recs {
+		require.Zero(t, r.Offset, "a handed-back array is cleared (%d)", i)
+	}
+	for i, r := range second.recs {
+		require.Equal(t, int64(100+i), r.Offset)
+	}
+	var offs []int64
+	for !p.empty() {
+		w := p.take(l)
+		for _, r := range w.recs {
+			offs = append(offs, r.Offset)
+		}
+	}
+	require.Len(t, offs, 550-200)
+	for i, off := range offs {
+		require.Equal(t, int64(200+i), off)
+	}
+	// The last take took everything: pending's array went with it.
+	require.Nil(t, p.base)
+}

@@ -210,6 +210,8 @@ type Processor struct {
 	openSlots chan struct{}
 	// idleClose is how long a table without partitions stays open.
 	idleClose time.Duration
+	// decoded is the poll loop's reused output of the decoders.
+	decoded decodeBuf
 
 	// mu guards the table and partition state. It is never held across
 	// I/O or a client call.

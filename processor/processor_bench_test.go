@@ -2,6 +2,7 @@ package processor
 
 import (
 	"fmt"
+	rtmetrics "runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 	ends := pl.endOffsets(pl.topics()...)
 	i := 0
 	var elapsed, cpu time.Duration
+	var gcCPU, allCPU float64
 	for b.Loop() {
 		i++
 		pl.root = b.TempDir()
@@ -35,12 +37,15 @@ func BenchmarkEndToEnd(b *testing.B) {
 		// The clock starts once the group is joined: a join is a fixed
 		// cost that says nothing about throughput.
 		start, cpu0 := time.Now(), cpuTime(b)
+		gc0, all0 := gcCPUSeconds()
 		require.Eventually(b, func() bool { return r.applied(ends) }, 5*time.Minute, 2*time.Millisecond)
 		elapsed += time.Since(start)
 		// On a shared machine wall time says little; CPU time per event
 		// (all of the process: the in-process broker's share included)
 		// does.
 		cpu += cpuTime(b) - cpu0
+		gc1, all1 := gcCPUSeconds()
+		gcCPU, allCPU = gcCPU+gc1-gc0, allCPU+all1-all0
 		b.Logf("caught up in %v: %s; commits: full %.0f, ready %.0f, max_delay %.0f", time.Since(start), histSummary(b, r, "cdc2delta_commit_seconds"),
 			metricWith(b, r.reg, "cdc2delta_commits_total", "reason", "full"), metricWith(b, r.reg, "cdc2delta_commits_total", "reason", "ready"),
 			metricWith(b, r.reg, "cdc2delta_commits_total", "reason", "max_delay"))
@@ -49,7 +54,18 @@ func BenchmarkEndToEnd(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)*float64(i)/elapsed.Seconds(), "events/s")
 	b.ReportMetric(float64(total)*float64(i)/cpu.Seconds(), "events/cpu-s")
+	// The runtime's estimate of the GC's share of the process's CPU
+	// (the in-process broker's allocations included).
+	b.ReportMetric(100*gcCPU/allCPU, "gc-%")
 	require.Positive(b, total)
+}
+
+// gcCPUSeconds is the runtime's estimate of the CPU time spent in the GC
+// and in total so far (runtime/metrics /cpu/classes).
+func gcCPUSeconds() (gc, total float64) {
+	s := []rtmetrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	rtmetrics.Read(s)
+	return s[0].Value.Float64(), s[1].Value.Float64()
 }
 
 // cpuTime is the process's user plus system CPU time so far.

@@ -327,7 +327,16 @@ func (p *Processor) commitNext(t *table, why string) {
 	case err == nil:
 		p.mu.Lock()
 		t.learnLead(p.opts.Batch, w.produced, start, p.now(), why == commitMaxDelay)
+		// Committed: nothing refers to the batch's records any more (a
+		// failed batch's may live on in its error, so only this case).
+		// Its array serves the next batch if one is waiting.
+		if t.pend.empty() {
+			t.pend.arrays.drop()
+		} else {
+			t.pend.arrays.put(w.arr)
+		}
 		p.mu.Unlock()
+		w.recs, w.arr = nil, nil
 	case errors.Is(context.Cause(ctx), errRevoked):
 		p.mu.Lock()
 		before := t.pend.bytes

@@ -324,7 +324,7 @@ func logRow(schema *deltalog.StructType, r *Record) []any {
 		}
 	}
 	m := row[len(schema.Fields)-cdctable.ChangeLogMetaCount:]
-	m[0], m[1] = string(c.Op), c.Pos.Hex()
+	m[0], m[1] = opValue(c.Op), c.Pos.Hex()
 	// In the source's notation: SQL Server's LSNs, PostgreSQL's
 	// last committed LSN and LSN, MySQL's binlog file number and position.
 	if text := c.Pos.CommitText(); text != "" {

@@ -112,7 +112,7 @@ func (s *Sink) imageRow(st *tableState, c *codecs.Change) ([]any, []int, error) 
 		row[i] = c.Row[j]
 	}
 	row[st.PosField] = c.Pos.Hex()
-	row[st.OpField] = string(c.Op)
+	row[st.OpField] = opValue(c.Op)
 	row[st.TimeField] = c.CommitMillis * 1000
 	if st.DeletedField >= 0 {
 		row[st.DeletedField] = c.Op == codecs.OpDelete
