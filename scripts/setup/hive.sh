@@ -69,23 +69,13 @@ XML
 # launch DIR LIBS PORT starts the metastore configured in DIR and waits until
 # it accepts connections on PORT.
 launch() {
-	local dir=$1 libs=$2 port=$3 pid
-	# setsid: an interrupt of the test run reaches the metastore only through
-	# the caller's trap, which stops it cleanly.
-	setsid java -Xms128m -Xmx"${HIVE_HEAP:-512m}" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+	local dir=$1 libs=$2 port=$3
+	start_bg hive "$dir" "$port" 180 java -Xms128m -Xmx"${HIVE_HEAP:-512m}" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 		-Djava.awt.headless=true \
 		-Dhive.log.file="$dir/metastore.log" \
 		-Dlog4j2.configurationFile="file:$here/log4j2.properties" \
 		-Dderby.system.home="$dir" -Dderby.stream.error.file="$dir/derby.log" \
-		-cp "$dir/conf:$libs/*" org.apache.hadoop.hive.metastore.HiveMetaStore \
-		>>"$dir/stdout.log" 2>&1 </dev/null &
-	pid=$!
-	printf '%s\n' "$pid" >"$dir/hive.pid"
-	if ! wait_port "$port" 180 "$pid"; then
-		tail -30 "$dir/metastore.log" "$dir/stdout.log" >&2 || true
-		stop "$dir"
-		die "the Hive Metastore did not start"
-	fi
+		-cp "$dir/conf:$libs/*" org.apache.hadoop.hive.metastore.HiveMetaStore
 }
 
 start() {
@@ -118,24 +108,7 @@ start() {
 	cat "$dir/uris"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/hive.pid ]] || return 0
-	pid="$(cat "$dir/hive.pid")"
-	# A frozen (SIGSTOPped) metastore must run again to act on SIGTERM.
-	kill -CONT "$pid" 2>/dev/null || true
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 80; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		log "the Hive Metastore (pid $pid) ignored SIGTERM for 20s; killing it"
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$dir/hive.pid"
-	log "hive metastore stopped (pid $pid)"
-}
+stop() { stop_pid "hive metastore" "$1/hive.pid" 20; }
 
 case "${1:-}" in
 fetch) fetch ;;

@@ -100,13 +100,14 @@ start_bg() {
 	fi
 }
 
-# stop_pid LABEL PIDFILE [GRACE] stops the process in PIDFILE: SIGTERM, then
+# stop_pid LABEL PIDFILE [GRACE] stops the process in PIDFILE: SIGCONT and SIGTERM, then
 # SIGKILL after GRACE seconds (default 10), and removes PIDFILE.
 stop_pid() {
 	local label=$1 file=$2 grace=${3:-10} pid i
 	[[ -f $file ]] || return 0
 	pid="$(cat "$file")"
 	if kill -0 "$pid" 2>/dev/null; then
+		kill -CONT "$pid" 2>/dev/null || true # a frozen (SIGSTOPped) one acts on SIGTERM only when it runs
 		kill -TERM "$pid" 2>/dev/null || true
 		for ((i = 0; i < grace * 4; i++)); do
 			kill -0 "$pid" 2>/dev/null || break
