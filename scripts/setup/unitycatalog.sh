@@ -72,7 +72,7 @@ build() {
 }
 
 start() {
-	local dir=$1 uc port pid i
+	local dir=$1 uc port i
 	mkdir -p "$dir"
 	dir="$(cd "$dir" && pwd)"
 	unavailable_file="$dir/unavailable"
@@ -84,36 +84,17 @@ start() {
 	cp -r "$uc/etc" "$dir/etc"
 	rm -rf "$dir/etc/db"
 	port="$(free_port)"
-	(cd "$dir" && exec setsid java -cp "$uc/loopback:$(cat "$uc/server/target/classpath")" Loopback "$port" \
-		>"$dir/uc.log" 2>&1 </dev/null) &
-	pid=$!
-	printf '%s\n' "$pid" >"$dir/uc.pid"
-	if ! wait_port "$port" 120 "$pid"; then
-		tail -30 "$dir/uc.log" >&2 || true
-		stop "$dir"
-		die "the Unity Catalog server did not start"
-	fi
+	cd "$dir"
+	start_bg uc "$dir" "$port" 120 java -cp "$uc/loopback:$(cat "$uc/server/target/classpath")" Loopback "$port"
 	for ((i = 0; i < 120; i++)); do
 		curl -fsS "http://127.0.0.1:$port/api/2.1/unity-catalog/catalogs" >/dev/null 2>&1 && break
 		sleep 0.5
 	done
-	log "Unity Catalog ready on http://127.0.0.1:$port (pid $pid)"
+	log "Unity Catalog ready on http://127.0.0.1:$port (pid $(cat "$dir/uc.pid"))"
 	printf 'http://127.0.0.1:%s\n' "$port"
 }
 
-stop() {
-	local dir=$1 pid i
-	[[ -f $dir/uc.pid ]] || return 0
-	pid="$(cat "$dir/uc.pid")"
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 40; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$dir/uc.pid"
-	log "Unity Catalog stopped (pid $pid)"
-}
+stop() { stop_pid "Unity Catalog" "$1/uc.pid" 10; }
 
 case "${1:-}" in
 build) build ;;
