@@ -2,12 +2,7 @@ package fulltier
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -61,54 +56,18 @@ func NewContainer(t testing.TB, endpoint string) string {
 }
 
 // Azurite is a private Azurite of one test, which the test may freeze
-// (SIGSTOP) and thaw: the shared one of the full tier must never be frozen.
+// (SIGSTOP), thaw and stop: the shared one of the full tier must never be
+// frozen.
 type Azurite struct {
 	// Endpoint is "http://127.0.0.1:PORT/devstoreaccount1".
 	Endpoint string
-	t        testing.TB
-	pid      int
+	*scriptServer
 }
 
 // StartAzurite starts an Azurite with scripts/setup/azurite.sh on a free
-// loopback port (the script waits, with a deadline, until it accepts
-// connections). It is thawed and stopped when the test ends.
+// loopback port. It is thawed and stopped when the test ends.
 func StartAzurite(t testing.TB) *Azurite {
 	t.Helper()
-	script := filepath.Join(ScriptsDir(t), "..", "setup", "azurite.sh")
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", script, "start", dir)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("fulltier: %s start: %v", script, err)
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "azurite.pid"))
-	pid, perr := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil || perr != nil {
-		t.Fatalf("fulltier: reading Azurite's pid in %s: %v %v", dir, err, perr)
-	}
-	a := &Azurite{Endpoint: strings.TrimSpace(string(out)), t: t, pid: pid}
-	t.Cleanup(func() {
-		_ = syscall.Kill(pid, syscall.SIGCONT)
-		stop := exec.Command("bash", script, "stop", dir)
-		stop.Stderr = os.Stderr
-		_ = stop.Run() // kills it after 10s if TERM does not
-	})
-	return a
-}
-
-// Freeze stops the server with SIGSTOP: the kernel still accepts
-// connections and buffers requests, and nothing answers.
-func (a *Azurite) Freeze() { a.signal(syscall.SIGSTOP) }
-
-// Thaw resumes a frozen server with SIGCONT.
-func (a *Azurite) Thaw() { a.signal(syscall.SIGCONT) }
-
-func (a *Azurite) signal(sig syscall.Signal) {
-	a.t.Helper()
-	if err := syscall.Kill(a.pid, sig); err != nil {
-		a.t.Fatalf("fulltier: signalling Azurite: %v", err)
-	}
+	s, out := startScript(t, "Azurite", "azurite.sh", "azurite.pid", 2*time.Minute)
+	return &Azurite{Endpoint: out, scriptServer: s}
 }
