@@ -260,20 +260,20 @@ func withoutTimes(rows []fulltier.SCD2Row) []fulltier.SCD2Row {
 func TestHistoryMatchesSparkAutoCDC(t *testing.T) {
 	types := map[string]string{"id": "bigint", "name": "string", "notes": "string"}
 	var workloads []*sparkWorkload
-	for seed := range uint64(3) {
+	for seed := range uint64(2) {
 		workloads = append(workloads,
 			&sparkWorkload{name: fmt.Sprintf("in-order/%d", seed), oracle: fulltier.SCD2Options{Types: types},
-				batches: inOrderBatches(rand.New(rand.NewPCG(seed, 57)), 30)},
+				batches: inOrderBatches(rand.New(rand.NewPCG(seed, 57)), 8)},
 			&sparkWorkload{name: fmt.Sprintf("in-order-track-name/%d", seed),
 				opts:    HistoryOptions{TrackHistory: []string{"name"}},
 				oracle:  fulltier.SCD2Options{TrackHistory: []string{"name"}, Types: types},
-				batches: inOrderBatches(rand.New(rand.NewPCG(seed, 58)), 30)},
+				batches: inOrderBatches(rand.New(rand.NewPCG(seed, 58)), 8)},
 			&sparkWorkload{name: fmt.Sprintf("late/%d", seed), oracle: fulltier.SCD2Options{Types: types},
-				batches: lateBatches(rand.New(rand.NewPCG(seed, 59)), 120)},
+				batches: lateBatches(rand.New(rand.NewPCG(seed, 59)), 40)},
 			&sparkWorkload{name: fmt.Sprintf("late-track-except-notes/%d", seed),
 				opts:    HistoryOptions{TrackHistoryExcept: []string{"notes"}},
 				oracle:  fulltier.SCD2Options{TrackHistoryExcept: []string{"notes"}, Types: types},
-				batches: lateBatches(rand.New(rand.NewPCG(seed, 60)), 120)},
+				batches: lateBatches(rand.New(rand.NewPCG(seed, 60)), 40)},
 		)
 	}
 	type cut struct {
