@@ -260,7 +260,7 @@ func withoutTimes(rows []fulltier.SCD2Row) []fulltier.SCD2Row {
 func TestHistoryMatchesSparkAutoCDC(t *testing.T) {
 	types := map[string]string{"id": "bigint", "name": "string", "notes": "string"}
 	var workloads []*sparkWorkload
-	for seed := range uint64(2) {
+	for seed := range uint64(3) {
 		workloads = append(workloads,
 			&sparkWorkload{name: fmt.Sprintf("in-order/%d", seed), oracle: fulltier.SCD2Options{Types: types},
 				batches: inOrderBatches(rand.New(rand.NewPCG(seed, 57)), 8)},
@@ -310,4 +310,5 @@ func TestHistoryMatchesSparkAutoCDC(t *testing.T) {
 		})
 	}
 	t.Logf("compared %d oracle versions", versions)
+	require.Greater(t, versions, 300, "the workloads gave too few versions to compare")
 }
