@@ -89,14 +89,7 @@ func (l *ChangeLog) Behind() {}
 
 // Positions returns the change log's txn version per partition.
 func (l *ChangeLog) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
-	snap, err := l.table.Snapshot(ctx)
-	if errors.Is(err, deltalog.ErrNotExist) {
-		return map[cdctable.TopicPartition]int64{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading positions of change log %s: %w", l.opts.TableName, err)
-	}
-	return cdctable.Offsets(snap), nil
+	return positions(ctx, l.table, "change log "+l.opts.TableName)
 }
 
 // Append writes the batch's events above the log's txn versions, and moves
@@ -105,16 +98,7 @@ func (l *ChangeLog) Positions(ctx context.Context) (map[cdctable.TopicPartition]
 func (l *ChangeLog) Append(ctx context.Context, b Batch) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		v, err := l.append(ctx, b)
-		var ce *deltalog.ConflictError
-		if err == nil || !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= 5 {
-			return v, err
-		}
-		if err := l.reload(ctx); err != nil {
-			return -1, err
-		}
-	}
+	return commitRetrying(ctx, func(ctx context.Context) (int64, error) { return l.append(ctx, b) }, l.reload)
 }
 
 // reload reads the log's commits since snap. When it fails, snap stays

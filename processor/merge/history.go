@@ -102,14 +102,7 @@ func (h *History) Behind() {}
 
 // Positions returns the history table's txn version per partition.
 func (h *History) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
-	snap, err := h.table.Snapshot(ctx)
-	if errors.Is(err, deltalog.ErrNotExist) {
-		return map[cdctable.TopicPartition]int64{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading positions of history table %s: %w", h.opts.TableName, err)
-	}
-	return cdctable.Offsets(snap), nil
+	return positions(ctx, h.table, "history table "+h.opts.TableName)
 }
 
 // Apply places the batch's events above the table's txn versions among
@@ -119,16 +112,7 @@ func (h *History) Positions(ctx context.Context) (map[cdctable.TopicPartition]in
 func (h *History) Apply(ctx context.Context, b Batch) (int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		v, err := h.apply(ctx, b)
-		var ce *deltalog.ConflictError
-		if err == nil || !(errors.As(err, &ce) || errors.Is(err, deltalog.ErrExist)) || attempt >= 5 {
-			return v, err
-		}
-		if err := h.reload(ctx); err != nil {
-			return -1, err
-		}
-	}
+	return commitRetrying(ctx, func(ctx context.Context) (int64, error) { return h.apply(ctx, b) }, h.reload)
 }
 
 func (h *History) reload(ctx context.Context) error {

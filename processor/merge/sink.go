@@ -310,14 +310,7 @@ func (s *Sink) warnFeatures(st *tableState) {
 // Positions returns the last applied offset per partition, from the txn
 // actions of the latest snapshot. A missing table has none.
 func (s *Sink) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
-	snap, err := s.table.Snapshot(ctx)
-	if errors.Is(err, deltalog.ErrNotExist) {
-		return map[cdctable.TopicPartition]int64{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading positions of %s: %w", s.opts.TableName, err)
-	}
-	return cdctable.Offsets(snap), nil
+	return positions(ctx, s.table, s.opts.TableName)
 }
 
 // Apply dedups the batch, merges it into the table and commits it together
