@@ -22,9 +22,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
-// defaultCatalogTimeout bounds each catalog call when catalog.request_timeout is unset.
-const defaultCatalogTimeout = 30 * time.Second
-
 // newCatalog builds the configured catalog and the name its errors use.
 func newCatalog(ctx context.Context, k config.Catalog) (catalog.Catalog, string, error) {
 	switch k.Type {
@@ -128,12 +125,8 @@ func newRegistrar(ctx context.Context, c config.Config, logger *slog.Logger, reg
 	if err != nil {
 		return nil, err
 	}
-	timeout := time.Duration(c.Catalog.RequestTimeout)
-	if timeout <= 0 {
-		timeout = defaultCatalogTimeout
-	}
 	return catalog.NewRegistrar(cat, catalog.RegistrarOptions{
-		Dependency: name, RequestTimeout: timeout, RetryBudget: time.Duration(c.Retry.Budget),
+		Dependency: name, RequestTimeout: time.Duration(c.Catalog.RequestTimeout), // zero: the registrar's default RetryBudget: time.Duration(c.Retry.Budget),
 		Backoff: backoff.Policy{Min: time.Second, Max: time.Minute}, Logger: logger, Registerer: reg,
 	})
 }

@@ -62,7 +62,7 @@ func catalogSync(ctx context.Context, w io.Writer, c config.Config, kafkaTimeout
 	}
 	timeout := time.Duration(c.Catalog.RequestTimeout)
 	if timeout <= 0 {
-		timeout = defaultCatalogTimeout
+		timeout = catalog.DefaultRequestTimeout
 	}
 	open := storeOpener(c.Storage)
 	counts := map[catalog.Outcome]int{}

@@ -16,6 +16,9 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 )
 
+// DefaultRequestTimeout bounds each call to a catalog when no timeout is set.
+const DefaultRequestTimeout = 30 * time.Second
+
 // RegistrarOptions configure a Registrar.
 type RegistrarOptions struct {
 	// Dependency names the catalog in errors ("Glue at http://…").
@@ -70,7 +73,7 @@ func NewRegistrar(c Catalog, o RegistrarOptions) (*Registrar, error) {
 		return nil, errors.New("catalog: NewRegistrar: nil catalog")
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
+		o.RequestTimeout = DefaultRequestTimeout
 	}
 	if o.RetryBudget <= 0 {
 		o.RetryBudget = 2 * time.Minute
