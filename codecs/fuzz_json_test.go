@@ -207,10 +207,17 @@ func refJSONChange(d *Decoder, key, value []byte) (refChange, error) {
 	if _, present := p["op"]; present && !ok {
 		return out, errRef // op must be a string
 	}
+	// The table's name is read from the source block as the converter
+	// gives it: fields the block's schema does not declare are dropped.
+	var src map[string]any
 	for _, block := range []string{"source", "transaction"} {
 		if v, present := p[block]; present && env[block] != nil {
-			if _, err := refValue(env[block], v); err != nil {
+			conv, err := refValue(env[block], v)
+			if err != nil {
 				return out, err
+			}
+			if block == "source" {
+				src, _ = conv.(map[string]any)
 			}
 		}
 	}
@@ -226,7 +233,6 @@ func refJSONChange(d *Decoder, key, value []byte) (refChange, error) {
 	default:
 		return out, errRefSkip
 	}
-	src, _ := p["source"].(map[string]any)
 	out.table.Database, _ = src["db"].(string)
 	out.table.Schema, _ = src["schema"].(string)
 	out.table.Table, _ = src["table"].(string)

@@ -233,6 +233,37 @@ func declare(t *testing.T, value, key []byte) codecs.DeclaredTable {
 }
 
 // payloadOf strips a JsonConverter record to what schemas.enable=false writes.
+// TestJSONSourceUndeclared reads the table's name from the source block as
+// Kafka's JsonConverter gives it: a member the block's schema does not
+// declare is dropped, so a record whose schema renames "db" has no
+// database, whatever its payload holds.
+func TestJSONSourceUndeclared(t *testing.T) {
+	key, value := readJSONPair(t, "update_escapes")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(value, &m))
+	for _, f := range m["schema"].(map[string]any)["fields"].([]any) {
+		if fm := f.(map[string]any); fm["field"] == "source" {
+			for _, sf := range fm["fields"].([]any) {
+				if sfm := sf.(map[string]any); sfm["field"] == "db" {
+					sfm["field"], sfm["optional"] = "dc", true
+				}
+			}
+		}
+	}
+	renamed, err := json.Marshal(m)
+	require.NoError(t, err)
+
+	d, err := codecs.NewDecoder(nil, codecs.Options{Converter: codecs.ConverterJSON})
+	require.NoError(t, err)
+	ch, err := d.Decode(t.Context(), key, value)
+	require.NoError(t, err)
+	require.NotEmpty(t, ch.Table.Database, "the unchanged record names its database")
+	ch, err = d.Decode(t.Context(), key, renamed)
+	require.NoError(t, err)
+	require.Empty(t, ch.Table.Database)
+	require.Equal(t, "orders", ch.Table.Table)
+}
+
 func payloadOf(t *testing.T, b []byte) []byte {
 	if b == nil {
 		return nil
