@@ -193,6 +193,8 @@ if [[ -z ${SKIP_FAST:-} ]]; then
 	# The hand-written tombstone line decoder against encoding/json.
 	step "fast: fuzz tombstone lines vs encoding/json (20s)" go test -run '^$' -fuzz '^FuzzTombstoneLine$' -fuzztime 20s ./processor/cdctable/
 	step "fast: release build (this platform)" release_check
+	# The README's `go install ...@latest`, from a module proxy serving HEAD.
+	step "fast: go install from a module proxy" bash scripts/check-goinstall.sh
 	step "fast: deploy (chart, image, alert rules)" bash scripts/check-deploy.sh
 	step "fast: staticcheck" go run "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}" -tags integration ./...
 fi

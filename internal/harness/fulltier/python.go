@@ -43,6 +43,7 @@ func PythonCode(t testing.TB, code string, args ...string) string {
 func runPython(t testing.TB, stdin []byte, args ...string) string {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), PythonPath(t), args...)
+	dieWithTest(cmd)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

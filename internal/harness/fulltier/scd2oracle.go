@@ -146,6 +146,7 @@ func SCD2Scenarios(t testing.TB, scenarios ...SCD2Scenario) SCD2Result {
 	cmd := exec.CommandContext(ctx, env(t, EnvAutoCDCPython), script, eventsPath,
 		"--jar", env(t, EnvAutoCDCJar), "--work", work,
 		"--scenarios", optionsPath, "--stats", statsPath)
+	dieWithTest(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
