@@ -321,8 +321,9 @@ func (s slowDataFiles) Put(ctx context.Context, p string, data []byte) error {
 func TestMaxDelayCountsCommitTime(t *testing.T) {
 	// A commit's time (slow) is large enough that the late first batch (about
 	// maxDelay+slow) and the later ones (about maxDelay) are told apart at
-	// maxDelay+slow/3 with a third of a second or more each side.
-	const maxDelay, slow, every = 2 * time.Second, time.Second, 100 * time.Millisecond
+	// maxDelay+slow/3 with a second or more each side: a loaded machine
+	// stretches a commit by more than a third of a second.
+	const maxDelay, slow, every = 3 * time.Second, 3 * time.Second, 100 * time.Millisecond
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 30})
 	pl.mem = map[string]memTable{}
 	opts := pl.options("lead")
@@ -335,7 +336,7 @@ func TestMaxDelayCountsCommitTime(t *testing.T) {
 	at := map[cdctable.TopicPartition]map[int64]time.Time{}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for range 100 { // 10s: about 4 forced batches per table
+	for range 250 { // 25s: about 6 forced batches per table
 		pl.producedAt(at)
 		<-tick.C
 	}

@@ -180,11 +180,13 @@ func (m *maintainer) committedLocked(t *table, path string, log, hist bool) bool
 }
 
 // maintained is what the maintainer reads of a table it keeps: the
-// latest snapshot its writer has, and a way to tell the writer that a
-// maintenance commit moved the table.
+// latest snapshot its writer has, a way to tell the writer that a
+// maintenance commit moved the table, and a wait for the writer's commit
+// in flight.
 type maintained interface {
 	Snapshot() *deltalog.Snapshot
 	Behind()
+	Settle()
 }
 
 // queueLocked queues u when it has a commit not looked at, is not queued
@@ -471,7 +473,9 @@ func (m *maintainer) vacuum(ctx context.Context, u *upkeep, w maintained, tbl *d
 		return nil
 	}
 	start := time.Now()
-	res, err := tableops.Vacuum(ctx, tbl, snap, tableops.VacuumOptions{Now: now})
+	// The writer's data files of a commit in flight are in the listing but not
+	// in snap; once it settles, VACUUM START follows its commit and keeps them.
+	res, err := tableops.Vacuum(ctx, tbl, snap, tableops.VacuumOptions{Now: now, Listed: w.Settle})
 	if err != nil {
 		return err
 	}

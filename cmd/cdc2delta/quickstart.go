@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/registry"
+	"github.com/cdc2delta/cdc2delta/processor"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/route"
 )
@@ -196,10 +198,19 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	defer stop()
 	finished := make(chan struct{}) // closed when the processor has stopped, runErr set
 	var runErr error
+	var proc atomic.Pointer[processor.Processor]
 	go func() {
 		defer close(finished)
-		runErr = runProcessor(runCtx, e, c, metricsLn)
+		runErr = runProcessor(runCtx, e, c, metricsLn, proc.Store)
 	}()
+	// stopped lists the tables that stopped: they apply nothing more until a
+	// restart, so waiting for them would never end.
+	stopped := func() []*processor.TableError {
+		if p := proc.Load(); p != nil {
+			return p.Status().Failed
+		}
+		return nil
+	}
 	stopProcessor := func() error {
 		stop()
 		<-finished
@@ -208,7 +219,7 @@ func quickstart(ctx context.Context, e *env, o quickstartOptions) error {
 	// catchUp waits for the processor to apply everything up to ends; errInterrupted
 	// when Ctrl-C came first (the processor stopped cleanly).
 	catchUp := func(ends kadm.ListedOffsets) error {
-		err := waitApplied(ctx, e, paths, ends, finished, &runErr)
+		err := waitApplied(ctx, e, paths, ends, finished, &runErr, stopped)
 		if ctx.Err() != nil {
 			if err := stopProcessor(); err != nil {
 				return err
@@ -334,8 +345,9 @@ log:
 }
 
 // waitApplied waits until the tables' txn positions reach ends, printing progress, or
-// the processor stops (finished closes, *runErr set) or ctx ends.
-func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm.ListedOffsets, finished <-chan struct{}, runErr *error) error {
+// the processor stops (finished closes, *runErr set), a table stops, or ctx ends.
+func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm.ListedOffsets, finished <-chan struct{}, runErr *error,
+	stopped func() []*processor.TableError) error {
 	want := total(ends)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -348,6 +360,13 @@ func waitApplied(ctx context.Context, e *env, paths map[string]string, ends kadm
 		}
 		if applied >= want {
 			return nil
+		}
+		if failed := stopped(); len(failed) > 0 {
+			errs := make([]error, len(failed))
+			for i, f := range failed {
+				errs[i] = f
+			}
+			return fmt.Errorf("%s stopped before applying every event: %w", plural(len(failed), "table"), errors.Join(errs...))
 		}
 		select {
 		case <-finished:

@@ -143,7 +143,7 @@ func runCommand() command {
 				if err != nil {
 					return err
 				}
-				return runProcessor(ctx, e, c, nil)
+				return runProcessor(ctx, e, c, nil, nil)
 			}
 		},
 	}
@@ -152,7 +152,9 @@ func runCommand() command {
 // runProcessor runs until ctx ends (SIGINT/SIGTERM) or the processor fails.
 // metricsLn, when not nil, is metrics.listen already bound: the quickstart binds a
 // free port before it writes it into the configuration.
-func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Listener) error {
+// runProcessor runs the pipeline of c until ctx ends; started, if set, is
+// given the processor once it exists (the quickstart watches its tables).
+func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Listener, started func(*processor.Processor)) error {
 	logger := newLogger(c.Log, e.stderr)
 	opts, err := processorOptions(c, logger)
 	if err != nil {
@@ -187,6 +189,9 @@ func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Li
 		return err
 	}
 	defer p.Close()
+	if started != nil {
+		started(p)
+	}
 	if c.Metrics.Listen != "" {
 		ln, err := metricsLn, error(nil)
 		if ln == nil {

@@ -109,7 +109,11 @@ func ParseURL(raw string) (Options, error) {
 	default:
 		return bad("scheme", "%q is not one of %s", u.Scheme, strings.Join(Schemes, ", "))
 	}
-	if err := checkContainer(o.Container); err != "" {
+	check := checkContainer
+	if o.Account == "onelake" {
+		check = checkWorkspace
+	}
+	if err := check(o.Container); err != "" {
 		return bad("container", "%q %s", o.Container, err)
 	}
 	if o.Account != "" && o.Account != "onelake" && !validAccount(o.Account) {
@@ -135,15 +139,38 @@ func blobHost(host string) string {
 	return account + ".blob." + suffix
 }
 
-// checkContainer says what is wrong with a container name, or "". OneLake
-// workspaces may be named with capitals and spaces, so only what no
-// container or workspace allows is refused.
+// checkContainer says what is wrong with a Blob container name, or "": 3 to
+// 63 lowercase letters, digits and single hyphens, starting and ending with
+// a letter or digit (Azure answers a bad name with a 400 that names
+// nothing), or one of the service's $ containers.
 func checkContainer(c string) string {
+	switch c {
+	case "$root", "$web", "$logs":
+		return ""
+	}
+	if n := len(c); n < 3 || n > 63 {
+		return "is not a container name: 3 to 63 characters"
+	}
+	for i, r := range c {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		case r == '-' && i > 0 && i < len(c)-1 && c[i-1] != '-':
+		default:
+			return "is not a container name: lowercase letters, digits and single hyphens, starting and ending with a letter or digit"
+		}
+	}
+	return ""
+}
+
+// checkWorkspace says what is wrong with a OneLake workspace name, or "".
+// Workspaces may be named with capitals and spaces, so only what no
+// workspace allows is refused.
+func checkWorkspace(c string) string {
 	switch {
 	case c == "":
 		return "is empty"
 	case strings.ContainsAny(c, "/\\?#"):
-		return "has a character a container name cannot have"
+		return "has a character a workspace name cannot have"
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package azstore
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,9 @@ func TestParseURL(t *testing.T) {
 			want: Options{Account: "onelake", Container: "My Workspace", Prefix: "sales.Lakehouse/Tables/orders", Endpoint: "https://onelake.blob.fabric.microsoft.com"}},
 		{in: "az://lake/warehouse/orders/", want: Options{Container: "lake", Prefix: "warehouse/orders"}},
 		{in: "azure://lake", want: Options{Container: "lake"}},
+		{in: "az://my-lake-2/t", want: Options{Container: "my-lake-2", Prefix: "t"}},
+		{in: "az://$web/site", want: Options{Container: "$web", Prefix: "site"}},
+		{in: "az://" + strings.Repeat("a", 63), want: Options{Container: strings.Repeat("a", 63)}},
 		{in: "https://acct1.blob.core.windows.net/lake/warehouse/orders",
 			want: Options{Account: "acct1", Container: "lake", Prefix: "warehouse/orders", Endpoint: "https://acct1.blob.core.windows.net"}},
 		{in: "https://acct1.dfs.core.windows.net/lake",
@@ -45,6 +49,13 @@ func TestParseURL(t *testing.T) {
 		{in: "az://lake/t#frag", wantField: "query"},
 		{in: "abfss://lake:hidden@acct1.dfs.core.windows.net/t", wantField: "credentials"},
 		{in: "abfss://lake:hidden@acct1:port/t", wantField: "url"},
+		{in: "az://qs/t", wantField: "container"}, // Azure answers 400 OutOfRangeInput
+		{in: "az://" + strings.Repeat("a", 64) + "/t", wantField: "container"},
+		{in: "abfss://Lake@acct1.dfs.core.windows.net/t", wantField: "container"},
+		{in: "az://my--lake/t", wantField: "container"},
+		{in: "az://-lake/t", wantField: "container"},
+		{in: "az://lake-/t", wantField: "container"},
+		{in: "az://my_lake/t", wantField: "container"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

@@ -27,6 +27,11 @@ type VacuumOptions struct {
 	// Keep are object paths kept besides those snap references: the source's files
 	// its shallow clones name (FilesOfSource).
 	Keep map[string]bool
+	// Listed, if set, is called once the files are listed and before anything is
+	// committed or deleted. A writer in this process waits there for its commit in
+	// flight: a file the listing saw that the commit adds is then referenced by the
+	// VACUUM START version, and kept, however long the commit took.
+	Listed func()
 }
 
 // keepFile adds the store keys of a logical file to keep. A file or deletion vector
@@ -94,22 +99,11 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 		now = time.Now()
 	}
 	cutoff := now.Add(-res.Retention)
-	keep := map[string]bool{}
-	for _, f := range snap.Files() {
-		if err := keepFile(keep, f.Key(), f.Path, f.DeletionVector); err != nil {
-			return VacuumResult{}, err
-		}
+	keep, err := referenced(snap, cutoff)
+	if err != nil {
+		return VacuumResult{}, err
 	}
-	for _, r := range snap.Tombstones() {
-		// The snapshot holds the removes younger than the table's retention; a shorter
-		// retention releases those older than the cutoff.
-		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).After(cutoff) {
-			if err := keepFile(keep, r.Key(), r.Path, r.DeletionVector); err != nil {
-				return VacuumResult{}, err
-			}
-		}
-	}
-	dirs := map[string]bool{}
+	var listed []deltalog.ObjectInfo
 	for o, err := range t.Store().List(ctx, "", "") {
 		if err != nil {
 			return VacuumResult{}, fmt.Errorf("listing the table: %w", err)
@@ -117,13 +111,14 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 		if hiddenPath(o.Path) || keep[o.Path] || opts.Keep[o.Path] || !o.ModTime.Before(cutoff) {
 			continue
 		}
-		res.Files = append(res.Files, o.Path)
-		res.SizeOfDataToDelete += o.Size
-		dirs[path.Dir(o.Path)] = true
+		listed = append(listed, o)
 	}
-	res.NumVacuumedDirectories = len(dirs)
 	if opts.DryRun {
+		res.add(listed, nil)
 		return res, nil
+	}
+	if opts.Listed != nil {
+		opts.Listed()
 	}
 
 	params := map[string]string{
@@ -137,12 +132,27 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 	// commits never conflict with them (a file it references is live, or
 	// younger than the retention, and kept).
 	blind := deltalog.ReadFiles()
+	var toDelete VacuumResult
+	toDelete.add(listed, nil)
 	start, err := t.Commit(ctx, snap, nil, deltalog.Operation{Name: deltalog.OpVacuumStart, Parameters: params, Metrics: map[string]string{
-		"numFilesToDelete": strconv.Itoa(len(res.Files)), "sizeOfDataToDelete": strconv.FormatInt(res.SizeOfDataToDelete, 10),
+		"numFilesToDelete": strconv.Itoa(len(toDelete.Files)), "sizeOfDataToDelete": strconv.FormatInt(toDelete.SizeOfDataToDelete, 10),
 	}}, blind)
 	if err != nil {
 		return VacuumResult{}, fmt.Errorf("committing VACUUM START: %w", err)
 	}
+	// Commits that landed since snap (VACUUM START was rebased over them) may
+	// reference listed files, written long before their commit: keep those.
+	startSnap, err := t.SnapshotAt(ctx, start.Version)
+	if err != nil {
+		return VacuumResult{}, fmt.Errorf("reading version %d: %w", start.Version, err)
+	}
+	var since map[string]bool
+	if startSnap.Version() > snap.Version()+1 {
+		if since, err = referenced(startSnap, cutoff); err != nil {
+			return VacuumResult{}, err
+		}
+	}
+	res.add(listed, since)
 	status := "COMPLETED"
 	var delErr error
 	for _, p := range res.Files {
@@ -151,10 +161,6 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 			break
 		}
 		res.NumDeletedFiles++
-	}
-	startSnap, err := t.SnapshotAt(ctx, start.Version)
-	if err != nil {
-		return res, fmt.Errorf("reading version %d: %w", start.Version, err)
 	}
 	end, err := t.Commit(ctx, startSnap, nil, deltalog.Operation{Name: deltalog.OpVacuumEnd,
 		Parameters: map[string]string{"status": status},
@@ -169,6 +175,41 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 		return res, fmt.Errorf("deleting files (%d of %d deleted): %w", res.NumDeletedFiles, len(res.Files), delErr)
 	}
 	return res, nil
+}
+
+// referenced lists the store keys snap's live files reference, and its
+// tombstones younger than cutoff: the snapshot holds the removes younger than
+// the table's retention, and a shorter retention releases those older than
+// the cutoff.
+func referenced(snap *deltalog.Snapshot, cutoff time.Time) (map[string]bool, error) {
+	keep := map[string]bool{}
+	for _, f := range snap.Files() {
+		if err := keepFile(keep, f.Key(), f.Path, f.DeletionVector); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range snap.Tombstones() {
+		if r.DeletionTimestamp == nil || time.UnixMilli(*r.DeletionTimestamp).After(cutoff) {
+			if err := keepFile(keep, r.Key(), r.Path, r.DeletionVector); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return keep, nil
+}
+
+// add takes the listed objects but those in keep as the files to delete.
+func (r *VacuumResult) add(listed []deltalog.ObjectInfo, keep map[string]bool) {
+	dirs := map[string]bool{}
+	for _, o := range listed {
+		if keep[o.Path] {
+			continue
+		}
+		r.Files = append(r.Files, o.Path)
+		r.SizeOfDataToDelete += o.Size
+		dirs[path.Dir(o.Path)] = true
+	}
+	r.NumVacuumedDirectories = len(dirs)
 }
 
 // hiddenPath reports paths VACUUM never touches: the log and any file or directory whose

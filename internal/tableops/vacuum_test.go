@@ -162,3 +162,35 @@ func TestVacuumDeleteFails(t *testing.T) {
 	_, err = f.store.Get(ctx, doomed[1])
 	require.NoError(t, err, "the file whose delete failed is still there")
 }
+
+// TestVacuumKeepsFilesOfACommitInFlight: a writer wrote late.parquet long
+// ago (past the retention) and commits it only after VACUUM listed the
+// table and read its snapshot, as a slow commit of this process's own
+// writer does. The file is kept; orphan.parquet, as old and never
+// committed, goes in the same run (the run deletes a file of that age).
+func TestVacuumKeepsFilesOfACommitInFlight(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t)
+	for _, p := range []string{"region=eu/late.parquet", "orphan.parquet"} {
+		require.NoError(t, f.store.Put(ctx, p, []byte("x")))
+	}
+	f.advance(week + time.Hour)
+	snap := f.snapshot(t, -1)
+	eu := "eu"
+	late := deltalog.Add{Path: "region=eu/late.parquet", PartitionValues: map[string]*string{"region": &eu},
+		Size: 1, ModificationTime: start.UnixMilli(), DataChange: true}
+	landed := false
+	res, err := tableops.Vacuum(ctx, f.table, snap, tableops.VacuumOptions{Now: f.now, Listed: func() {
+		_, err := f.table.Commit(ctx, snap, []deltalog.Action{{Add: &late}}, deltalog.Operation{Name: deltalog.OpWrite})
+		require.NoError(t, err)
+		landed = true
+	}})
+	require.NoError(t, err)
+	require.True(t, landed)
+	require.Equal(t, []string{"orphan.parquet"}, res.Files)
+	require.Equal(t, 1, res.NumDeletedFiles)
+	_, err = f.store.Get(ctx, "region=eu/late.parquet")
+	require.NoError(t, err, "the file the commit in flight added is kept")
+	_, err = f.store.Get(ctx, "orphan.parquet")
+	require.ErrorIs(t, err, deltalog.ErrNotExist)
+}
