@@ -320,10 +320,11 @@ func (s slowDataFiles) Put(ctx context.Context, p string, data []byte) error {
 // pipeline learns the lead from its real commits.
 func TestMaxDelayCountsCommitTime(t *testing.T) {
 	// A commit's time (slow) is large enough that the late first batch (about
-	// maxDelay+slow) and the later ones (about maxDelay) are told apart at
-	// maxDelay+slow/3 with a second or more each side: a loaded machine
-	// stretches a commit by more than a third of a second.
-	const maxDelay, slow, every = 3 * time.Second, 3 * time.Second, 100 * time.Millisecond
+	// maxDelay+slow) and the later ones (about maxDelay-slow/2, the lead being
+	// half again the commit time) are told apart at maxDelay+slow/3 with more
+	// than a second each side: a loaded machine stretches a commit by more
+	// than a third of a second. The lead stays within half of maxDelay.
+	const maxDelay, slow, every = 6 * time.Second, 2 * time.Second, 100 * time.Millisecond
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 23, Keys: 30})
 	pl.mem = map[string]memTable{}
 	opts := pl.options("lead")
@@ -336,7 +337,7 @@ func TestMaxDelayCountsCommitTime(t *testing.T) {
 	at := map[cdctable.TopicPartition]map[int64]time.Time{}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for range 250 { // 25s: about 6 forced batches per table
+	for range 330 { // 33s: about 5 forced batches per table
 		pl.producedAt(at)
 		<-tick.C
 	}
