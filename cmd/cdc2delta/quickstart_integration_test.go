@@ -35,26 +35,7 @@ func TestQuickstartReadByOtherEngines(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "quickstart: %s%s", stdout.String(), stderr.String())
 	out := stdout.String()
-	require.Contains(t, out, fmt.Sprintf("applied %d / %d events", events, events))
-
-	paths := printedTables(t, out)
-	want := sampleRows(t, events)
-	require.Len(t, paths, len(want), out)
-
-	var reqs []fulltier.Request
-	for name, path := range paths {
-		require.Contains(t, want, name)
-		require.True(t, strings.HasPrefix(path, work), "table %s at %s, outside the working folder", name, path)
-		// The filter sends delta-rs through DataFusion, which applies deletion vectors.
-		reqs = append(reqs,
-			fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
-			fulltier.Request{Engine: fulltier.DuckDB, Path: path})
-	}
-	for _, got := range fulltier.Read(t, reqs...) {
-		require.Empty(t, got.Err, "%s reading %s", got.Engine, got.Path)
-		name := tableName(paths, got.Path)
-		requireRows(t, want[name], got)
-	}
+	paths := requirePrintedTables(t, out, events, work+"/", func(p string) string { return p })
 
 	t.Run("change log", func(t *testing.T) {
 		line := printedCommand(t, out, "_changes")
@@ -88,6 +69,35 @@ func TestQuickstartReadByOtherEngines(t *testing.T) {
 		require.Contains(t, out, "DeltaTable(path).to_pandas() and polars pl.read_delta(path) refuse these tables")
 		require.Contains(t, out, "--column-names=portable --deletion-vectors=false")
 	})
+}
+
+// requirePrintedTables requires the quickstart's output to report every
+// event applied and to print one table per sample table under root, and
+// each table, opened at readPath(path) by delta-rs and DuckDB, to hold the
+// sample workload's rows. It returns the printed paths by table name.
+func requirePrintedTables(t *testing.T, out string, events int, root string, readPath func(string) string) map[string]string {
+	t.Helper()
+	require.Contains(t, out, fmt.Sprintf("applied %d / %d events", events, events))
+	paths := printedTables(t, out)
+	want := sampleRows(t, events)
+	require.Len(t, paths, len(want), out)
+	read := map[string]string{} // name by the path the readers open
+	var reqs []fulltier.Request
+	for name, path := range paths {
+		require.Contains(t, want, name)
+		require.True(t, strings.HasPrefix(path, root), "table %s at %s, outside %s", name, path, root)
+		rp := readPath(path)
+		read[rp] = name
+		// The filter sends delta-rs through DataFusion, which applies deletion vectors.
+		reqs = append(reqs,
+			fulltier.Request{Engine: fulltier.DeltaRS, Path: rp, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
+			fulltier.Request{Engine: fulltier.DuckDB, Path: rp})
+	}
+	for _, got := range fulltier.Read(t, reqs...) {
+		require.Empty(t, got.Err, "%s reading %s", got.Engine, got.Path)
+		requireRows(t, want[read[got.Path]], got)
+	}
+	return paths
 }
 
 // printedCommand returns the printed line (trimmed) that contains part.
@@ -131,15 +141,6 @@ func printedLine(t *testing.T, out, prefix string) string {
 		}
 	}
 	require.Failf(t, "no printed line", "prefix %q in\n%s", prefix, out)
-	return ""
-}
-
-func tableName(paths map[string]string, path string) string {
-	for name, p := range paths {
-		if p == path {
-			return name
-		}
-	}
 	return ""
 }
 
