@@ -47,6 +47,10 @@ func verifyCommand() command {
 				rep, err := merge.VerifyTable(ctx, t.Store(), merge.VerifyOptions{
 					MaxProblems: *maxProblems, MemoryBytes: int64(*memMiB) << 20, TempDir: *tempDir, IndexDir: *indexDir,
 				})
+				if errors.Is(err, cdctable.ErrHistoryTable) {
+					return usagef("%s is a history table (SCD type 2, ADR 0046; history: only or history_path): verify checks a current-state "+
+						"table, one row a key, and a history table keeps a row a version; `cdc2delta describe` and `cdc2delta history` read it", loc)
+				}
 				if errors.Is(err, cdctable.ErrNotCDCTable) {
 					return usagef("%s is not a table cdc2delta maintains: %v", loc, err)
 				}
