@@ -49,6 +49,11 @@ func TestCatalogNames(t *testing.T) {
 	s, ok = name(src, "s3://lake/sales/dbo/orders_history", catalog.RoleHistory)
 	require.True(t, ok)
 	require.Equal(t, catalog.Source{Name: catalog.Name{Catalog: "lake", Schema: "dbo", Table: "orders_history"}, Location: "s3://lake/sales/dbo/orders_history", Role: "history"}, s)
+	// history: only: the history table is at the table's path, under its name.
+	src.Path = "s3://lake/sales/dbo/orders"
+	s, ok = name(src, src.Path, catalog.RoleHistory)
+	require.True(t, ok)
+	require.Equal(t, catalog.Source{Name: catalog.Name{Catalog: "lake", Schema: "dbo", Table: "orders"}, Location: "s3://lake/sales/dbo/orders", Role: "history"}, s)
 	src.Table = "secret"
 	_, ok = name(src, "x", catalog.RoleTable)
 	require.False(t, ok)
