@@ -13,7 +13,8 @@ import (
 // TestHistoryOnlyRun: `run` with history: only writes the history table at
 // the table's own path and nothing beside it; verify names it a history
 // table, describe and show read it; and validate and run refuse the same
-// settings history: only cannot keep, with the same lines.
+// settings history: only cannot keep, with the same lines; delete and
+// reconcile, which edit or compare a current-state table, refuse it.
 func TestHistoryOnlyRun(t *testing.T) {
 	f := newRunFixture(t, fixtureOptions{partitions: 2})
 	cfg, err := os.ReadFile(f.cfg)
@@ -32,6 +33,12 @@ func TestHistoryOnlyRun(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "no second history table")
 
 	r := cli(t, "verify", f.dir)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "is a history table")
+	r = cli(t, "delete", "--where", "order_id = 1", f.dir)
+	require.Equal(t, exitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, "is a history table")
+	r = cli(t, "reconcile", "--against", f.dir+"/missing.csv", f.dir)
 	require.Equal(t, exitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "is a history table")
 	r = cli(t, "describe", f.dir)
