@@ -202,7 +202,11 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 	p.mu.Unlock()
 	p.m.setTableState(t.path, TableRunning)
 	p.registerTable(t) // an existing table's entry is checked once per start
-	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "version", sink.Version(),
+	shape := "table"
+	if t.histOnly {
+		shape = "history only"
+	}
+	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "shape", shape, "version", sink.Version(),
 		"delete_mode", t.sinkOpts.DeleteMode, "merge_mode", t.sinkOpts.Mode, "bad_input", string(t.policy),
 		"duration", time.Since(start).Round(time.Millisecond))
 	return true
