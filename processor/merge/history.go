@@ -46,6 +46,10 @@ type HistoryOptions struct {
 	Only bool
 }
 
+// ErrNotHistoryTable means the table at a history table's path is another
+// table (no cdctable.PropShape = history).
+var ErrNotHistoryTable = errors.New("merge: the path holds a table that is not a history table")
+
 // ErrHistoryOptions reports HistoryOptions that cannot work.
 var ErrHistoryOptions = errors.New("merge: invalid history options")
 
@@ -92,7 +96,7 @@ func OpenHistory(ctx context.Context, o HistoryOptions) (*History, error) {
 	}
 	if h.snap != nil && h.snap.Metadata().Configuration[cdctable.PropShape] != cdctable.ShapeHistory {
 		se := &SchemaError{Table: o.TableName, Reason: "the table at the history path is not a history table (no " + cdctable.PropShape + "=" + cdctable.ShapeHistory + ")",
-			Remedy: "point history_path at a new location"}
+			Remedy: "point history_path at a new location", Err: ErrNotHistoryTable}
 		if o.Only {
 			se.Reason = "history: only keeps the history table at the table's path, and the table there is a current-state table (no " + cdctable.PropShape + "=" + cdctable.ShapeHistory + ")"
 			se.Remedy = "route the table to a new path (tables.path), or keep history: true to keep the history table beside it"
