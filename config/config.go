@@ -132,11 +132,13 @@ type TableSettings struct {
 	// ChangeLog also keeps, beside each table at <path>_changes, an append-only
 	// Delta table of every change event applied (the bronze layer, ADR 0031).
 	ChangeLog bool `yaml:"change_log"`
-	// History also keeps a history table (SCD type 2, ADR 0046) of every
-	// version of every row, at HistoryPath.
-	History bool `yaml:"history"`
-	// HistoryPath is the history table's location template: {path} is the
-	// table's path; {topic}, {database}, {schema} and {table} as in tables.path.
+	// History keeps a history table (SCD type 2, ADR 0046) of every version
+	// of every row: true beside the table, at HistoryPath; only instead of
+	// it, at the table's own path (no current-state table is written).
+	History HistoryMode `yaml:"history"`
+	// HistoryPath is the history table's location template when History is
+	// true: {path} is the table's path; {topic}, {database}, {schema} and
+	// {table} as in tables.path. Not used with history: only.
 	HistoryPath string `yaml:"history_path"`
 	// TrackHistory lists the only source columns whose change opens a new
 	// version; a change of another column updates the open version in place.
@@ -161,23 +163,23 @@ type TableSettings struct {
 // topic name) or by Name ("schema.table" or "database.schema.table"). Unset fields keep
 // the defaults.
 type TableOverride struct {
-	Topic              string    `yaml:"topic"`
-	Name               string    `yaml:"name"`
-	KeyColumns         []string  `yaml:"key_columns"`
-	NullKey            *string   `yaml:"null_key"`
-	BadInput           *string   `yaml:"bad_input"`
-	DeleteMode         *string   `yaml:"delete_mode"`
-	TombstoneRetention *Duration `yaml:"tombstone_retention"`
-	MergeMode          *string   `yaml:"merge_mode"`
-	ChangeDataFeed     *bool     `yaml:"change_data_feed"`
-	ChangeLog          *bool     `yaml:"change_log"`
-	History            *bool     `yaml:"history"`
-	HistoryPath        *string   `yaml:"history_path"`
-	TrackHistory       []string  `yaml:"track_history"`
-	TrackHistoryExcept []string  `yaml:"track_history_except"`
-	PartitionBy        []string  `yaml:"partition_by"`
-	DeletionVectors    *bool     `yaml:"deletion_vectors"`
-	ColumnNames        *string   `yaml:"column_names"`
+	Topic              string       `yaml:"topic"`
+	Name               string       `yaml:"name"`
+	KeyColumns         []string     `yaml:"key_columns"`
+	NullKey            *string      `yaml:"null_key"`
+	BadInput           *string      `yaml:"bad_input"`
+	DeleteMode         *string      `yaml:"delete_mode"`
+	TombstoneRetention *Duration    `yaml:"tombstone_retention"`
+	MergeMode          *string      `yaml:"merge_mode"`
+	ChangeDataFeed     *bool        `yaml:"change_data_feed"`
+	ChangeLog          *bool        `yaml:"change_log"`
+	History            *HistoryMode `yaml:"history"`
+	HistoryPath        *string      `yaml:"history_path"`
+	TrackHistory       []string     `yaml:"track_history"`
+	TrackHistoryExcept []string     `yaml:"track_history_except"`
+	PartitionBy        []string     `yaml:"partition_by"`
+	DeletionVectors    *bool        `yaml:"deletion_vectors"`
+	ColumnNames        *string      `yaml:"column_names"`
 }
 
 // Policy values.

@@ -77,13 +77,13 @@ tables:
 `), noEnv)
 	require.NoError(t, err)
 	prices := c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "prices"})
-	require.True(t, prices.History)
+	require.Equal(t, config.HistoryBeside, prices.History)
 	require.Equal(t, "{path}_history", prices.HistoryPath)
 	require.Equal(t, []string{"price"}, prices.TrackHistory)
 	require.Empty(t, prices.TrackHistoryExcept)
 	orders := c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "orders"})
 	require.Equal(t, []string{"last_login"}, orders.TrackHistoryExcept)
-	require.False(t, c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "audit"}).History)
+	require.Equal(t, config.HistoryOff, c.Tables.Settings(config.Source{Database: "sales", Schema: "dbo", Table: "audit"}).History)
 }
 
 func TestDefaults(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cdc2delta/cdc2delta/internal/urlcred"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // ErrInvalid matches every *FieldError.
@@ -244,6 +245,7 @@ func (c *Config) validateTables(p *problems) {
 		base := Default().Tables.Defaults
 		base.KeyColumns = t.Defaults.KeyColumns
 		checkSettings(path, o.apply(base))
+		checkHistoryOnlyCombined(p, path, base, t.Defaults, o)
 		if dvWithout(o.apply(t.Defaults)) && !dvWithout(t.Defaults) {
 			p.add(path+".merge_mode", "dv needs deletion_vectors: true (a table created without deletion vectors is merged copy-on-write)")
 		}
@@ -278,7 +280,65 @@ func checkHistory(p *problems, path string, s TableSettings) {
 		p.add(path+".history_path", "%q has a { or } that is not part of a placeholder (%s)", urlcred.Redact(hp), strings.Join(historyPlaceholders, ", "))
 	}
 	if hp == "{path}" {
-		p.add(path+".history_path", "%q is the table itself; the history table needs its own path, such as {path}_history", hp)
+		p.add(path+".history_path", "%q is the table itself; the history table needs its own path, such as {path}_history "+
+			"(or set history: only to keep the history table instead of the table, at its path)", hp)
+	}
+	if s.History.Only() {
+		checkHistoryOnly(p, path, s)
+	}
+}
+
+// checkHistoryOnlyCombined refuses, at the override's path, what history:
+// only cannot do in the settings the override and tables.defaults give
+// together (history: only in one, delete_mode: soft in the other), which
+// neither block's own check saw.
+func checkHistoryOnlyCombined(p *problems, path string, base, defaults TableSettings, o TableOverride) {
+	eff := o.apply(defaults)
+	if !eff.History.Only() {
+		return
+	}
+	if o.HistoryPath == nil {
+		// A history_path of tables.defaults is for the tables that keep
+		// theirs beside them.
+		eff.HistoryPath = merge.DefaultHistoryPath
+	}
+	var seen, all problems
+	if own := o.apply(base); own.History.Only() {
+		checkHistoryOnly(&seen, path, own)
+	}
+	if defaults.History.Only() {
+		checkHistoryOnly(&seen, path, defaults)
+	}
+	checkHistoryOnly(&all, path, eff)
+	for _, e := range all {
+		if !slices.ContainsFunc(seen, func(s error) bool { return s.Error() == e.Error() }) {
+			fe := e.(*FieldError)
+			p.add(fe.Path, "%s (with what tables.defaults sets)", fe.Problem)
+		}
+	}
+}
+
+// checkHistoryOnly refuses what a table whose only Delta table is its
+// history table (history: only, ADR 0046) cannot do, each with what to do.
+func checkHistoryOnly(p *problems, path string, s TableSettings) {
+	const keep = "or set history: true to keep the current-state table beside the history table"
+	if s.HistoryPath != merge.DefaultHistoryPath {
+		p.add(path+".history_path", "is not used with history: only: the history table is the table, at its tables.path; remove history_path, %s", keep)
+	}
+	if s.DeleteMode == DeleteSoft {
+		p.add(path+".delete_mode", "soft flags deleted rows in the current-state table, which history: only does not keep (a delete closes "+
+			"the key's open version); set delete_mode: hard, %s", keep)
+	}
+	if s.ChangeDataFeed {
+		p.add(path+".change_data_feed", "a history table has no change data feed (its rows are the versions); "+
+			"for the change events set change_log: true, %s", keep)
+	}
+	if len(s.PartitionBy) > 0 {
+		p.add(path+".partition_by", "a history table is unpartitioned; remove partition_by, %s", keep)
+	}
+	if s.MergeMode != "" && s.MergeMode != MergeAuto {
+		p.add(path+".merge_mode", "%s sets how the current-state table is merged, which history: only does not keep; "+
+			"a history table closes versions with deletion vectors unless deletion_vectors: false; remove merge_mode, %s", s.MergeMode, keep)
 	}
 }
 

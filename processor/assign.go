@@ -149,6 +149,7 @@ func (p *Processor) tableLocked(src route.TableSource) *table {
 		parts: make(map[cdctable.TopicPartition]*partition), pend: pending{arrays: new(recordArrays)}}
 	ts, err := p.settingsOf(src)
 	t.sinkOpts, t.policy, t.logPath, t.histPath, t.histOpts = ts.Sink, ts.BadInput, ts.ChangeLog, ts.History, ts.HistoryOptions
+	t.histOnly = ts.HistoryOnly
 	t.sinkOpts.TailFileSize = -1 // merge's off: only the maintainer compacts what absorbing leaves
 	if p.maint != nil {
 		// The maintainer checkpoints on its own cadence (ADR 0032).

@@ -154,7 +154,7 @@ func (m *maintainer) committed(t *table) {
 		return
 	}
 	m.mu.Lock()
-	queued := m.committedLocked(t, t.path, false, false)
+	queued := m.committedLocked(t, t.path, false, t.histOnly)
 	if t.logPath != "" {
 		queued = m.committedLocked(t, t.logPath, true, false) || queued
 	}
@@ -291,6 +291,9 @@ func (m *maintainer) maintain(ctx context.Context, u *upkeep) {
 		w, target = t.log, 0 // the log's files take the default size
 	case u.hist && t.hist != nil:
 		w, target = t.hist, 0
+	case u.hist && t.histOnly && t.sink != nil:
+		// The table is its history table (history: only): upkept as one.
+		w, target = t.sink, 0
 	case !u.log && !u.hist && t.sink != nil:
 		w = t.sink
 	}

@@ -175,6 +175,11 @@ type TableSettings struct {
 	// TableName and Logger are the processor's).
 	History        string
 	HistoryOptions merge.HistoryOptions
+	// HistoryOnly keeps the history table instead of the table: at the
+	// table's own path, configured by HistoryOptions, with no current-state
+	// table written (history: only). History must then be empty, and Sink
+	// configures nothing but the column names and the bad-input policy.
+	HistoryOnly bool
 }
 
 // Option sets an injected collaborator.

@@ -410,6 +410,16 @@ func TestTableSettings(t *testing.T) {
 		{"history tracking both ways", Options{BadInput: PolicyFail, PerTable: per(TableSettings{History: "h",
 			HistoryOptions: merge.HistoryOptions{TrackHistory: []string{"a"}, TrackHistoryExcept: []string{"b"}}})},
 			"track_history and track_history_except", merge.Options{}, ""},
+		{"history only", Options{BadInput: PolicyFail, PerTable: per(TableSettings{HistoryOnly: true})},
+			"", merge.Options{}, PolicyFail},
+		{"history only and beside", Options{BadInput: PolicyFail, PerTable: per(TableSettings{HistoryOnly: true, History: "h"})},
+			"a second history table", merge.Options{}, ""},
+		{"history only with soft deletes", Options{BadInput: PolicyFail, PerTable: per(TableSettings{HistoryOnly: true,
+			Sink: merge.Options{DeleteMode: merge.DeleteSoft}})},
+			"no current-state table to flag deleted rows in", merge.Options{}, ""},
+		{"history only tracking both ways", Options{BadInput: PolicyFail, PerTable: per(TableSettings{HistoryOnly: true,
+			HistoryOptions: merge.HistoryOptions{TrackHistory: []string{"a"}, TrackHistoryExcept: []string{"b"}}})},
+			"track_history and track_history_except", merge.Options{}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,11 @@ func (p *Processor) registerTable(t *table) {
 	if c == nil || name == nil {
 		return
 	}
-	if src, ok := name(t.src, t.path, catalog.RoleTable); ok && t.sink != nil {
+	role := catalog.RoleTable
+	if t.histOnly {
+		role = catalog.RoleHistory // under the table's own name (history: only)
+	}
+	if src, ok := name(t.src, t.path, role); ok && t.sink != nil {
 		c.Committed(src, t.sink.Snapshot())
 	}
 	if t.log != nil {

@@ -40,7 +40,11 @@ func (p *Processor) settingsOf(src route.TableSource) (TableSettings, error) {
 		return ts, fmt.Errorf("%w: table %s: unknown delete mode %q", ErrOptions, src.Path, so.DeleteMode)
 	case so.Mode != "" && so.Mode != merge.ModeAuto && so.Mode != merge.ModeDV && so.Mode != merge.ModeCoW:
 		return ts, fmt.Errorf("%w: table %s: unknown merge mode %q", ErrOptions, src.Path, so.Mode)
-	case ts.History != "" && len(ts.HistoryOptions.TrackHistory) > 0 && len(ts.HistoryOptions.TrackHistoryExcept) > 0:
+	case ts.HistoryOnly && ts.History != "":
+		return ts, fmt.Errorf("%w: table %s: history only keeps the history table at the table's path, and a second history table is set at %s", ErrOptions, src.Path, ts.History)
+	case ts.HistoryOnly && so.DeleteMode == merge.DeleteSoft:
+		return ts, fmt.Errorf("%w: table %s: history only keeps no current-state table to flag deleted rows in (delete mode soft)", ErrOptions, src.Path)
+	case (ts.History != "" || ts.HistoryOnly) && len(ts.HistoryOptions.TrackHistory) > 0 && len(ts.HistoryOptions.TrackHistoryExcept) > 0:
 		return ts, fmt.Errorf("%w: table %s: history: track_history and track_history_except are both set", ErrOptions, src.Path)
 	}
 	return ts, nil

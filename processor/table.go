@@ -41,13 +41,16 @@ type table struct {
 	logPath  string // the change log's path; "" for none
 	histPath string // the history table's path; "" for none
 	histOpts merge.HistoryOptions
+	// histOnly: the table at path is a history table and the only one
+	// (history: only); sink then writes it, and hist is nil.
+	histOnly bool
 	// wake nudges the worker (capacity 1).
 	wake chan struct{}
 	// done closes when the worker returns.
 	done chan struct{}
 
 	// Guarded by Processor.mu:
-	sink     *merge.Sink // nil while opening
+	sink     tableSink // nil while opening
 	log      *merge.ChangeLog
 	hist     *merge.History
 	opened   bool

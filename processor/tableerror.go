@@ -80,6 +80,10 @@ func hint(err error, phase string) string {
 		return "a file of the table's log is unreadable: restore it from a backup (`cdc2delta restore` cannot read the log past it either); then restart (see README, Failures)"
 	case errors.As(err, &corrupt):
 		return "a file of the table is unreadable: restore it from a backup, or `cdc2delta restore` the table to a version before it; then restart (see README, Failures)"
+	case errors.Is(err, merge.ErrNotHistoryTable):
+		return "a history table's path holds another table: point history_path at a new location or, with history: only, route the table to a new path (tables.path); then restart"
+	case errors.Is(err, cdctable.ErrHistoryTable):
+		return "the table's path holds a history table (history: only): keep history: only for the table, or route it to a new path (tables.path); then restart"
 	case errors.Is(err, codecs.ErrSchemaChange), errors.Is(err, merge.ErrSchema):
 		return "the new source schema cannot be applied to the table safely; see the error for the column, evolve or re-create the table, then restart"
 	case errors.Is(err, codecs.ErrUnsupportedSchema):

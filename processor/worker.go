@@ -140,7 +140,7 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		return false
 	}
 	start := time.Now()
-	var sink *merge.Sink
+	var sink tableSink
 	var changes *merge.ChangeLog
 	var hist *merge.History
 	err := p.withRetry(ctx, t, "opening", func(ctx context.Context) error {
@@ -159,11 +159,22 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 		if so.Logger == nil {
 			so.Logger = p.log
 		}
-		if sink, err = merge.Open(ctx, so); err != nil {
-			return err
+		if t.histOnly {
+			// The history table is the table (history: only).
+			h, err := p.openHistory(ctx, t, t.path, so.Logger)
+			if err != nil {
+				return err
+			}
+			sink = historySink{h}
+		} else {
+			s, err := merge.Open(ctx, so)
+			if err != nil {
+				return err
+			}
+			sink = s
 		}
 		if t.histPath != "" {
-			if hist, err = p.openHistory(ctx, t, so.Logger); err != nil {
+			if hist, err = p.openHistory(ctx, t, t.histPath, so.Logger); err != nil {
 				return err
 			}
 		}
@@ -191,7 +202,11 @@ func (p *Processor) openTable(ctx context.Context, t *table) bool {
 	p.mu.Unlock()
 	p.m.setTableState(t.path, TableRunning)
 	p.registerTable(t) // an existing table's entry is checked once per start
-	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "version", sink.Version(),
+	shape := "table"
+	if t.histOnly {
+		shape = "history only"
+	}
+	p.log.Info("table opened", "table", t.path, "topic", t.src.Topic, "shape", shape, "version", sink.Version(),
 		"delete_mode", t.sinkOpts.DeleteMode, "merge_mode", t.sinkOpts.Mode, "bad_input", string(t.policy),
 		"duration", time.Since(start).Round(time.Millisecond))
 	return true
@@ -621,14 +636,16 @@ func startLevel(why cdctable.StartReason) slog.Level {
 	return slog.LevelInfo
 }
 
-// openHistory opens the table's history table (ADR 0046).
-func (p *Processor) openHistory(ctx context.Context, t *table, logger *slog.Logger) (*merge.History, error) {
-	store, err := p.opts.OpenStore(ctx, t.histPath)
+// openHistory opens the table's history table (ADR 0046) at path: its
+// histPath, or its own path when it keeps only the history table.
+func (p *Processor) openHistory(ctx context.Context, t *table, path string, logger *slog.Logger) (*merge.History, error) {
+	store, err := p.opts.OpenStore(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("opening store of history table %s: %w", t.histPath, err)
+		return nil, fmt.Errorf("opening store of history table %s: %w", path, err)
 	}
 	ho := t.histOpts
-	ho.Store, ho.TableName, ho.Logger = store, t.histPath, logger
+	ho.Store, ho.TableName, ho.Logger = store, path, logger
+	ho.Only = t.histOnly
 	if p.maint != nil {
 		ho.TableOptions = []deltalog.Option{deltalog.DisableCheckpoints()} // the maintainer's (ADR 0032)
 	}

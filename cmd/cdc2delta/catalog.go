@@ -98,7 +98,8 @@ func catalogName(parts []string) catalog.Name {
 
 // catalogSource names the tables in the catalog: the name template (and
 // overrides) for a table; its name with "_changes" for its change log and
-// "_history" for its history table.
+// "_history" for its history table beside it. A history table at the
+// table's own path (history: only) takes the table's name.
 func catalogSource(k config.Catalog) func(src route.TableSource, path, role string) (catalog.Source, bool) {
 	return func(src route.TableSource, path, role string) (catalog.Source, bool) {
 		parts, ok := k.TableName(configSource(src))
@@ -110,7 +111,9 @@ func catalogSource(k config.Catalog) func(src route.TableSource, path, role stri
 		case catalog.RoleChangeLog:
 			n.Table += "_changes"
 		case catalog.RoleHistory:
-			n.Table += "_history"
+			if path != src.Path {
+				n.Table += "_history"
+			}
 		}
 		return catalog.Source{Name: n, Location: catalogLocation(path), Role: role}, true
 	}

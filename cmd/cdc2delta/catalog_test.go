@@ -49,7 +49,35 @@ func TestCatalogNames(t *testing.T) {
 	s, ok = name(src, "s3://lake/sales/dbo/orders_history", catalog.RoleHistory)
 	require.True(t, ok)
 	require.Equal(t, catalog.Source{Name: catalog.Name{Catalog: "lake", Schema: "dbo", Table: "orders_history"}, Location: "s3://lake/sales/dbo/orders_history", Role: "history"}, s)
+	// history: only: the history table is at the table's path, under its name.
+	src.Path = "s3://lake/sales/dbo/orders"
+	s, ok = name(src, src.Path, catalog.RoleHistory)
+	require.True(t, ok)
+	require.Equal(t, catalog.Source{Name: catalog.Name{Catalog: "lake", Schema: "dbo", Table: "orders"}, Location: "s3://lake/sales/dbo/orders", Role: "history"}, s)
 	src.Table = "secret"
 	_, ok = name(src, "x", catalog.RoleTable)
 	require.False(t, ok)
+}
+
+// TestCatalogSyncTargetsHistoryOnly: `catalog sync` registers a history:
+// only table once, under the table's name with the history role, beside
+// the current-state and history tables of a table with history: true.
+func TestCatalogSyncTargetsHistoryOnly(t *testing.T) {
+	only, beside := config.HistoryOnly, config.HistoryBeside
+	c := config.Default()
+	c.Kafka.Topics = []string{"shop.sales.dbo.orders", "shop.sales.dbo.prices"}
+	c.Tables.Path = "s3://lake/{database}/{schema}/{table}"
+	c.Tables.Overrides = []config.TableOverride{{Name: "dbo.orders", History: &only}, {Name: "dbo.prices", History: &beside}}
+	c.Catalog = config.Catalog{Type: config.CatalogUnity, Name: "lake.{schema}.{table}"}
+	targets, err := syncTargets(t.Context(), c, 0)
+	require.NoError(t, err)
+	var got []string
+	for _, tg := range targets {
+		got = append(got, tg.src.Name.String()+" "+tg.path+" "+tg.src.Role)
+	}
+	require.Equal(t, []string{
+		"lake.dbo.orders s3://lake/sales/dbo/orders history",
+		"lake.dbo.prices s3://lake/sales/dbo/prices table",
+		"lake.dbo.prices_history s3://lake/sales/dbo/prices_history history",
+	}, got)
 }

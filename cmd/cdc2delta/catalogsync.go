@@ -132,12 +132,16 @@ func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duratio
 		if err != nil {
 			return nil, fmt.Errorf("routing topic %s: %w", topic, err)
 		}
-		add(src, src.Path, catalog.RoleTable)
 		s := c.Tables.Settings(configSource(src))
+		role := catalog.RoleTable
+		if s.History.Only() {
+			role = catalog.RoleHistory // the history table is the table (history: only)
+		}
+		add(src, src.Path, role)
 		if s.ChangeLog {
 			add(src, changeLogPath(src.Path), catalog.RoleChangeLog)
 		}
-		if s.History {
+		if s.History == config.HistoryBeside {
 			add(src, historyPath(s.HistoryPath, src), catalog.RoleHistory)
 		}
 	}

@@ -87,6 +87,8 @@ func dmlFlags(fs *flag.FlagSet, e *env, op string, set *listFlag) func(context.C
 		case err == nil:
 			cdc = true
 			opts.Protected, opts.OnDelete = rules.Protected(), rules.RecordDeletes
+		case errors.Is(err, cdctable.ErrHistoryTable):
+			return historyRefusal(loc, op+" edits")
 		case !errors.Is(err, cdctable.ErrNotCDCTable):
 			return fmt.Errorf("reading %s: %w", loc, err)
 		}

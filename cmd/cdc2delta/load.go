@@ -45,7 +45,9 @@ func loadCommand() command {
 				if err != nil {
 					return err
 				}
-				if _, err := cdctable.LayoutOf(snap.Metadata()); err != nil {
+				if _, err := cdctable.LayoutOf(snap.Metadata()); errors.Is(err, cdctable.ErrHistoryTable) {
+					return historyRefusal(loc, "load fills")
+				} else if err != nil {
 					return usagef("%s is not a table the pipeline created (%v): run the pipeline until it creates the table, then load", loc, err)
 				}
 				rows, err := tableops.OpenFileRows(ctx, *from, snap.Schema())

@@ -42,6 +42,9 @@ func reconcileCommand() command {
 				if err != nil {
 					return &usageError{msg: err.Error()} // exit 2: the comparison never ran
 				}
+				if snap.Metadata().Configuration[cdctable.PropShape] == cdctable.ShapeHistory {
+					return historyRefusal(loc, "reconcile compares a source export with")
+				}
 				opts := tableops.ReconcileOptions{Against: *against, Samples: *samples, MemoryBytes: int64(*memMiB) << 20, TempDir: *tempDir}
 				if *key != "" {
 					opts.Key = strings.Split(*key, ",")

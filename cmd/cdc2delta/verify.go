@@ -47,6 +47,9 @@ func verifyCommand() command {
 				rep, err := merge.VerifyTable(ctx, t.Store(), merge.VerifyOptions{
 					MaxProblems: *maxProblems, MemoryBytes: int64(*memMiB) << 20, TempDir: *tempDir, IndexDir: *indexDir,
 				})
+				if errors.Is(err, cdctable.ErrHistoryTable) {
+					return historyRefusal(loc, "verify checks")
+				}
 				if errors.Is(err, cdctable.ErrNotCDCTable) {
 					return usagef("%s is not a table cdc2delta maintains: %v", loc, err)
 				}
@@ -77,4 +80,11 @@ func localIndexDir(loc string) string {
 		return ""
 	}
 	return dir
+}
+
+// historyRefusal refuses a command that checks or edits a current-state
+// table (one row a key) on a history table (a row a version, ADR 0046).
+func historyRefusal(loc, what string) error {
+	return usagef("%s is a history table (SCD type 2; history: only or history_path): %s a current-state table, one row a key, "+
+		"and a history table keeps a row a version; `cdc2delta describe`, `show` and `history` read it", loc, what)
 }

@@ -57,8 +57,12 @@ func processorOptions(c config.Config, logger *slog.Logger) (processor.Options, 
 		if s.ChangeLog {
 			ts.ChangeLog = changeLogPath(src.Path)
 		}
-		if s.History {
+		switch s.History {
+		case config.HistoryBeside:
 			ts.History, ts.HistoryOptions = historyPath(s.HistoryPath, src), runopts.History(s, logger)
+		case config.HistoryOnly:
+			// The history table instead of the table, at its path (ADR 0046).
+			ts.HistoryOnly, ts.HistoryOptions = true, runopts.History(s, logger)
 		}
 		return ts
 	}

@@ -11,6 +11,11 @@ import (
 // ErrNotCDCTable means the table was not created by cdc2delta (no key columns property).
 var ErrNotCDCTable = errors.New("cdctable: table has no " + PropKeyColumns + " property")
 
+// ErrHistoryTable means the table is a history table (PropShape is
+// ShapeHistory, ADR 0046), not a current-state table: several rows a key,
+// one per version.
+var ErrHistoryTable = errors.New("cdctable: the table is a history table (" + PropShape + "=" + ShapeHistory + "), not a current-state table")
+
 // Layout is where a table keeps its key and its metadata columns: the
 // fields, by index in its schema, that the engine and manual edits read a
 // row's key and stored position from.
@@ -40,8 +45,12 @@ func KeyColumns(meta deltalog.Metadata) ([]string, error) {
 }
 
 // LayoutOf reads the layout of the table of meta, or returns an error
-// matching ErrNotCDCTable for a table cdc2delta does not maintain.
+// matching ErrNotCDCTable for a table cdc2delta does not maintain, or
+// ErrHistoryTable for a history table.
 func LayoutOf(meta deltalog.Metadata) (Layout, error) {
+	if meta.Configuration[PropShape] == ShapeHistory {
+		return Layout{}, ErrHistoryTable
+	}
 	schema, err := deltalog.ParseSchema(meta.SchemaString)
 	if err != nil {
 		return Layout{}, err

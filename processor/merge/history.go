@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,7 +40,15 @@ type HistoryOptions struct {
 	Now func() time.Time
 	// TableOptions are passed to deltalog.Open.
 	TableOptions []deltalog.Option
+	// Only says the history table is its table's only Delta table, at the
+	// table's own path (history: only); it words the refusal of a path that
+	// holds another table.
+	Only bool
 }
+
+// ErrNotHistoryTable means the table at a history table's path is another
+// table (no cdctable.PropShape = history).
+var ErrNotHistoryTable = errors.New("merge: the path holds a table that is not a history table")
 
 // ErrHistoryOptions reports HistoryOptions that cannot work.
 var ErrHistoryOptions = errors.New("merge: invalid history options")
@@ -86,8 +95,13 @@ func OpenHistory(ctx context.Context, o HistoryOptions) (*History, error) {
 		return nil, fmt.Errorf("opening history table %s: %w", o.TableName, err)
 	}
 	if h.snap != nil && h.snap.Metadata().Configuration[cdctable.PropShape] != cdctable.ShapeHistory {
-		return nil, &SchemaError{Table: o.TableName, Reason: "the table at the history path is not a history table (no " + cdctable.PropShape + "=" + cdctable.ShapeHistory + ")",
-			Remedy: "point history_path at a new location"}
+		se := &SchemaError{Table: o.TableName, Reason: "the table at the history path is not a history table (no " + cdctable.PropShape + "=" + cdctable.ShapeHistory + ")",
+			Remedy: "point history_path at a new location", Err: ErrNotHistoryTable}
+		if o.Only {
+			se.Reason = "history: only keeps the history table at the table's path, and the table there is a current-state table (no " + cdctable.PropShape + "=" + cdctable.ShapeHistory + ")"
+			se.Remedy = "route the table to a new path (tables.path), or keep history: true to keep the history table beside it"
+		}
+		return nil, se
 	}
 	h.latest.Store(h.snap)
 	return h, nil
@@ -110,9 +124,53 @@ func (h *History) Positions(ctx context.Context) (map[cdctable.TopicPartition]in
 // batch covers. It returns the version committed, or -1 when there was
 // nothing to commit.
 func (h *History) Apply(ctx context.Context, b Batch) (int64, error) {
+	res, err := h.ApplyResult(ctx, b)
+	if err != nil || !res.Committed {
+		return -1, err
+	}
+	return res.Version, nil
+}
+
+// ApplyResult is Apply for a history table that is its table's only Delta
+// table (history: only): the Result counts the events applied by kind and
+// the records skipped below their partition's txn, and Version is the
+// table's version (-1 before creation) when nothing was committed.
+func (h *History) ApplyResult(ctx context.Context, b Batch) (Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return commitRetrying(ctx, func(ctx context.Context) (int64, error) { return h.apply(ctx, b) }, h.reload)
+	start := h.opts.Now()
+	var res Result
+	v, err := commitRetrying(ctx, func(ctx context.Context) (int64, error) {
+		res = Result{}
+		return h.apply(ctx, b, &res)
+	}, h.reload)
+	res.Duration = h.opts.Now().Sub(start)
+	if err != nil {
+		return res, err
+	}
+	res.Version, res.Committed = v, v >= 0
+	if !res.Committed {
+		res.Version = -1
+		if h.snap != nil {
+			res.Version = h.snap.Version()
+		}
+	}
+	return res, nil
+}
+
+// Version returns the history table's version as of its last apply, -1
+// before creation.
+func (h *History) Version() int64 {
+	if s := h.latest.Load(); s != nil {
+		return s.Version()
+	}
+	return -1
+}
+
+// Stats returns the live-file statistics of the history table as of its
+// last apply (zero before creation). It walks the live files: O(files).
+func (h *History) Stats() TableStats {
+	return statsOf(h.latest.Load(), 0)
 }
 
 func (h *History) reload(ctx context.Context) error {
@@ -138,7 +196,7 @@ func (h *History) reload(ctx context.Context) error {
 
 // unapplied returns the batch's records above the table's txns and the
 // last offset per partition to record.
-func (h *History) unapplied(b Batch) ([]Record, map[cdctable.TopicPartition]int64) {
+func (h *History) unapplied(b Batch, res *Result) ([]Record, map[cdctable.TopicPartition]int64) {
 	applied := map[cdctable.TopicPartition]int64{}
 	if h.snap != nil {
 		applied = cdctable.Offsets(h.snap)
@@ -152,6 +210,7 @@ func (h *History) unapplied(b Batch) ([]Record, map[cdctable.TopicPartition]int6
 	}
 	for _, r := range b.Records {
 		if v, ok := applied[r.TopicPartition]; ok && r.Offset <= v {
+			res.SkippedReplayed++
 			continue
 		}
 		if cur, ok := last[r.TopicPartition]; !ok || r.Offset > cur {
@@ -164,13 +223,13 @@ func (h *History) unapplied(b Batch) ([]Record, map[cdctable.TopicPartition]int6
 	return recs, last
 }
 
-func (h *History) apply(ctx context.Context, b Batch) (int64, error) {
+func (h *History) apply(ctx context.Context, b Batch, res *Result) (int64, error) {
 	if h.stale {
 		if err := h.reload(ctx); err != nil {
 			return -1, err
 		}
 	}
-	recs, last := h.unapplied(b)
+	recs, last := h.unapplied(b, res)
 	if len(last) == 0 {
 		return -1, nil
 	}
@@ -199,19 +258,46 @@ func (h *History) apply(ctx context.Context, b Batch) (int64, error) {
 	op := deltalog.Operation{Name: deltalog.OpMerge, Parameters: map[string]string{"predicate": "history (SCD type 2)"},
 		Metrics: map[string]string{"numTargetRowsInserted": strconv.Itoa(plan.added), "numTargetRowsDeleted": strconv.Itoa(plan.removed),
 			"numSourceRows": strconv.Itoa(len(recs))}}
+	// The progress the control table reads (ADR 0029), as a table's
+	// commit records it: a history table that is its table's only one
+	// (history: only) is the table the controller follows.
+	if prog := progressOf(recs); !prog.Empty() {
+		js, err := json.Marshal(prog)
+		if err != nil {
+			return -1, fmt.Errorf("recording progress: %w", err)
+		}
+		op.Extra = map[string]string{cdctable.ProgressField: string(js)}
+	}
 	opts := []deltalog.CommitOption{deltalog.ReadAppIDs(appIDs(last)...)}
 	if h.snap != nil {
 		opts = append(opts, deltalog.ReadFiles(plan.readPaths...))
 	}
-	res, err := h.table.Commit(ctx, h.snap, slices.Concat(pre, acts, txns), op, opts...)
+	cr, err := h.table.Commit(ctx, h.snap, slices.Concat(pre, acts, txns), op, opts...)
 	if err != nil {
 		return -1, fmt.Errorf("committing history table %s: %w", h.opts.TableName, err)
 	}
-	if res.Snapshot != nil {
-		h.snap = res.Snapshot
+	countHistory(recs, res)
+	if cr.Snapshot != nil {
+		h.snap = cr.Snapshot
 		h.latest.Store(h.snap)
-		return res.Version, nil
+		return cr.Version, nil
 	}
 	h.stale = true
-	return res.Version, h.reload(ctx)
+	return cr.Version, h.reload(ctx)
+}
+
+// countHistory counts the applied events by kind, as a table's Result does.
+func countHistory(recs []Record, res *Result) {
+	for i := range recs {
+		switch recs[i].Change.Op {
+		case codecs.OpDelete:
+			res.Deleted++
+		case codecs.OpTruncate:
+			res.Truncates++
+		case codecs.OpUpdate:
+			res.Updated++
+		default:
+			res.Inserted++
+		}
+	}
 }

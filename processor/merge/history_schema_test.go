@@ -75,6 +75,20 @@ func TestHistorySchemaEvolution(t *testing.T) {
 	_, err = OpenHistory(t.Context(), HistoryOptions{Store: cur, TableName: "items"})
 	require.True(t, errors.As(err, &se), "%v", err)
 	require.Contains(t, se.Reason, "not a history table")
+	require.ErrorIs(t, err, ErrNotHistoryTable)
+
+	// history: only: a path keeps its shape, both ways.
+	_, err = OpenHistory(t.Context(), HistoryOptions{Store: cur, TableName: "items", Only: true})
+	require.ErrorIs(t, err, ErrNotHistoryTable)
+	require.ErrorContains(t, err, "route the table to a new path (tables.path)")
+	s, err = Open(t.Context(), Options{Store: store, TableName: "items"})
+	if err == nil {
+		_, err = s.Apply(t.Context(), histBatch(histChange(codecs.OpUpdate, 4, histLayout, int32(1), "a", "y")))
+	}
+	require.ErrorIs(t, err, cdctable.ErrHistoryTable)
+	snap, err = tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, v, snap.Version(), "the current-state sink wrote nothing to the history table")
 }
 
 // TestHistoryTracking: with track_history on name, a change of notes only

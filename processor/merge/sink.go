@@ -349,16 +349,24 @@ type TableStats struct {
 func (s *Sink) Stats() TableStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.state == nil {
+		return TableStats{}
+	}
+	return statsOf(s.state.snap, s.opts.TargetFileSize)
+}
+
+// statsOf returns the live-file statistics of snap (zero for nil) against
+// the target file size (0: the default).
+func statsOf(snap *deltalog.Snapshot, target int64) TableStats {
 	var ts TableStats
-	if s.state == nil || s.state.snap == nil {
+	if snap == nil {
 		return ts
 	}
-	target := s.opts.TargetFileSize
 	if target <= 0 {
 		target = datafile.DefaultTargetFileSize
 	}
 	small := map[string]int64{} // partition key: bytes of its small files
-	for _, a := range s.state.snap.Files() {
+	for _, a := range snap.Files() {
 		ts.Files++
 		ts.Bytes += a.Size
 		if a.DeletionVector != nil {
