@@ -17,6 +17,7 @@ type tableSink interface {
 	Stats() merge.TableStats
 	Snapshot() *deltalog.Snapshot
 	Behind()
+	Settle()
 	Version() int64
 	Close() error
 }
