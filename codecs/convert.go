@@ -36,6 +36,7 @@ const (
 	convTsNanos                   // int64 ns → µs (floor)
 	convZoned                     // ISO-8601 with offset → UTC µs
 	convString                    // string (checked for the placeholder)
+	convDurationMicros            // int64 µs of a MySQL TIME: a duration, any sign
 )
 
 // Connect and Debezium semantic type names (connect.name).
@@ -348,6 +349,11 @@ func (c *Column) value(v any, ph *placeholders) (any, error) {
 			return nil, c.typeErr(v)
 		}
 		return c.timeOfDay(n, strconv.FormatInt(n, 10)+"µs")
+	case convDurationMicros:
+		if _, ok := v.(int64); !ok {
+			return nil, c.typeErr(v)
+		}
+		return v, nil
 	case convTimeNanos:
 		n, ok := v.(int64)
 		if !ok {
