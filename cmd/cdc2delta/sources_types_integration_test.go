@@ -87,6 +87,7 @@ func TestPostgresTypeMatrix(t *testing.T) {
 		fmt.Fprintf(&ddl, ", %s %s", c.name, c.typ)
 	}
 	ddl.WriteString(");\nCREATE TABLE arrays (id int PRIMARY KEY, tags int[], names text[]);\n")
+	ddl.WriteString("CREATE TABLE unbounded (id int PRIMARY KEY, amount numeric);\n")
 	ddl.WriteString(`CREATE FUNCTION pyfloat(x double precision) RETURNS text IMMUTABLE LANGUAGE sql
   AS $$ SELECT CASE WHEN x = trunc(x) AND abs(x) < 1e16 THEN trunc(x)::bigint::text || '.0' ELSE x::text END $$;
 -- Debezium sends bits as java.util.BitSet.toByteArray: little-endian bytes,
@@ -96,7 +97,7 @@ CREATE FUNCTION bitshex(b text) RETURNS text IMMUTABLE LANGUAGE sql AS $$
     ELSE lpad(to_hex(v & 255), 2, '0') || lpad(to_hex(v >> 8), 2, '0') END
   FROM (SELECT CASE WHEN b = '' THEN 0 ELSE lpad(b, 32, '0')::bit(32)::int END AS v) s $$;` + "\n")
 	pg.Exec(id, ddl.String())
-	cfg := fulltier.PostgresConnector(pg, id, id, "public.typed,public.arrays")
+	cfg := fulltier.PostgresConnector(pg, id, id, "public.typed,public.arrays,public.unbounded")
 	worker.Register(id, cfg)
 	waitTopicsQuietOrEmpty(t)
 
@@ -109,10 +110,14 @@ CREATE FUNCTION bitshex(b text) RETURNS text IMMUTABLE LANGUAGE sql AS $$
 		fmt.Fprintf(&inserts, "INSERT INTO typed (%s) VALUES (%s);\n", strings.Join(cols, ", "), strings.Join(vals, ", "))
 	}
 	inserts.WriteString("INSERT INTO arrays VALUES (1, '{1,2}', '{a,b}');\n")
+	inserts.WriteString("INSERT INTO unbounded VALUES (1, 1.5);\n")
 	pg.Exec(id, inserts.String())
 
-	checkTypeMatrix(t, brokers, id, []string{id + ".public.typed", id + ".public.arrays"}, pgTypes,
-		func(q string) string { return pg.Exec(id, q) }, "tags")
+	checkTypeMatrix(t, brokers, id, []string{id + ".public.typed", id + ".public.arrays", id + ".public.unbounded"}, pgTypes,
+		func(q string) string { return pg.Exec(id, q) },
+		refusal{"arrays", `column \"tags\"`, "column.exclude.list"},
+		// numeric without a precision: Debezium's VariableScaleDecimal.
+		refusal{"unbounded", `column \"amount\"`, "decimal.handling.mode=string"})
 }
 
 // mariaTypes are the MariaDB types Debezium's connector maps, at their edges.
@@ -188,49 +193,68 @@ func TestMariaDBTypeMatrix(t *testing.T) {
 	inserts.WriteString("INSERT INTO shapes VALUES (1, POINT(1, 2));\n")
 	exec(inserts.String())
 
-	checkTypeMatrix(t, brokers, id, []string{id + "." + id + ".typed", id + "." + id + ".shapes"}, mariaTypes, exec, `column \"g\"`)
+	checkTypeMatrix(t, brokers, id, []string{id + "." + id + ".typed", id + "." + id + ".shapes"}, mariaTypes, exec, refusal{"shapes", `column \"g\"`, "column.exclude.list"})
 }
 
 // waitTopicsQuietOrEmpty gives a connector that has nothing to snapshot a
 // moment to start streaming.
 func waitTopicsQuietOrEmpty(t *testing.T) { time.Sleep(3 * time.Second) }
 
-// checkTypeMatrix consumes the typed table's topic and the array table's
-// with `cdc2delta run`, requires every column of typed to print as the
-// database prints it (all mismatches reported at once), and the array
-// table to be refused naming arrayCol and column.exclude.list.
-func checkTypeMatrix(t *testing.T, brokers []string, group string, topics []string, cols []typeCol, query func(string) string, arrayCol string) {
+// refusal is a table whose topic cdc2delta must refuse: its log line
+// names the column and the fix.
+type refusal struct{ table, column, fix string }
+
+// checkTypeMatrix consumes the typed table's topic (topics[0]) and the
+// refused tables' (the others, aligned with refused) with `cdc2delta run`,
+// requires each refused table to be refused naming its column and fix and
+// never created, while typed is applied; and every column of typed to print
+// as the database prints it (all mismatches reported at once).
+func checkTypeMatrix(t *testing.T, brokers []string, group string, topics []string, cols []typeCol, query func(string) string, refused ...refusal) {
 	t.Helper()
 	ends := waitTopicsQuiet(t, brokers, topics[:1])
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "cdc2delta.yaml")
+	quoted := make([]string, len(topics))
+	for i, topic := range topics {
+		quoted[i] = fmt.Sprintf("%q", topic)
+	}
 	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka: {brokers: [%q], group_id: %q, topics: [%q, %q]}
+kafka: {brokers: [%q], group_id: %q, topics: [%s]}
 schema_registry: {url: "http://127.0.0.1:1"}
 decoding: {converter: json}
 tables: {path: "%s/{table}"}
 batch: {max_records: 50, max_age: 50ms, min_records: 1}
 metrics: {listen: ""}
 log: {level: warn}
-`, brokers[0], group, topics[0], topics[1], filepath.ToSlash(root)), 0o600))
+`, brokers[0], group, strings.Join(quoted, ", "), filepath.ToSlash(root)), 0o600))
 	run := (&runFixture{t: t, cfg: cfgPath}).start()
+	lineOf := func(log, s string) string {
+		for _, line := range strings.Split(log, "\n") {
+			if strings.Contains(line, s) {
+				return line
+			}
+		}
+		return ""
+	}
 	ok := poll(90*time.Second, 100*time.Millisecond, func() bool {
-		return tableReached(t, filepath.Join(root, "typed"), topics[0], ends[topics[0]]) &&
-			strings.Contains(run.log.String(), arrayCol)
+		log := run.log.String()
+		for _, r := range refused {
+			if lineOf(log, r.column) == "" {
+				return false
+			}
+		}
+		return tableReached(t, filepath.Join(root, "typed"), topics[0], ends[topics[0]])
 	})
 	log := run.stop()
-	require.True(t, ok, "typed not applied, or the array table not refused by its column; log:\n%s", log)
-	var refusal string
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, arrayCol) {
-			refusal = line
-			break
-		}
+	require.True(t, ok, "typed not applied, or a table not refused by its column; log:\n%s", log)
+	for _, r := range refused {
+		line := lineOf(log, r.column)
+		t.Logf("refusal of %s: %s", r.table, line[strings.Index(line, "err.err="):])
+		require.Contains(t, line, r.fix)
+		require.Contains(t, line, "."+r.table)
+		_, err := os.Stat(filepath.Join(root, r.table, "_delta_log", "00000000000000000000.json"))
+		require.True(t, os.IsNotExist(err), "the refused table %s was created", r.table)
 	}
-	t.Logf("refusal: %s", refusal)
-	require.Contains(t, refusal, "column.exclude.list")
-	_, err := os.Stat(filepath.Join(root, "arrays", "_delta_log", "00000000000000000000.json"))
-	require.True(t, os.IsNotExist(err), "the refused table was created")
 
 	path := filepath.Join(root, "typed")
 	reads := fulltier.Read(t,
