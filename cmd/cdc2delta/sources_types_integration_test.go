@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 )
 
@@ -257,6 +259,20 @@ log: {level: warn}
 	}
 
 	path := filepath.Join(root, "typed")
+	// The Delta types, as docs/type-mapping.md lists them.
+	st, err := localstore.New(localstore.Options{Dir: path})
+	require.NoError(t, err)
+	tbl, err := deltalog.Open(t.Context(), st)
+	require.NoError(t, err)
+	snap, err := tbl.Snapshot(t.Context())
+	require.NoError(t, err)
+	var types []string
+	for _, f := range snap.Schema().Fields {
+		if !strings.HasPrefix(f.Name, "_") {
+			types = append(types, fmt.Sprintf("%s:%v", f.Name, f.Type))
+		}
+	}
+	t.Logf("delta types: %s", strings.Join(types, " "))
 	reads := fulltier.Read(t,
 		fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
 		fulltier.Request{Engine: fulltier.DuckDB, Path: path})
