@@ -90,6 +90,7 @@ type Controller struct {
 	// (PostgreSQL's, codecs.TxCommit), from their ENDs; pending holds the
 	// orders applied of named transactions whose END is not read yet.
 	keys    map[string]codecs.LSN
+	named   []string // keys' names in the order their ENDs were read
 	pending map[string][]pendingOrders
 	// behind is each table's and group's complete_through commit time
 	// behind the newest source commit any table applied, in seconds.
@@ -274,10 +275,17 @@ func (c *Controller) Round(ctx context.Context) error {
 	return err
 }
 
-// pruneKeys forgets the keys of the transactions every table is complete
-// through: an order of theirs read later changes nothing.
+// keepKeys is how many keys of transactions every table is complete through
+// a controller keeps: a connector restart re-sends the changes of the last
+// seconds or minutes, whose orders then find their key instead of waiting
+// for an END that was read long ago (holding scan_from back).
+const keepKeys = 100_000
+
+// pruneKeys forgets the oldest keys beyond keepKeys of the transactions
+// every table is complete through: an order of theirs read later changes
+// nothing.
 func (c *Controller) pruneKeys() {
-	if len(c.keys) == 0 || len(c.tables) == 0 {
+	if len(c.named) <= keepKeys || len(c.tables) == 0 {
 		return
 	}
 	var low codecs.Position
@@ -286,11 +294,16 @@ func (c *Controller) pruneKeys() {
 			low = t
 		}
 	}
-	for name, key := range c.keys {
-		if cut.End(key).Compare(low) <= 0 {
-			delete(c.keys, name)
+	n := 0
+	for n < len(c.named)-keepKeys {
+		key, ok := c.keys[c.named[n]]
+		if ok && cut.End(key).Compare(low) > 0 {
+			break
 		}
+		delete(c.keys, c.named[n])
+		n++
 	}
+	c.named = slices.Delete(c.named, 0, n)
 }
 
 // observeTx records an event of the transaction topic. A PostgreSQL BEGIN
@@ -314,6 +327,9 @@ func (c *Controller) observeTx(ev codecs.TxEvent) {
 			counts[id] += n
 		}
 		ev.Counts = counts
+		if _, ok := c.keys[ev.Name]; !ok {
+			c.named = append(c.named, ev.Name)
+		}
 		c.keys[ev.Name] = ev.Commit
 	}
 	c.tracker.Observe(ev)
