@@ -59,9 +59,10 @@ type Change struct {
 	// Snapshot is the source.snapshot marker ("true", "first", "last",
 	// "incremental", ...); empty for streaming events ("false" or null).
 	Snapshot string
-	// TxID is the transaction block's id when transaction metadata is on:
-	// the commit LSN, as the transaction topic's events name it. SQL Server
-	// only: empty for other sources.
+	// TxID names the event's transaction when transaction metadata is on,
+	// as [TxCommit] reads it: SQL Server's commit LSN (the block's id);
+	// "postgres:<txId>" for PostgreSQL (the block's id carries each
+	// event's own LSN). Empty for MySQL/MariaDB.
 	TxID string
 	// TxOrder is the transaction block's data_collection_order: the event's
 	// 1-based place among its transaction's events of this table, so that

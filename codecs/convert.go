@@ -17,25 +17,26 @@ import (
 type conv uint8
 
 const (
-	convPass          conv = iota // value already has its final Go type
-	convShort                     // int32 → int16
-	convByte                      // int32 → int8
-	convBytes                     // []byte copied
-	convDecimalBytes              // two's-complement bytes → decimal128.Num
-	convDecimalText               // plain decimal string → decimal128.Num
-	convDecimalDouble             // decimal.handling.mode=double: kept as float64
-	convBase64                    // base64 string → []byte
-	convBase64URL                 // URL-safe base64 string → []byte
-	convHex                       // hex string → []byte
-	convDate                      // int32 days, range-checked
-	convTimeMillis                // int32 ms of day → int64 µs
-	convTimeMicros                // int64 µs of day
-	convTimeNanos                 // int64 ns of day → µs
-	convTsMillis                  // int64 ms → µs
-	convTsMicros                  // int64 µs
-	convTsNanos                   // int64 ns → µs (floor)
-	convZoned                     // ISO-8601 with offset → UTC µs
-	convString                    // string (checked for the placeholder)
+	convPass           conv = iota // value already has its final Go type
+	convShort                      // int32 → int16
+	convByte                       // int32 → int8
+	convBytes                      // []byte copied
+	convDecimalBytes               // two's-complement bytes → decimal128.Num
+	convDecimalText                // plain decimal string → decimal128.Num
+	convDecimalDouble              // decimal.handling.mode=double: kept as float64
+	convBase64                     // base64 string → []byte
+	convBase64URL                  // URL-safe base64 string → []byte
+	convHex                        // hex string → []byte
+	convDate                       // int32 days, range-checked
+	convTimeMillis                 // int32 ms of day → int64 µs
+	convTimeMicros                 // int64 µs of day
+	convTimeNanos                  // int64 ns of day → µs
+	convTsMillis                   // int64 ms → µs
+	convTsMicros                   // int64 µs
+	convTsNanos                    // int64 ns → µs (floor)
+	convZoned                      // ISO-8601 with offset → UTC µs
+	convString                     // string (checked for the placeholder)
+	convDurationMicros             // int64 µs of a MySQL TIME: a duration, any sign
 )
 
 // Connect and Debezium semantic type names (connect.name).
@@ -348,6 +349,11 @@ func (c *Column) value(v any, ph *placeholders) (any, error) {
 			return nil, c.typeErr(v)
 		}
 		return c.timeOfDay(n, strconv.FormatInt(n, 10)+"µs")
+	case convDurationMicros:
+		if _, ok := v.(int64); !ok {
+			return nil, c.typeErr(v)
+		}
+		return v, nil
 	case convTimeNanos:
 		n, ok := v.(int64)
 		if !ok {

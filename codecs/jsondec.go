@@ -263,9 +263,8 @@ func (d *Decoder) jsonEnvelope(vc *compiled, s jscan, ch *Change) error {
 	if err := d.decodeSource(map[string]any{"source": src}, ch); err != nil {
 		return err
 	}
-	if t, ok := tx.(map[string]any); ok && ch.Pos.Source() == SourceSQLServer {
-		ch.TxID, _ = t["id"].(string)
-		ch.TxOrder, _ = t["data_collection_order"].(int64)
+	if t, ok := tx.(map[string]any); ok {
+		ch.TxID, ch.TxOrder = txBlock(t, ch.Pos.Source())
 	}
 	if ch.Op == OpTruncate {
 		return nil

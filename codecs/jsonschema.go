@@ -247,6 +247,12 @@ func compileConnect(id int, root *jnode, opts *Options) (*compiled, error) {
 		}
 		l.Columns = append(l.Columns, col)
 	}
+	if src, ok := root.byName["source"]; ok && c.envelope {
+		node := root.fields[src].node
+		if binlogSource(func(n string) bool { _, ok := node.byName[n]; return ok }) {
+			binlogDurations(l)
+		}
+	}
 	c.layout = l
 	return c, nil
 }

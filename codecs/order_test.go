@@ -228,9 +228,16 @@ func TestDecodeSourceOrderKeys(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, tc.wantPos, ch.Pos, "got %s", ch.Pos)
 				require.Equal(t, tc.wantTable, ch.Table)
-				// Their transaction ids are no commit LSNs: completeness
-				// does not track them yet.
-				require.Empty(t, ch.TxID)
+				// A PostgreSQL transaction is named by its txId, whose key
+				// its END gives (TxCommit); MySQL's blocks are not read.
+				if tc.wantPos.Source() == SourcePostgres {
+					require.Equal(t, "postgres:744", ch.TxID)
+					_, known, err := TxCommit(ch.TxID)
+					require.NoError(t, err)
+					require.False(t, known)
+				} else {
+					require.Empty(t, ch.TxID)
+				}
 			})
 		}
 	}

@@ -148,16 +148,15 @@ func (p *envPlan) decode(body []byte, ch *Change) ([]byte, *envStep, error) {
 		return nil, nil, contentErr
 	}
 	// A one-byte window is the null branch: skip goavro for the common case.
-	// Only SQL Server's transaction ids are commit LSNs, which completeness
-	// tracks (ADR 0044); other sources' blocks are not read.
-	if txC != nil && len(tx) > 1 && p.order == SourceSQLServer {
+	// Completeness places SQL Server's and PostgreSQL's transactions among
+	// positions (ADR 0044); MySQL's blocks are not read.
+	if txC != nil && len(tx) > 1 && p.order != SourceMySQL {
 		v, _, err := txC.NativeFromBinary(tx)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: transaction: %v", ErrBadBody, err)
 		}
 		if m, ok := unwrap(v).(map[string]any); ok {
-			ch.TxID, _ = m["id"].(string)
-			ch.TxOrder, _ = m["data_collection_order"].(int64)
+			ch.TxID, ch.TxOrder = txBlock(m, p.order)
 		}
 	}
 	return image, step, nil

@@ -138,7 +138,7 @@ func TestRealMariaDB(t *testing.T) {
 	checkReal(t, "mariadb.jsonl", map[string]realTopic{
 		"goldenmaria.golden.typed": {ops: "rcuud-cd-", types: map[string]string{
 			"id": "integer", "n": "decimal(12,3)", "ti": "short", "si": "short", "bi": "long", "d": "double",
-			"b": "boolean", "bits": "binary", "dt": "date", "tm": "time", "dt6": "timestamp_ntz", "ts": "timestamp",
+			"b": "boolean", "bits": "binary", "dt": "date", "tm": "long", "dt6": "timestamp_ntz", "ts": "timestamp",
 			"y": "integer", "j": "string", "e": "string", "s": "string", "ch": "string", "vc": "string",
 			"tx": "string", "bl": "binary", "vb": "binary",
 		}},

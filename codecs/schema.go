@@ -61,6 +61,9 @@ func compile(id int, text string, opts *Options) (*compiled, error) {
 		return nil, fmt.Errorf("schema %d: %w", id, err)
 	}
 	c.layout = layout
+	if c.envelope && binlogSource(avroSourceFields(rec, names)) {
+		binlogDurations(layout)
+	}
 
 	// goavro would turn decimals into *big.Rat and timestamps into
 	// time.Time; this package converts those itself from the raw
@@ -224,6 +227,49 @@ func deriveLayout(id int, rec map[string]any, enclosingNS string, opts *Options)
 		l.Columns = append(l.Columns, col)
 	}
 	return l, nil
+}
+
+// binlogSource reports whether a source block with these fields is one of
+// Debezium's binlog connectors' (MySQL, MariaDB).
+func binlogSource(has func(string) bool) bool {
+	return has("file") && has("pos") && has("row") && !has("lsn")
+}
+
+// avroSourceFields returns a lookup of the envelope rec's source record's
+// fields.
+func avroSourceFields(rec map[string]any, names map[string]map[string]any) func(string) bool {
+	var src map[string]any
+	fields, _ := rec["fields"].([]any)
+	for _, f := range fields {
+		fm, _ := f.(map[string]any)
+		if fm == nil || fm["name"] != "source" {
+			continue
+		}
+		switch t := fm["type"].(type) {
+		case map[string]any:
+			src = t
+		case string:
+			if src = names[t]; src == nil {
+				src = names[namespaceOf(rec)+"."+t]
+			}
+		}
+	}
+	return func(name string) bool { return src != nil && hasField(src, name) }
+}
+
+// binlogDurations retypes the time columns of a MySQL/MariaDB table. Their
+// TIME is a duration from -838:59:59 to 838:59:59, which Debezium sends as
+// MicroTime like a time of day: a Delta long of microseconds, any sign.
+func binlogDurations(l *Layout) {
+	const unit = "time of day in microseconds since midnight"
+	for i := range l.Columns {
+		c := &l.Columns[i]
+		if c.Type.Kind != KindTime || c.conv != convTimeMicros {
+			continue
+		}
+		c.Type, c.conv = Type{Kind: KindLong}, convDurationMicros
+		c.Comment = strings.Replace(c.Comment, unit, "MySQL TIME: a duration in microseconds, -838:59:59 to 838:59:59", 1)
+	}
 }
 
 func deriveColumn(field map[string]any, opts *Options) (Column, error) {

@@ -3,7 +3,9 @@ package codecs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/linkedin/goavro/v2"
@@ -19,17 +21,26 @@ const (
 )
 
 // TxEvent is one event of Debezium's transaction topic
-// (<topic.prefix>.transaction, provide.transaction.metadata=true). A
-// transaction's id is its commit LSN: the Commit of its events' positions.
+// (<topic.prefix>.transaction, provide.transaction.metadata=true). Commit
+// is the transaction's key in the order of positions ([TxCommit]): every
+// change of the transaction is at or below the position
+// {Commit, max, max}, every change of a later one above it.
 type TxEvent struct {
 	Status TxStatus
 	// ID is the transaction id as Debezium writes it.
 	ID string
-	// Commit is ID parsed: the commit LSN of the transaction's events.
+	// Name is the PostgreSQL transaction's name as its data events'
+	// [Change.TxID] gives it, "postgres:<txId>"; empty for SQL Server, whose
+	// data events give the ID.
+	Name string
+	// Commit is the transaction's key: SQL Server's commit LSN (the ID);
+	// for a PostgreSQL END the LSN of its commit less one, tagged as
+	// positions are (see txKey); zero for a PostgreSQL BEGIN.
 	Commit LSN
 	// EventCount is the number of data events of the transaction; END only.
 	EventCount int64
-	// Counts are the data events per source table; END only.
+	// Counts are the data events per source table; END only. A
+	// PostgreSQL END names schema.table: Database is then empty.
 	Counts map[TableID]int64
 	// Millis is ts_ms: when the connector processed the event.
 	Millis int64
@@ -101,8 +112,8 @@ func txEventFrom(native any) (TxEvent, error) {
 	}
 	ev.ID, _ = m["id"].(string)
 	var err error
-	if ev.Commit, err = ParseLSN(ev.ID); err != nil || ev.Commit.IsZero() {
-		return TxEvent{}, fmt.Errorf("%w: transaction id %q is not a commit LSN", ErrBadEnvelope, ev.ID)
+	if err = txKey(&ev); err != nil {
+		return TxEvent{}, err
 	}
 	ev.Millis, _ = unwrap(m["ts_ms"]).(int64)
 	if ev.Status == TxBegin {
@@ -121,6 +132,11 @@ func txEventFrom(native any) (TxEvent, error) {
 		name, _ := cm["data_collection"].(string)
 		count, ok := unwrap(cm["event_count"]).(int64)
 		parts := strings.Split(name, ".")
+		if len(parts) == 2 {
+			// PostgreSQL names schema.table: the database is the
+			// connector's, which the reader of the topic knows.
+			parts = append([]string{""}, parts...)
+		}
 		if len(parts) != 3 || !ok || count < 0 {
 			return TxEvent{}, fmt.Errorf("%w: END of transaction %s: data collection %q with event_count %v", ErrBadEnvelope, ev.ID, name, cm["event_count"])
 		}
@@ -131,4 +147,93 @@ func txEventFrom(native any) (TxEvent, error) {
 		return TxEvent{}, fmt.Errorf("%w: END of transaction %s counts %d events by table, %d in all", ErrBadEnvelope, ev.ID, sum, ev.EventCount)
 	}
 	return ev, nil
+}
+
+// ErrTransactionSource means a transaction topic (or a data event's
+// transaction block) comes from a source whose transactions completeness
+// cannot place among positions: MySQL and MariaDB name a transaction by its
+// GTID or by the binlog position of its start, neither of which bounds the
+// positions of its changes. Tables of such a source use the watermark rule
+// (no control.transaction_topic).
+var ErrTransactionSource = errors.New("codecs: transaction metadata of this source cannot bound completeness")
+
+// pgTxPrefix starts the name the decoders give a PostgreSQL transaction
+// ([Change.TxID], [TxEvent.Name]): "postgres:<txId>". Debezium's own id,
+// "<txId>:<LSN>", carries the LSN each event was seen at, so it differs
+// between the events of one transaction.
+const pgTxPrefix = "postgres:"
+
+// TxCommit returns the key of a transaction as a table's progress records it
+// (a [Change.TxID]). A SQL Server id is its commit LSN: known is true. A
+// PostgreSQL name carries no key: known is false, and the key is the Commit
+// of the transaction topic's END whose Name it is.
+func TxCommit(id string) (commit LSN, known bool, err error) {
+	if rest, ok := strings.CutPrefix(id, pgTxPrefix); ok {
+		if !isDecimal(rest) {
+			return LSN{}, false, fmt.Errorf("%w: transaction %q, want postgres:<txId>", ErrBadEnvelope, id)
+		}
+		return LSN{}, false, nil
+	}
+	l, err := ParseLSN(id)
+	if err != nil || l.IsZero() {
+		return LSN{}, false, fmt.Errorf("%w: transaction id %q is not a commit LSN", ErrBadEnvelope, id)
+	}
+	return l, true, nil
+}
+
+// txKey sets the key and name of a transaction topic event with id.
+//
+// A PostgreSQL END's id is "<txId>:<L>", L the LSN Debezium had reached at
+// the transaction's commit, which is also the last committed LSN the next
+// transaction's changes carry (their positions' Commit). The changes of this
+// transaction carry an earlier commit's, below L. So the key L-1, tagged as
+// positions are, puts {key, max, max} above every change of this
+// transaction and below every change of the next (ADR 0044). A BEGIN's
+// LSN is not its commit's: its key stays zero.
+func txKey(ev *TxEvent) error {
+	if l, err := ParseLSN(ev.ID); err == nil && !l.IsZero() {
+		ev.Commit = l // SQL Server
+		return nil
+	}
+	txID, lsn, ok := strings.Cut(ev.ID, ":")
+	if ok && isDecimal(txID) && isDecimal(lsn) {
+		l, err := strconv.ParseUint(lsn, 10, 64)
+		if err != nil || l < 2 {
+			return fmt.Errorf("%w: PostgreSQL transaction id %q: LSN out of range", ErrBadEnvelope, ev.ID)
+		}
+		ev.Name = pgTxPrefix + txID
+		if ev.Status == TxEnd {
+			ev.Commit = taggedUint(tagPostgres, l-1)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: transaction id %q is a MySQL/MariaDB GTID or binlog position, which bounds no change's position; "+
+		"remove control.transaction_topic to keep the control table by the watermark rule", ErrTransactionSource, ev.ID)
+}
+
+func isDecimal(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// txBlock returns what completeness needs of a data event's transaction
+// block m, for a change of source src: its transaction's name as
+// [TxCommit] reads it, and its data_collection_order. MySQL's blocks are
+// not read ("", 0).
+func txBlock(m map[string]any, src Source) (string, int64) {
+	order, _ := unwrap(m["data_collection_order"]).(int64)
+	id, _ := unwrap(m["id"]).(string)
+	switch src {
+	case SourceSQLServer:
+		return id, order
+	case SourcePostgres:
+		if txID, _, ok := strings.Cut(id, ":"); ok && isDecimal(txID) {
+			return pgTxPrefix + txID, order
+		}
+	}
+	return "", 0
 }

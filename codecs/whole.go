@@ -37,9 +37,8 @@ func (d *Decoder) decodeWhole(vc *compiled, body []byte, ch *Change) (map[string
 	if err := d.decodeSource(env, ch); err != nil {
 		return nil, err
 	}
-	if tx, ok := unwrap(env["transaction"]).(map[string]any); ok && ch.Pos.Source() == SourceSQLServer {
-		ch.TxID, _ = tx["id"].(string)
-		ch.TxOrder, _ = tx["data_collection_order"].(int64)
+	if tx, ok := unwrap(env["transaction"]).(map[string]any); ok {
+		ch.TxID, ch.TxOrder = txBlock(tx, ch.Pos.Source())
 	}
 	if imageField == "" {
 		return nil, nil

@@ -13,6 +13,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,6 +86,12 @@ type Controller struct {
 	ctl         *control.Table
 	resumed     bool
 	txTopicSeen bool
+	// keys are the keys of the transactions named by name in progress
+	// (PostgreSQL's, codecs.TxCommit), from their ENDs; pending holds the
+	// orders applied of named transactions whose END is not read yet.
+	keys    map[string]codecs.LSN
+	named   []string // keys' names in the order their ENDs were read
+	pending map[string][]pendingOrders
 	// behind is each table's and group's complete_through commit time
 	// behind the newest source commit any table applied, in seconds.
 	tableBehind, groupBehind *prometheus.GaugeVec
@@ -108,6 +115,15 @@ type controlledTable struct {
 	versions []versionMark
 	// parts are the partitions the last end offsets listed.
 	parts []int32
+}
+
+// pendingOrders are the data_collection_orders one table version applied of
+// a transaction whose key is not known yet.
+type pendingOrders struct {
+	table   codecs.TableID
+	orders  []int64
+	millis  int64
+	version int64
 }
 
 type versionMark struct {
@@ -141,7 +157,8 @@ func New(opts Options) (*Controller, error) {
 		return nil, err
 	}
 	c := &Controller{opts: opts, log: opts.Logger.With("component", "control"), router: router,
-		tracker: cut.New(cut.Options{Transactions: opts.TransactionTopic != ""}), tables: map[string]*controlledTable{}}
+		tracker: cut.New(cut.Options{Transactions: opts.TransactionTopic != ""}), tables: map[string]*controlledTable{},
+		keys: map[string]codecs.LSN{}, pending: map[string][]pendingOrders{}}
 	if opts.TopicRegex != "" {
 		if c.regex, err = regexp.Compile(opts.TopicRegex); err != nil {
 			return nil, fmt.Errorf("%w: topic regex: %v", ErrOptions, err)
@@ -196,11 +213,18 @@ func (c *Controller) Close() { c.client.Close() }
 
 // Run updates the control table every Interval until ctx ends. A failed
 // round is logged and retried at the next one: the control table only lags.
+// A transaction topic it cannot use (ErrTransactions) stops it, logged as
+// an error naming control.transaction_topic: it then claims nothing.
 func (c *Controller) Run(ctx context.Context) error {
 	t := time.NewTicker(c.opts.Interval)
 	defer t.Stop()
 	for {
-		if err := c.Round(ctx); err != nil && ctx.Err() == nil {
+		err := c.Round(ctx)
+		if errors.Is(err, ErrTransactions) && ctx.Err() == nil {
+			c.log.Error("the control table is not kept: its transaction topic comes from a source whose transactions it cannot place", "err", err)
+			return err
+		}
+		if err != nil && ctx.Err() == nil {
 			c.log.Warn("updating the control table failed; retrying at the next round", "err", err)
 		}
 		select {
@@ -247,7 +271,76 @@ func (c *Controller) Round(ctx context.Context) error {
 	c.observe(u)
 	_, err = c.ctl.Advance(ctx, u)
 	c.tracker.Prune()
+	c.pruneKeys()
 	return err
+}
+
+// keepKeys is how many keys of transactions every table is complete through
+// a controller keeps: a connector restart re-sends the changes of the last
+// seconds or minutes, whose orders then find their key instead of waiting
+// for an END that was read long ago (holding scan_from back).
+const keepKeys = 100_000
+
+// pruneKeys forgets the oldest keys beyond keepKeys of the transactions
+// every table is complete through: an order of theirs read later changes
+// nothing.
+func (c *Controller) pruneKeys() {
+	if len(c.named) <= keepKeys || len(c.tables) == 0 {
+		return
+	}
+	var low codecs.Position
+	for i, topic := range slices.Sorted(maps.Keys(c.tables)) {
+		if t := c.tables[topic].last.Through; i == 0 || t.Compare(low) < 0 {
+			low = t
+		}
+	}
+	n := 0
+	for n < len(c.named)-keepKeys {
+		key, ok := c.keys[c.named[n]]
+		if ok && cut.End(key).Compare(low) > 0 {
+			break
+		}
+		delete(c.keys, c.named[n])
+		n++
+	}
+	c.named = slices.Delete(c.named, 0, n)
+}
+
+// observeTx records an event of the transaction topic. A PostgreSQL BEGIN
+// has no key (its END has): the tracker needs only the END, as the topic
+// is read in commit order.
+func (c *Controller) observeTx(ev codecs.TxEvent) {
+	if ev.Commit.IsZero() {
+		return
+	}
+	if ev.Name != "" {
+		// Named by txId (PostgreSQL): its data events find the key here,
+		// and its END names tables schema.table, of the connector's
+		// database, which topic names give as their prefix's last part.
+		db := strings.TrimSuffix(c.opts.TransactionTopic, ".transaction")
+		db = db[strings.LastIndex(db, ".")+1:]
+		counts := make(map[codecs.TableID]int64, len(ev.Counts))
+		for id, n := range ev.Counts {
+			if id.Database == "" {
+				id.Database = db
+			}
+			counts[id] += n
+		}
+		ev.Counts = counts
+		if _, ok := c.keys[ev.Name]; !ok {
+			c.named = append(c.named, ev.Name)
+		}
+		c.keys[ev.Name] = ev.Commit
+	}
+	c.tracker.Observe(ev)
+	if ps, ok := c.pending[ev.Name]; ok && ev.Name != "" && ev.Status == codecs.TxEnd {
+		delete(c.pending, ev.Name)
+		for _, p := range ps {
+			for _, o := range p.orders {
+				c.tracker.ApplyOrder(p.table, ev.Commit, o, p.millis, p.version)
+			}
+		}
+	}
 }
 
 // admin runs one Kafka admin request under the round's Kafka deadline.
@@ -294,13 +387,19 @@ func (c *Controller) readTransactions(ctx context.Context) error {
 		var derr error
 		fs.EachRecord(func(r *kgo.Record) {
 			n++
+			if derr != nil {
+				return
+			}
 			ev, err := c.opts.Decoder.DecodeTransaction(ctx, r.Topic, r.Partition, r.Offset, r.Value)
 			if err != nil {
 				derr = err
 				return
 			}
-			c.tracker.Observe(ev)
+			c.observeTx(ev)
 		})
+		if errors.Is(derr, codecs.ErrTransactionSource) {
+			return fmt.Errorf("%w: control.transaction_topic %s: %w", ErrTransactions, c.opts.TransactionTopic, derr)
+		}
 		if derr != nil {
 			return derr
 		}
@@ -479,10 +578,19 @@ func (c *Controller) feed(ct *controlledTable, v int64, prog cdctable.Progress) 
 			return err
 		}
 	}
+	if c.opts.TransactionTopic == "" {
+		return nil // the watermark rule counts no transaction
+	}
 	for _, id := range prog.TxIDs() {
-		commit, err := codecs.ParseLSN(id)
+		commit, known, err := codecs.TxCommit(id)
 		if err != nil {
 			return fmt.Errorf("progress names transaction %q: %w", id, err)
+		}
+		if !known {
+			if commit, known = c.keys[id]; !known {
+				c.pending[id] = append(c.pending[id], pendingOrders{table: ct.id, orders: prog.Orders(id), millis: prog.TxMillis[id], version: v})
+				continue
+			}
 		}
 		for _, o := range prog.Orders(id) {
 			c.tracker.ApplyOrder(ct.id, commit, o, prog.TxMillis[id], v)
@@ -541,6 +649,13 @@ func (c *Controller) update(st *control.State) control.Update {
 			ct.versions = append(ct.versions, versionMark{version: ct.snap.Version(), c: now, high: ct.high})
 		}
 		scan := c.tracker.ScanFrom(ct.id)
+		for _, ps := range c.pending {
+			for _, p := range ps {
+				if p.table == ct.id && (scan < 0 || p.version < scan) {
+					scan = p.version
+				}
+			}
+		}
 		if scan < 0 {
 			scan = ct.snap.Version() + 1
 		}
@@ -589,6 +704,11 @@ func millis(ms int64) time.Time {
 	}
 	return time.UnixMilli(ms).UTC()
 }
+
+// ErrTransactions reports a transaction topic whose transactions
+// completeness cannot use (codecs.ErrTransactionSource): the controller
+// stops, claiming nothing, as the watermark rule is what such a source needs.
+var ErrTransactions = errors.New("controller: transaction metadata refused")
 
 // ErrOptions reports options a controller cannot work with: missing ones, a
 // bad topic regex, or a transaction topic that does not exist.

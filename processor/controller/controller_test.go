@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
+	"github.com/cdc2delta/cdc2delta/processor/cut"
 	"github.com/cdc2delta/cdc2delta/processor/route"
 )
 
@@ -70,4 +72,35 @@ func TestControllerNamesAMissingTransactionTopic(t *testing.T) {
 		require.ErrorIs(t, err, ErrOptions)
 		require.ErrorContains(t, err, "provide.transaction.metadata=true")
 	}
+}
+
+// TestPruneKeys keeps the newest keepKeys keys of PostgreSQL transactions
+// and forgets older ones only once every table is complete through them.
+func TestPruneKeys(t *testing.T) {
+	key := func(i int) codecs.LSN {
+		ev, err := codecs.PostgresPosition(int64(100+i), fmt.Sprintf(`["%d","%d"]`, 100+i, 100+i), false)
+		require.NoError(t, err)
+		return ev.Commit
+	}
+	c := &Controller{keys: map[string]codecs.LSN{}, tables: map[string]*controlledTable{"t": {}}}
+	n := keepKeys + 10
+	for i := range n {
+		name := fmt.Sprintf("postgres:%d", i)
+		c.keys[name], c.named = key(i), append(c.named, name)
+	}
+	// Complete through nothing: nothing goes.
+	c.pruneKeys()
+	require.Len(t, c.keys, n)
+	// Complete through the fourth transaction: the first four go.
+	c.tables["t"].last = cut.Completeness{Through: cut.End(key(3))}
+	c.pruneKeys()
+	require.Len(t, c.keys, n-4)
+	require.Len(t, c.named, n-4)
+	require.NotContains(t, c.keys, "postgres:3")
+	require.Contains(t, c.keys, "postgres:4")
+	// Complete through everything: keepKeys stay.
+	c.tables["t"].last = cut.Completeness{Through: cut.End(key(n))}
+	c.pruneKeys()
+	require.Len(t, c.keys, keepKeys)
+	require.Equal(t, "postgres:10", c.named[0])
 }
