@@ -208,7 +208,10 @@ func (t *Table) Commit(ctx context.Context, readSnapshot *Snapshot, actions []Ac
 		if ict != nil {
 			prevICT = ict
 		}
-		t.opts.logger.WarnContext(ctx, "commit lost race, retrying", "version", version, "next", next, "attempt", attempt+1)
+		// Routine under optimistic concurrency (maintenance compacting a
+		// change log between two appends): the retry is the answer, and a
+		// failure past the retries is the caller's error to report.
+		t.opts.logger.DebugContext(ctx, "commit lost race, retrying", "version", version, "next", next, "attempt", attempt+1)
 		version = next
 		res.Retries++
 		if err := t.backoff(ctx, attempt); err != nil {
