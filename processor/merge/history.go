@@ -187,7 +187,7 @@ func (h *History) apply(ctx context.Context, b Batch) (int64, error) {
 	if err != nil {
 		return -1, err
 	}
-	acts, err := h.write(ctx, ts, plan)
+	acts, written, dvs, err := h.write(ctx, ts, plan)
 	if err != nil {
 		return -1, err
 	}
@@ -206,6 +206,13 @@ func (h *History) apply(ctx context.Context, b Batch) (int64, error) {
 	res, err := h.table.Commit(ctx, h.snap, slices.Concat(pre, acts, txns), op, opts...)
 	if err != nil {
 		return -1, fmt.Errorf("committing history table %s: %w", h.opts.TableName, err)
+	}
+	if h.snap != nil {
+		// The index knows what was committed (a new table's is read at the
+		// next batch).
+		if err := h.index.committed(ts, plan, written, dvs); err != nil {
+			h.index = newHIndex()
+		}
 	}
 	if res.Snapshot != nil {
 		h.snap = res.Snapshot

@@ -27,6 +27,12 @@ type hPlan struct {
 	readPaths []string
 	added     int
 	removed   int
+	// newest is each planned key's newest version after the batch (nil:
+	// none), stored (fromFile set) or written as rows[newestRow[key]].
+	newest    map[string]*hVersion
+	newestRow map[string]int
+	// snapFiles are the snapshot's files by path.
+	snapFiles map[string]*deltalog.Add
 }
 
 // hKeyState is a key's stored versions and the batch's events of it.
@@ -40,7 +46,8 @@ type hKeyState struct {
 // with what is stored.
 func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
-		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{},
+		newest: map[string]*hVersion{}, newestRow: map[string]int{}}
 	keys := map[string]*hKeyState{}
 	var truncates []*hEvent
 	for i := range recs {
@@ -64,29 +71,81 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 			return nil, err
 		}
 	}
-	for _, ks := range keys {
-		h.planKey(ts, p, ks, truncates)
+	for key, ks := range keys {
+		h.planKey(ts, p, key, ks, truncates)
+	}
+	// The files of rows closed from the index alone.
+	for path := range p.dels {
+		if p.files[path] != nil {
+			continue
+		}
+		add := p.snapFiles[path]
+		if add == nil {
+			return nil, fmt.Errorf("history table %s: indexed file %s is not in the snapshot", h.opts.TableName, path)
+		}
+		gone, err := h.index.deletedRows(ctx, h, add)
+		if err != nil {
+			return nil, err
+		}
+		p.files[path], p.deleted[path], p.nrows[path] = add, gone, len(h.index.files[path])
+		p.readPaths = append(p.readPaths, path)
 	}
 	return p, nil
+}
+
+// after says whether every event comes after v: its last folded event
+// and its end.
+func after(evs []*hEvent, v *hVersion) bool {
+	bound := v.last
+	if v.end != nil && v.end.Compare(bound) > 0 {
+		bound = *v.end
+	}
+	for _, e := range evs {
+		if e.pos.Compare(bound) <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // readStored reads the live rows of the stored keys the batch touches (all
 // of them with a truncate) into keys: the rows the key index names (the
 // whole file when it is to be rewritten, in a table without deletion
-// vectors).
+// vectors). A key whose events all come after its newest version, which
+// the index keeps, takes that version alone, without reading.
 func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys map[string]*hKeyState, all bool) error {
 	files := h.snap.Files()
-	if err := h.index.sync(ctx, h, ts, files); err != nil {
+	x := h.index
+	if err := x.sync(ctx, h, ts, files); err != nil {
 		return err
+	}
+	p.snapFiles = make(map[string]*deltalog.Add, len(files))
+	for i := range files {
+		p.snapFiles[files[i].Path] = &files[i]
 	}
 	var rowsOf map[string][]uint64
 	if !all {
-		rowsOf = h.index.rowsOf(keys)
+		slow := keys
+		if x.cache {
+			slow = map[string]*hKeyState{}
+			for key, ks := range keys {
+				if len(x.byKey[key]) == 0 {
+					continue
+				}
+				if v := x.newest[key]; v != nil && after(ks.events, v) {
+					c := *v
+					ks.stored = append(ks.stored, &c)
+					continue
+				}
+				slow[key] = ks
+			}
+		}
+		rowsOf = x.rowsOf(slow)
 	}
 	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
 	for i := range files {
 		add := &files[i]
-		n := len(h.index.files[add.Path])
+		n := len(x.files[add.Path])
 		cand := rowsOf[add.Path]
 		if all {
 			cand = make([]uint64, n)
@@ -97,12 +156,9 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 		if len(cand) == 0 {
 			continue
 		}
-		gone := roaring64.New()
-		var err error
-		if add.DeletionVector != nil {
-			if gone, err = deltalog.ReadDeletionVector(ctx, h.opts.Store, add.DeletionVector); err != nil {
-				return fmt.Errorf("reading history table %s deletion vector of %s: %w", h.opts.TableName, add.Path, err)
-			}
+		gone, err := x.deletedRows(ctx, h, add)
+		if err != nil {
+			return err
 		}
 		var wanted []uint64
 		for _, r := range cand {
@@ -157,7 +213,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 
 // planKey places a key's events (and the batch's truncates) in position
 // order among its versions, and records what changed.
-func (h *History) planKey(ts *hSchema, p *hPlan, ks *hKeyState, truncates []*hEvent) {
+func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, truncates []*hEvent) {
 	slices.SortFunc(ks.stored, func(a, b *hVersion) int { return a.start.Compare(b.start) })
 	old := make(map[string][]*hVersion, len(ks.stored))
 	for _, v := range ks.stored {
@@ -170,12 +226,24 @@ func (h *History) planKey(ts *hSchema, p *hPlan, ks *hKeyState, truncates []*hEv
 	for _, e := range evs {
 		tl.apply(e)
 	}
-	for _, v := range tl.vs {
+	p.newest[key] = nil
+	for i, v := range tl.vs {
 		row := ts.row(v)
 		r := renderRow(row)
+		newest := i == len(tl.vs)-1
 		if same := old[r]; len(same) > 0 {
+			if newest {
+				n := *v
+				n.fromFile, n.fromRow = same[0].fromFile, same[0].fromRow
+				p.newest[key] = &n
+			}
 			old[r] = same[1:]
 			continue
+		}
+		if newest {
+			n := *v
+			n.fromFile, n.fromRow = "", 0
+			p.newest[key], p.newestRow[key] = &n, len(p.rows)
 		}
 		p.rows = append(p.rows, row)
 		p.added++
