@@ -210,9 +210,7 @@ func (h *History) apply(ctx context.Context, b Batch) (int64, error) {
 	if h.snap != nil {
 		// The index knows what was committed (a new table's is read at the
 		// next batch).
-		if err := h.index.committed(ts, plan, written, dvs); err != nil {
-			h.index = newHIndex()
-		}
+		h.index.committed(plan, written, dvs)
 	}
 	if res.Snapshot != nil {
 		h.snap = res.Snapshot

@@ -214,7 +214,7 @@ func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalo
 // committed registers what this writer committed: the files it wrote
 // (rows in the order they were written, when the writer kept it), the
 // deletion vectors it wrote and each planned key's newest version.
-func (x *hIndex) committed(ts *hSchema, p *hPlan, written []deltalog.Add, dvs map[string]hDV) error {
+func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV) {
 	for path, d := range dvs {
 		if _, ok := x.files[path]; ok {
 			x.dvs[path] = d
@@ -241,18 +241,14 @@ func (x *hIndex) committed(ts *hSchema, p *hPlan, written []deltalog.Add, dvs ma
 			x.files[written[i].Path] = nil
 			x.dvs[written[i].Path] = hDV{rows: roaring64.New()}
 		}
-		for i, row := range p.rows {
-			key, err := ts.rowKey(row)
-			if err != nil {
-				return err
-			}
+		for i, key := range p.rowKeys {
 			l := locs[i]
 			x.files[l.path] = append(x.files[l.path], key)
 			x.byKey[key] = append(x.byKey[key], l)
 		}
 	}
 	if !x.cache {
-		return nil
+		return
 	}
 	for key, n := range p.newest {
 		switch {
@@ -270,7 +266,6 @@ func (x *hIndex) committed(ts *hSchema, p *hPlan, written []deltalog.Add, dvs ma
 			x.newest[key] = n
 		}
 	}
-	return nil
 }
 
 // rowsOf returns, per file path, the physical rows of keys (sorted).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -19,6 +18,7 @@ import (
 // stored rows to delete.
 type hPlan struct {
 	rows      [][]any
+	rowKeys   []string // the key of each of rows
 	dels      map[string]*roaring64.Bitmap // by file path: physical rows
 	files     map[string]*deltalog.Add
 	physical  map[string][][]any // every physical row of a file to rewrite (no deletion vectors)
@@ -212,15 +212,14 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 }
 
 // planKey places a key's events (and the batch's truncates) in position
-// order among its versions, and records what changed.
+// order among its versions, and records what changed: a stored version the
+// events changed is deleted and written anew, a new one written.
 func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, truncates []*hEvent) {
 	slices.SortFunc(ks.stored, func(a, b *hVersion) int { return a.start.Compare(b.start) })
-	old := make(map[string][]*hVersion, len(ks.stored))
-	for _, v := range ks.stored {
-		r := renderRow(ts.row(v))
-		old[r] = append(old[r], &hVersion{fromFile: v.fromFile, fromRow: v.fromRow})
+	evs := ks.events
+	if len(truncates) > 0 {
+		evs = slices.Concat(ks.events, truncates)
 	}
-	evs := slices.Concat(ks.events, truncates)
 	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
 	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked}
 	for _, e := range evs {
@@ -228,28 +227,15 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 	}
 	p.newest[key] = nil
 	for i, v := range tl.vs {
-		row := ts.row(v)
-		r := renderRow(row)
 		newest := i == len(tl.vs)-1
-		if same := old[r]; len(same) > 0 {
+		if v.fromFile != "" && !v.dirty {
 			if newest {
 				n := *v
-				n.fromFile, n.fromRow = same[0].fromFile, same[0].fromRow
 				p.newest[key] = &n
 			}
-			old[r] = same[1:]
 			continue
 		}
-		if newest {
-			n := *v
-			n.fromFile, n.fromRow = "", 0
-			p.newest[key], p.newestRow[key] = &n, len(p.rows)
-		}
-		p.rows = append(p.rows, row)
-		p.added++
-	}
-	for _, vs := range old {
-		for _, v := range vs {
+		if v.fromFile != "" {
 			bm := p.dels[v.fromFile]
 			if bm == nil {
 				bm = roaring64.New()
@@ -258,16 +244,15 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 			bm.Add(v.fromRow)
 			p.removed++
 		}
+		if newest {
+			n := *v
+			n.fromFile, n.fromRow, n.dirty = "", 0, false
+			p.newest[key], p.newestRow[key] = &n, len(p.rows)
+		}
+		p.rows = append(p.rows, ts.row(v))
+		p.rowKeys = append(p.rowKeys, key)
+		p.added++
 	}
-}
-
-func renderRow(row []any) string {
-	var b strings.Builder
-	for _, v := range row {
-		b.WriteString(valueKey(v))
-		b.WriteByte(0)
-	}
-	return b.String()
 }
 
 // event is a change as the timeline takes it, and its key.
