@@ -143,7 +143,7 @@ func (h *History) unapplied(b Batch) ([]Record, map[cdctable.TopicPartition]int6
 	if h.snap != nil {
 		applied = cdctable.Offsets(h.snap)
 	}
-	var recs []Record
+	recs := make([]Record, 0, len(b.Records))
 	last := map[cdctable.TopicPartition]int64{}
 	for tp, off := range b.LastOffsets {
 		if v, ok := applied[tp]; !ok || off > v {

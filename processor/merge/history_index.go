@@ -238,7 +238,7 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 	}
 	if ordered {
 		for i := range written {
-			x.files[written[i].Path] = nil
+			x.files[written[i].Path] = make([]string, 0, len(locs))
 			x.dvs[written[i].Path] = hDV{rows: roaring64.New()}
 		}
 		for i, key := range p.rowKeys {

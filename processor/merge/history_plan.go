@@ -268,8 +268,9 @@ func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
 		return nil, "", fmt.Errorf("a %c event without a row image", c.Op)
 	}
 	e.vals, e.unavailable = make([]any, ts.nsrc), make([]bool, ts.nsrc)
-	for i, f := range ts.schema.Fields[:ts.nsrc] {
-		j := c.Layout.Index(sourceName(f))
+	cols := ts.layoutCols(c.Layout)
+	for i := range ts.nsrc {
+		j := cols[i]
 		if j < 0 {
 			continue
 		}
@@ -284,6 +285,23 @@ func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
 	}
 	key, err := ts.rowKey(e.vals)
 	return e, key, err
+}
+
+// layoutCols returns, per source field, its column in layout (-1: none),
+// worked out once per layout.
+func (ts *hSchema) layoutCols(l *codecs.Layout) []int {
+	if cols, ok := ts.cols[l]; ok {
+		return cols
+	}
+	cols := make([]int, ts.nsrc)
+	for i, f := range ts.schema.Fields[:ts.nsrc] {
+		cols[i] = l.Index(sourceName(f))
+	}
+	if ts.cols == nil {
+		ts.cols = map[*codecs.Layout][]int{}
+	}
+	ts.cols[l] = cols
+	return cols
 }
 
 // rowKey is the stored form of a row's key.

@@ -87,7 +87,10 @@ func (t *timeline) apply(e *hEvent) {
 		}
 		return
 	}
-	img := slices.Clone(e.vals)
+	img := e.vals
+	if slices.Contains(e.unavailable, true) {
+		img = slices.Clone(e.vals)
+	}
 	for i, u := range e.unavailable {
 		if u {
 			img[i] = nil
