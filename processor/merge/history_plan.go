@@ -18,7 +18,7 @@ import (
 // stored rows to delete.
 type hPlan struct {
 	rows      [][]any
-	rowKeys   []string // the key of each of rows
+	rowKeys   []string                     // the key of each of rows
 	dels      map[string]*roaring64.Bitmap // by file path: physical rows
 	files     map[string]*deltalog.Add
 	physical  map[string][][]any // every physical row of a file to rewrite (no deletion vectors)
