@@ -190,10 +190,10 @@ func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalo
 			return fmt.Errorf("indexing history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
 		}
 		keys[r] = key
+		if x.cache && len(x.byKey[key]) == 0 {
+			fresh[key] = true // every row of it is in this sync's new files
+		}
 		if x.cache && !gone.Contains(uint64(r)) {
-			if len(x.byKey[key]) == 0 {
-				fresh[key] = true
-			}
 			if cur := x.newest[key]; fresh[key] || cur != nil {
 				v, err := ts.version(row)
 				if err != nil {
