@@ -11,6 +11,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/harness/cdcmodel"
 )
@@ -110,6 +111,19 @@ func TestHistoryBatchCostsWhatItChanges(t *testing.T) {
 	versions += len(evs)
 	require.Empty(t, store.take())
 
+	// A compaction (another writer) replaces every file by one: the next
+	// batch reads it once, the one after none.
+	compactHistory(t, h, store.Store)
+	store.take()
+	evs = g.upserts(100)
+	apply(evs)
+	versions += len(evs)
+	require.Len(t, store.take(), 1, "the compacted file, once")
+	evs = g.upserts(100)
+	apply(evs)
+	versions += len(evs)
+	require.Empty(t, store.take())
+
 	got, err := cdcmodel.ReadVersion(ctx, store.Store, h.Snapshot().Version(), []string{"id", cdcmodel.ColStartPosition})
 	require.NoError(t, err)
 	require.Len(t, got.Rows, versions, "every version kept")
@@ -145,4 +159,32 @@ func uniq(s []string) map[string]bool {
 		m[x] = true
 	}
 	return m
+}
+
+// compactHistory rewrites every live row of h's table into one file, as
+// maintenance compacts (dataChange=false, deletion vectors purged).
+func compactHistory(t *testing.T, h *History, store deltalog.Store) {
+	t.Helper()
+	ctx := t.Context()
+	snap := h.Snapshot()
+	meta := snap.Metadata()
+	var rows [][]any
+	var acts []deltalog.Action
+	for _, a := range snap.Files() {
+		r, err := datafile.Read(ctx, store, &a, snap.Schema(), datafile.ReadOptions{Properties: meta.Configuration})
+		require.NoError(t, err)
+		rows = append(rows, r...)
+		acts = append(acts, deltalog.Action{Remove: a.Remove(false)})
+	}
+	w, err := datafile.NewWriter(datafile.Options{Schema: snap.Schema(), Properties: meta.Configuration})
+	require.NoError(t, err)
+	adds, err := w.Write(ctx, store, rows)
+	require.NoError(t, err)
+	require.Len(t, adds, 1)
+	adds[0].DataChange = false
+	acts = append(acts, deltalog.Action{Add: &adds[0]})
+	tbl, err := deltalog.Open(ctx, store)
+	require.NoError(t, err)
+	_, err = tbl.Commit(ctx, snap, acts, deltalog.Operation{Name: deltalog.OpOptimize})
+	require.NoError(t, err)
 }

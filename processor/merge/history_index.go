@@ -142,15 +142,21 @@ func (x *hIndex) sync(ctx context.Context, h *History, ts *hSchema, files []delt
 			}
 		}
 	}
-	// New files: read once.
+	// New files: read once. A key all of whose rows are in them (a new
+	// key, or one whose files a compaction replaced) gets its newest
+	// version from them.
+	news := map[string]bool{}
+	for i := range files {
+		if _, ok := x.files[files[i].Path]; !ok {
+			news[files[i].Path] = true
+		}
+	}
 	fresh := map[string]bool{}
 	for i := range files {
-		add := &files[i]
-		if _, ok := x.files[add.Path]; ok {
-			continue
-		}
-		if err := x.read(ctx, h, ts, add, fresh); err != nil {
-			return err
+		if add := &files[i]; news[add.Path] {
+			if err := x.read(ctx, h, ts, add, news, fresh); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -158,7 +164,7 @@ func (x *hIndex) sync(ctx context.Context, h *History, ts *hSchema, files []delt
 
 // read indexes a file the index does not know: its key columns, or with
 // the cache every column, for the newest versions.
-func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalog.Add, fresh map[string]bool) error {
+func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalog.Add, news, fresh map[string]bool) error {
 	var cols []string
 	if !x.cache {
 		cols = make([]string, len(ts.keyIdx))
@@ -190,8 +196,8 @@ func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalo
 			return fmt.Errorf("indexing history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
 		}
 		keys[r] = key
-		if x.cache && len(x.byKey[key]) == 0 {
-			fresh[key] = true // every row of it is in this sync's new files
+		if _, ok := fresh[key]; x.cache && !ok {
+			fresh[key] = !slices.ContainsFunc(x.byKey[key], func(l hLoc) bool { return !news[l.path] })
 		}
 		if x.cache && !gone.Contains(uint64(r)) {
 			if cur := x.newest[key]; fresh[key] || cur != nil {
