@@ -201,7 +201,7 @@ func (h *History) unapplied(b Batch, res *Result) ([]Record, map[cdctable.TopicP
 	if h.snap != nil {
 		applied = cdctable.Offsets(h.snap)
 	}
-	var recs []Record
+	recs := make([]Record, 0, len(b.Records))
 	last := map[cdctable.TopicPartition]int64{}
 	for tp, off := range b.LastOffsets {
 		if v, ok := applied[tp]; !ok || off > v {
@@ -246,7 +246,7 @@ func (h *History) apply(ctx context.Context, b Batch, res *Result) (int64, error
 	if err != nil {
 		return -1, err
 	}
-	acts, err := h.write(ctx, ts, plan)
+	acts, written, dvs, err := h.write(ctx, ts, plan)
 	if err != nil {
 		return -1, err
 	}
@@ -277,6 +277,11 @@ func (h *History) apply(ctx context.Context, b Batch, res *Result) (int64, error
 		return -1, fmt.Errorf("committing history table %s: %w", h.opts.TableName, err)
 	}
 	countHistory(recs, res)
+	if h.snap != nil {
+		// The index knows what was committed (a new table's is read at the
+		// next batch).
+		h.index.committed(plan, written, dvs)
+	}
 	if cr.Snapshot != nil {
 		h.snap = cr.Snapshot
 		h.latest.Store(h.snap)

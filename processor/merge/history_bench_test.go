@@ -15,9 +15,8 @@ import (
 // BenchmarkHistoryBatch measures one batch of 1,000 in-order updates of
 // random keys, applied to a current-state table (Sink) and to a history
 // table (History) that already hold the same keys' rows, at two table
-// sizes. The history table's batch reads the key column of every file (no
-// key index yet, ADR 0046), so its cost grows with the table; the MERGE's
-// does not.
+// sizes, in memory. BenchmarkHistoryWorkloads is the comparison on the
+// bench workloads' shapes, side by side in one run.
 func BenchmarkHistoryBatch(b *testing.B) {
 	for _, keys := range []int{10_000, 100_000} {
 		for _, kind := range []string{"table", "history"} {

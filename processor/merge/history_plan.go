@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -19,6 +18,7 @@ import (
 // stored rows to delete.
 type hPlan struct {
 	rows      [][]any
+	rowKeys   []string                     // the key of each of rows
 	dels      map[string]*roaring64.Bitmap // by file path: physical rows
 	files     map[string]*deltalog.Add
 	physical  map[string][][]any // every physical row of a file to rewrite (no deletion vectors)
@@ -27,6 +27,12 @@ type hPlan struct {
 	readPaths []string
 	added     int
 	removed   int
+	// newest is each planned key's newest version after the batch (nil:
+	// none), stored (fromFile set) or written as rows[newestRow[key]].
+	newest    map[string]*hVersion
+	newestRow map[string]int
+	// snapFiles are the snapshot's files by path.
+	snapFiles map[string]*deltalog.Add
 }
 
 // hKeyState is a key's stored versions and the batch's events of it.
@@ -40,7 +46,8 @@ type hKeyState struct {
 // with what is stored.
 func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
-		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{},
+		newest: map[string]*hVersion{}, newestRow: map[string]int{}}
 	keys := map[string]*hKeyState{}
 	var truncates []*hEvent
 	for i := range recs {
@@ -64,29 +71,81 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 			return nil, err
 		}
 	}
-	for _, ks := range keys {
-		h.planKey(ts, p, ks, truncates)
+	for key, ks := range keys {
+		h.planKey(ts, p, key, ks, truncates)
+	}
+	// The files of rows closed from the index alone.
+	for path := range p.dels {
+		if p.files[path] != nil {
+			continue
+		}
+		add := p.snapFiles[path]
+		if add == nil {
+			return nil, fmt.Errorf("history table %s: indexed file %s is not in the snapshot", h.opts.TableName, path)
+		}
+		gone, err := h.index.deletedRows(ctx, h, add)
+		if err != nil {
+			return nil, err
+		}
+		p.files[path], p.deleted[path], p.nrows[path] = add, gone, len(h.index.files[path])
+		p.readPaths = append(p.readPaths, path)
 	}
 	return p, nil
+}
+
+// after says whether every event comes after v: its last folded event
+// and its end.
+func after(evs []*hEvent, v *hVersion) bool {
+	bound := v.last
+	if v.end != nil && v.end.Compare(bound) > 0 {
+		bound = *v.end
+	}
+	for _, e := range evs {
+		if e.pos.Compare(bound) <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // readStored reads the live rows of the stored keys the batch touches (all
 // of them with a truncate) into keys: the rows the key index names (the
 // whole file when it is to be rewritten, in a table without deletion
-// vectors).
+// vectors). A key whose events all come after its newest version, which
+// the index keeps, takes that version alone, without reading.
 func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys map[string]*hKeyState, all bool) error {
 	files := h.snap.Files()
-	if err := h.index.sync(ctx, h, ts, files); err != nil {
+	x := h.index
+	if err := x.sync(ctx, h, ts, files); err != nil {
 		return err
+	}
+	p.snapFiles = make(map[string]*deltalog.Add, len(files))
+	for i := range files {
+		p.snapFiles[files[i].Path] = &files[i]
 	}
 	var rowsOf map[string][]uint64
 	if !all {
-		rowsOf = h.index.rowsOf(keys)
+		slow := keys
+		if x.cache {
+			slow = map[string]*hKeyState{}
+			for key, ks := range keys {
+				if len(x.byKey[key]) == 0 {
+					continue
+				}
+				if v := x.newest[key]; v != nil && after(ks.events, v) {
+					c := *v
+					ks.stored = append(ks.stored, &c)
+					continue
+				}
+				slow[key] = ks
+			}
+		}
+		rowsOf = x.rowsOf(slow)
 	}
 	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
 	for i := range files {
 		add := &files[i]
-		n := len(h.index.files[add.Path])
+		n := len(x.files[add.Path])
 		cand := rowsOf[add.Path]
 		if all {
 			cand = make([]uint64, n)
@@ -97,12 +156,9 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 		if len(cand) == 0 {
 			continue
 		}
-		gone := roaring64.New()
-		var err error
-		if add.DeletionVector != nil {
-			if gone, err = deltalog.ReadDeletionVector(ctx, h.opts.Store, add.DeletionVector); err != nil {
-				return fmt.Errorf("reading history table %s deletion vector of %s: %w", h.opts.TableName, add.Path, err)
-			}
+		gone, err := x.deletedRows(ctx, h, add)
+		if err != nil {
+			return err
 		}
 		var wanted []uint64
 		for _, r := range cand {
@@ -156,32 +212,30 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 }
 
 // planKey places a key's events (and the batch's truncates) in position
-// order among its versions, and records what changed.
-func (h *History) planKey(ts *hSchema, p *hPlan, ks *hKeyState, truncates []*hEvent) {
+// order among its versions, and records what changed: a stored version the
+// events changed is deleted and written anew, a new one written.
+func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, truncates []*hEvent) {
 	slices.SortFunc(ks.stored, func(a, b *hVersion) int { return a.start.Compare(b.start) })
-	old := make(map[string][]*hVersion, len(ks.stored))
-	for _, v := range ks.stored {
-		r := renderRow(ts.row(v))
-		old[r] = append(old[r], &hVersion{fromFile: v.fromFile, fromRow: v.fromRow})
+	evs := ks.events
+	if len(truncates) > 0 {
+		evs = slices.Concat(ks.events, truncates)
 	}
-	evs := slices.Concat(ks.events, truncates)
 	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
 	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked}
 	for _, e := range evs {
 		tl.apply(e)
 	}
-	for _, v := range tl.vs {
-		row := ts.row(v)
-		r := renderRow(row)
-		if same := old[r]; len(same) > 0 {
-			old[r] = same[1:]
+	p.newest[key] = nil
+	for i, v := range tl.vs {
+		newest := i == len(tl.vs)-1
+		if v.fromFile != "" && !v.dirty {
+			if newest {
+				n := *v
+				p.newest[key] = &n
+			}
 			continue
 		}
-		p.rows = append(p.rows, row)
-		p.added++
-	}
-	for _, vs := range old {
-		for _, v := range vs {
+		if v.fromFile != "" {
 			bm := p.dels[v.fromFile]
 			if bm == nil {
 				bm = roaring64.New()
@@ -190,16 +244,15 @@ func (h *History) planKey(ts *hSchema, p *hPlan, ks *hKeyState, truncates []*hEv
 			bm.Add(v.fromRow)
 			p.removed++
 		}
+		if newest {
+			n := *v
+			n.fromFile, n.fromRow, n.dirty = "", 0, false
+			p.newest[key], p.newestRow[key] = &n, len(p.rows)
+		}
+		p.rows = append(p.rows, ts.row(v))
+		p.rowKeys = append(p.rowKeys, key)
+		p.added++
 	}
-}
-
-func renderRow(row []any) string {
-	var b strings.Builder
-	for _, v := range row {
-		b.WriteString(valueKey(v))
-		b.WriteByte(0)
-	}
-	return b.String()
 }
 
 // event is a change as the timeline takes it, and its key.
@@ -215,8 +268,9 @@ func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
 		return nil, "", fmt.Errorf("a %c event without a row image", c.Op)
 	}
 	e.vals, e.unavailable = make([]any, ts.nsrc), make([]bool, ts.nsrc)
-	for i, f := range ts.schema.Fields[:ts.nsrc] {
-		j := c.Layout.Index(sourceName(f))
+	cols := ts.layoutCols(c.Layout)
+	for i := range ts.nsrc {
+		j := cols[i]
 		if j < 0 {
 			continue
 		}
@@ -231,6 +285,23 @@ func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
 	}
 	key, err := ts.rowKey(e.vals)
 	return e, key, err
+}
+
+// layoutCols returns, per source field, its column in layout (-1: none),
+// worked out once per layout.
+func (ts *hSchema) layoutCols(l *codecs.Layout) []int {
+	if cols, ok := ts.cols[l]; ok {
+		return cols
+	}
+	cols := make([]int, ts.nsrc)
+	for i, f := range ts.schema.Fields[:ts.nsrc] {
+		cols[i] = l.Index(sourceName(f))
+	}
+	if ts.cols == nil {
+		ts.cols = map[*codecs.Layout][]int{}
+	}
+	ts.cols[l] = cols
+	return cols
 }
 
 // rowKey is the stored form of a row's key.

@@ -21,6 +21,8 @@ type hSchema struct {
 	keyIdx  []int // the key columns' indexes into the source fields
 	tracked []bool
 	dv      bool // old rows leave through deletion vectors
+	// cols caches layoutCols.
+	cols map[*codecs.Layout][]int
 }
 
 // schemaFor returns the history table's schema for the records: the

@@ -19,6 +19,8 @@ type hVersion struct {
 	lastAt   any
 	fromFile string // the stored row it was read from; "" for a new one
 	fromRow  uint64
+	// dirty marks a stored version the timeline changed.
+	dirty bool
 }
 
 // hEvent is one change event of a key (or a truncate), as the timeline
@@ -52,12 +54,23 @@ type timeline struct {
 // version it splits or updates it, in a gap it opens a version running to
 // the next one. An event at a version's start is a re-delivery.
 func (t *timeline) apply(e *hEvent) {
-	for _, v := range t.vs {
-		if v.start.Compare(e.pos) == 0 {
-			return
+	in := -1
+	// An event after every start (the usual one) can only fall inside the
+	// last version: the versions do not overlap.
+	last := len(t.vs) - 1
+	atEnd := last < 0 || t.vs[last].start.Compare(e.pos) < 0
+	if atEnd {
+		if last >= 0 && t.vs[last].contains(e.pos) {
+			in = last
 		}
+	} else {
+		for _, v := range t.vs {
+			if v.start.Compare(e.pos) == 0 {
+				return
+			}
+		}
+		in = slices.IndexFunc(t.vs, func(v *hVersion) bool { return v.contains(e.pos) })
 	}
-	in := slices.IndexFunc(t.vs, func(v *hVersion) bool { return v.contains(e.pos) })
 	if e.op == codecs.OpDelete || e.op == codecs.OpTruncate {
 		if in < 0 {
 			return
@@ -68,13 +81,16 @@ func (t *timeline) apply(e *hEvent) {
 			tail = v.tail()
 		}
 		end := e.pos
-		v.end, v.endAt = &end, e.at
+		v.end, v.endAt, v.dirty = &end, e.at, true
 		if tail != nil {
 			t.vs = slices.Insert(t.vs, in+1, tail)
 		}
 		return
 	}
-	img := slices.Clone(e.vals)
+	img := e.vals
+	if slices.Contains(e.unavailable, true) {
+		img = slices.Clone(e.vals)
+	}
 	for i, u := range e.unavailable {
 		if u {
 			img[i] = nil
@@ -88,7 +104,7 @@ func (t *timeline) apply(e *hEvent) {
 		v := t.vs[in]
 		if t.sameTracked(img, v.vals) {
 			if e.pos.Compare(v.last) > 0 {
-				v.vals, v.last, v.lastAt = img, e.pos, e.at
+				v.vals, v.last, v.lastAt, v.dirty = img, e.pos, e.at, true
 			}
 			return
 		}
@@ -100,17 +116,20 @@ func (t *timeline) apply(e *hEvent) {
 			ins = append(ins, tail)
 		}
 		end := e.pos
-		v.end, v.endAt = &end, e.at
+		v.end, v.endAt, v.dirty = &end, e.at, true
 		t.vs = slices.Insert(t.vs, in+1, ins...)
 		return
 	}
-	next := slices.IndexFunc(t.vs, func(v *hVersion) bool { return v.start.Compare(e.pos) > 0 })
+	next := -1
+	if !atEnd {
+		next = slices.IndexFunc(t.vs, func(v *hVersion) bool { return v.start.Compare(e.pos) > 0 })
+	}
 	if next < 0 {
 		t.vs = append(t.vs, nv)
 		return
 	}
 	if nx := t.vs[next]; t.sameTracked(img, nx.vals) {
-		nx.start, nx.startAt = e.pos, e.at
+		nx.start, nx.startAt, nx.dirty = e.pos, e.at, true
 		return
 	}
 	s := t.vs[next].start
@@ -120,11 +139,39 @@ func (t *timeline) apply(e *hEvent) {
 
 func (t *timeline) sameTracked(a, b []any) bool {
 	for i, tr := range t.tracked {
-		if tr && valueKey(a[i]) != valueKey(b[i]) {
+		if tr && !sameValue(a[i], b[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameValue says whether a and b are equal values: directly for the common
+// types, else as valueKey renders them.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		if b == nil {
+			return true
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return x == y
+		}
+	case int64:
+		if y, ok := b.(int64); ok {
+			return x == y
+		}
+	case int32:
+		if y, ok := b.(int32); ok {
+			return x == y
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	}
+	return valueKey(a) == valueKey(b)
 }
 
 // valueKey renders a value so that equal values (of any integer width,

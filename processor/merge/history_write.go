@@ -13,14 +13,16 @@ import (
 
 // write writes the plan's new rows and takes its deleted rows out: by
 // deletion vectors when the table has them, else by rewriting their files.
-// It returns the add and remove actions.
-func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.Action, error) {
+// It returns the add and remove actions, the files written (in the order
+// of the rows) and the deletion vectors written, by path.
+func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.Action, []deltalog.Add, map[string]hDV, error) {
 	var acts []deltalog.Action
 	w, err := datafile.NewWriter(datafile.Options{Schema: ts.schema, PartitionColumns: ts.meta.PartitionColumns,
 		Properties: ts.meta.Configuration, Now: h.opts.Now})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
+	dvs := map[string]hDV{}
 	rows := p.rows
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
@@ -51,12 +53,13 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 	if len(bitmaps) > 0 {
 		descs, err := deltalog.WriteDeletionVectors(ctx, h.opts.Store, "", bitmaps)
 		if err != nil {
-			return nil, fmt.Errorf("writing deletion vectors of history table %s: %w", h.opts.TableName, err)
+			return nil, nil, nil, fmt.Errorf("writing deletion vectors of history table %s: %w", h.opts.TableName, err)
 		}
 		for i, old := range targets {
 			add := *old
 			add.DataChange = true
 			add.DeletionVector = &descs[i]
+			dvs[add.Path] = hDV{id: dvID(&descs[i]), rows: bitmaps[i]}
 			if stats, ok, err := deltalog.ParseStats(old.Stats); err == nil && ok {
 				stats.TightBounds = new(bool)
 				if js, err := stats.JSON(); err == nil {
@@ -66,14 +69,14 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 			acts = append(acts, deltalog.Action{Add: &add})
 		}
 	}
+	var written []deltalog.Add
 	if len(rows) > 0 {
-		written, err := w.Write(ctx, h.opts.Store, rows)
-		if err != nil {
-			return nil, fmt.Errorf("writing history table %s: %w", h.opts.TableName, err)
+		if written, err = w.Write(ctx, h.opts.Store, rows); err != nil {
+			return nil, nil, nil, fmt.Errorf("writing history table %s: %w", h.opts.TableName, err)
 		}
 		for i := range written {
 			acts = append(acts, deltalog.Action{Add: &written[i]})
 		}
 	}
-	return acts, nil
+	return acts, written, dvs, nil
 }
