@@ -39,7 +39,8 @@ func latestOf(t *testing.T, tbl *deltalog.Table) *deltalog.Snapshot {
 // same tables: Spark reads a deep clone of version N as the source VERSION AS OF N;
 // Spark's own ALTER TABLE on a copy gives the properties and protocol ours gives, as
 // DESCRIBE DETAIL shows them; Spark's OPTIMIZE ZORDER BY on a copy prunes about as
-// many files as ours, counted from add.stats min/max.
+// many files as ours, counted from add.stats min/max; Spark's RENAME COLUMN on a copy
+// of a column-mapped table gives the schema and physical names ours gives.
 func TestOpsSparkOracle(t *testing.T) {
 	ctx := t.Context()
 	root := t.TempDir()
@@ -72,6 +73,14 @@ func TestOpsSparkOracle(t *testing.T) {
 	_, err = tableops.Alter(ctx, at, latestOf(t, at), tableops.AlterOptions{Set: map[string]string{"delta.logRetentionDuration": "7 days"}})
 	require.NoError(t, err)
 	_, err = tableops.Alter(ctx, at, latestOf(t, at), tableops.AlterOptions{Set: map[string]string{"delta.columnMapping.mode": "name"}, UpgradeProtocol: true})
+	require.NoError(t, err)
+
+	// Rename: ours and Spark's ALTER TABLE RENAME COLUMN on copies of the column-mapped table.
+	renameOurs, renameSpark := filepath.Join(root, "rename-ours"), filepath.Join(root, "rename-spark")
+	require.NoError(t, os.CopyFS(renameOurs, os.DirFS(alterOurs)))
+	require.NoError(t, os.CopyFS(renameSpark, os.DirFS(alterOurs)))
+	rt := openLocal(t, renameOurs)
+	_, err = tableops.RenameColumn(ctx, rt, latestOf(t, rt), "price", "cost", nil)
 	require.NoError(t, err)
 
 	// Z-order: ours on one copy, Spark's OPTIMIZE ZORDER BY on another.
@@ -125,6 +134,11 @@ func TestOpsSparkOracle(t *testing.T) {
 	}
 	reqs = append(reqs, loadReads(fulltier.DeltaRS)...)
 	reqs = append(reqs, loadReads(fulltier.DuckDB)...)
+	renameAt := len(reqs)
+	reqs = append(reqs,
+		fulltier.Request{Engine: fulltier.Spark, API: "sql", Path: renameSpark, Statements: []string{
+			"ALTER TABLE {table} RENAME COLUMN price TO cost", "SELECT * FROM {table}"}},
+		fulltier.Request{Engine: fulltier.Spark, Path: renameOurs, ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
 	res := fulltier.Read(t, reqs...)
 	for _, r := range res {
 		require.Empty(t, r.Err, "%s %s %s", r.Engine, r.API, r.Path)
@@ -175,6 +189,32 @@ func TestOpsSparkOracle(t *testing.T) {
 			require.Equal(t, spark[k], ours[k], k)
 		}
 		require.Len(t, res[4].Rows, 2, "Spark reads the column-mapped table")
+	})
+	t.Run("rename gives what Spark's RENAME COLUMN gives", func(t *testing.T) {
+		// The same logical schema and physical names, read both ways.
+		mapped := func(tbl *deltalog.Table) []string {
+			var out []string
+			for _, f := range latestOf(t, tbl).Schema().Fields {
+				out = append(out, fmt.Sprintf("%s %v id=%v physical=%v", f.Name, f.Type,
+					f.Metadata[deltalog.MetaColumnMappingID], f.Metadata[deltalog.MetaColumnMappingPhysicalName]))
+			}
+			return out
+		}
+		ours, spark := openLocal(t, renameOurs), openLocal(t, renameSpark)
+		t.Logf("ours: %v; Spark's: %v", mapped(ours), mapped(spark))
+		require.Equal(t, mapped(spark), mapped(ours))
+		require.Contains(t, mapped(ours)[1], "cost string")
+		require.NotContains(t, mapped(ours)[1], "physical=cost", "the physical name stays")
+		byOurs, bySpark := res[renameAt+1], res[renameAt]
+		require.Len(t, byOurs.Rows, 2, "Spark reads ours")
+		require.ElementsMatch(t, bySpark.Rows, byOurs.Rows, "Spark reads ours as it reads its own")
+		require.Contains(t, byOurs.Rows[0], "cost")
+		require.Equal(t, readIDs(t, ours), readIDs(t, spark), "we read Spark's as we read ours")
+		info, err := spark.CommitInfo(ctx, latestOf(t, spark).Version())
+		require.NoError(t, err)
+		oursInfo, err := ours.CommitInfo(ctx, latestOf(t, ours).Version())
+		require.NoError(t, err)
+		require.Equal(t, info.Operation, oursInfo.Operation)
 	})
 	t.Run("Z-order skips files as Spark's does", func(t *testing.T) {
 		require.Equal(t, res[6].Rows, res[7].Rows, "the same rows")

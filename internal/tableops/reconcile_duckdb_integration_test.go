@@ -35,7 +35,30 @@ print(*d.con.execute("""SELECT
    WHERE t.name IS DISTINCT FROM f.name OR t.amount IS DISTINCT FROM f.amount OR t.ts IS DISTINCT FROM f.ts)""").fetchone())
 `
 
-// TestReconcileDuckDB checks Reconcile's counts against DuckDB's on a
+// deltarsReconcile has delta-rs read the table (QueryBuilder, which applies deletion
+// vectors) and pyarrow the file, with the table's column types, and counts missing,
+// extra and different rows by id in Python.
+const deltarsReconcile = `
+import deltalake
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+def rows(data):
+    data = data.set_column(3, "ts", data.column("ts").cast(pa.timestamp("us")).cast(pa.int64()))
+    return {r["id"]: (r["name"], r["amount"], r["ts"]) for r in data.select(["id", "name", "amount", "ts"]).to_pylist()}
+qb = deltalake.QueryBuilder().register("t", deltalake.DeltaTable(%q))
+t = rows(pa.table(qb.execute("SELECT id, name, amount, ts FROM t")))
+path = %q
+if path.endswith(".csv"):
+    f = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, column_types={
+        "id": pa.int64(), "name": pa.string(), "amount": pa.decimal128(12, 2), "ts": pa.timestamp("us")}))
+else:
+    f = pq.read_table(path)
+f = rows(f)
+print(len(f.keys() - t.keys()), len(t.keys() - f.keys()), sum(1 for k in t.keys() & f.keys() if t[k] != f[k]))
+`
+
+// TestReconcileDuckDB checks Reconcile's counts against DuckDB's and delta-rs's on a
 // table with a deletion vector and CSV and Parquet files of expected rows.
 func TestReconcileDuckDB(t *testing.T) {
 	ctx := t.Context()
@@ -125,7 +148,10 @@ func TestReconcileDuckDB(t *testing.T) {
 		out := fulltier.Read(t, fulltier.Request{Engine: fulltier.DuckDB, API: "recipe", Code: fmt.Sprintf(duckdbReconcile, dir, tc.duck)})[0]
 		require.Empty(t, out.Err)
 		got := fmt.Sprintf("%d %d %d", res.Missing, res.Extra, res.Different)
-		require.Equal(t, strings.TrimSpace(out.Rows[0]["output"].(string)), got, "%s: missing, extra, different", filepath.Ext(tc.file))
+		require.Equal(t, strings.TrimSpace(out.Rows[0]["output"].(string)), got, "%s: missing, extra, different (DuckDB)", filepath.Ext(tc.file))
+		out = fulltier.Read(t, fulltier.Request{Engine: fulltier.DeltaRS, API: "recipe", Code: fmt.Sprintf(deltarsReconcile, dir, tc.file)})[0]
+		require.Empty(t, out.Err)
+		require.Equal(t, strings.TrimSpace(out.Rows[0]["output"].(string)), got, "%s: missing, extra, different (delta-rs)", filepath.Ext(tc.file))
 		require.Equal(t, "8 30 90", got) // 7 new + id 5 deleted; every 100th from 1; 2, 3 and 4 of every 100
 		t.Logf("%s: %s in %d partitions", filepath.Ext(tc.file), got, res.Partitions)
 	}
