@@ -19,8 +19,11 @@ type Config struct {
 	Retry          Retry          `yaml:"retry"`
 	Control        Control        `yaml:"control"`
 	Catalog        Catalog        `yaml:"catalog"`
-	Metrics        Metrics        `yaml:"metrics"`
-	Log            Log            `yaml:"log"`
+	// Catalogs are further catalogs by name; a table group picks one with
+	// tables.defaults.catalog or tables.overrides[].catalog (ADR 0047).
+	Catalogs map[string]Catalog `yaml:"catalogs"`
+	Metrics  Metrics            `yaml:"metrics"`
+	Log      Log                `yaml:"log"`
 }
 
 // Kafka is the consumer group and its connection.
@@ -155,6 +158,9 @@ type TableSettings struct {
 	// column mapping: mapped (keep the name, column mapping) or portable
 	// (Unit Price becomes Unit_Price, no column mapping).
 	ColumnNames string `yaml:"column_names"`
+	// Catalog names the catalog the table is registered in: a key of
+	// catalogs:, or "default" (and empty) for the catalog: block.
+	Catalog string `yaml:"catalog"`
 }
 
 // TableOverride is a TableSettings patch for the tables it matches: by Topic (exact
@@ -173,6 +179,7 @@ type TableOverride struct {
 	ChangeLog          *bool     `yaml:"change_log"`
 	History            *bool     `yaml:"history"`
 	HistoryPath        *string   `yaml:"history_path"`
+	Catalog            *string   `yaml:"catalog"`
 	TrackHistory       []string  `yaml:"track_history"`
 	TrackHistoryExcept []string  `yaml:"track_history_except"`
 	PartitionBy        []string  `yaml:"partition_by"`
