@@ -150,18 +150,11 @@ func (c *Config) validateCatalog(p *problems) {
 		validateCatalog(p, at, c.Catalogs[name])
 	}
 	known := func() string {
-		var names []string
-		if c.Catalog.Enabled() {
-			names = append(names, DefaultCatalog)
-		}
-		names = append(names, slices.Sorted(maps.Keys(c.Catalogs))...)
-		if len(names) == 0 {
-			return "neither catalog: nor catalogs: is set"
-		}
+		names := append([]string{DefaultCatalog}, slices.Sorted(maps.Keys(c.Catalogs))...)
 		return "the catalogs are " + strings.Join(names, ", ")
 	}
 	check := func(path, name string) {
-		if name == "" || name == DefaultCatalog && c.Catalog.Enabled() {
+		if name == "" || name == DefaultCatalog {
 			return
 		}
 		if _, ok := c.Catalogs[name]; !ok {

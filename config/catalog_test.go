@@ -100,17 +100,24 @@ tables: {overrides: [{name: dbo.ledger, catalog: finance}]}
 	got, ok := c.CatalogOf(Source{Schema: "dbo", Table: "ledger"})
 	require.True(t, ok)
 	require.Equal(t, "finance", got)
+
+	// "default" names the catalog: block even when it has no type: those
+	// tables are not registered.
+	c, err = parseCatalog(t, `tables: {defaults: {catalog: default}}`, nil)
+	require.NoError(t, err)
+	got, ok = c.CatalogOf(Source{Schema: "dbo", Table: "orders"})
+	require.False(t, ok)
+	require.Equal(t, "default", got)
 }
 
 func TestCatalogsProblems(t *testing.T) {
 	for _, tc := range []struct{ yml, want string }{
 		{`
 catalogs: {finance: {type: glue, name: "f.{table}"}}
-tables: {overrides: [{name: dbo.ledger, catalog: fiannce}]}`, `tables.overrides[0].catalog: unknown catalog "fiannce": the catalogs are finance`},
+tables: {overrides: [{name: dbo.ledger, catalog: fiannce}]}`, `tables.overrides[0].catalog: unknown catalog "fiannce": the catalogs are default, finance`},
 		{`
 catalog: {type: glue, name: "f.{table}"}
 tables: {defaults: {catalog: lake}}`, `tables.defaults.catalog: unknown catalog "lake": the catalogs are default`},
-		{`tables: {defaults: {catalog: default}}`, `tables.defaults.catalog: unknown catalog "default": neither catalog: nor catalogs: is set`},
 		{`catalogs: {default: {type: glue, name: "f.{table}"}}`, `catalogs.default: "default" is the catalog: block's name`},
 		{`catalogs: {Fin: {type: glue, name: "f.{table}"}}`, `catalogs.Fin: "Fin": a catalog's name is lower-case`},
 		{`catalogs: {fin: {name: "f.{table}"}}`, `catalogs.fin.type: must be unity, glue or hive`},

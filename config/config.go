@@ -430,6 +430,7 @@ func Default() Config {
 				MergeMode:          string(sink.Mode),
 				DeletionVectors:    *sink.DeletionVectors,
 				ColumnNames:        string(sink.ColumnNames),
+				Catalog:            DefaultCatalog,
 				HistoryPath:        merge.DefaultHistoryPath,
 			},
 		},
