@@ -34,8 +34,8 @@ func StartMoto(t testing.TB) *Moto {
 
 // StartMotoAuth starts a private moto_server that checks every request's
 // credentials as AWS does (moto's INITIAL_NO_AUTH_ACTION_COUNT=0): keys
-// no IAM user of the server holds are refused with 403
-// InvalidClientTokenId.
+// no IAM user of the server holds are refused with HTTP 403
+// (InvalidClientTokenId, in an XML body even for JSON services).
 func StartMotoAuth(t testing.TB) *Moto {
 	t.Helper()
 	return startMoto(t, []string{"INITIAL_NO_AUTH_ACTION_COUNT=0"})
