@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -16,6 +19,45 @@ const (
 
 // defaultCatalogName is the name template of a table in a catalog.
 const defaultCatalogName = "{database}.{schema}.{table}"
+
+// DefaultCatalog is the name of the catalog: block, the catalog of every
+// table whose settings name none.
+const DefaultCatalog = "default"
+
+// catalogKeyRE is what a key of catalogs: may be.
+var catalogKeyRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// NamedCatalog is one configured catalog and its name.
+type NamedCatalog struct {
+	Name string
+	Catalog
+}
+
+// EnabledCatalogs are the catalogs tables are registered in: the catalog:
+// block as "default" when it has a type, then catalogs: by name.
+func (c Config) EnabledCatalogs() []NamedCatalog {
+	var out []NamedCatalog
+	if c.Catalog.Enabled() {
+		out = append(out, NamedCatalog{DefaultCatalog, c.Catalog})
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Catalogs)) {
+		if k := c.Catalogs[name]; k.Enabled() {
+			out = append(out, NamedCatalog{name, k})
+		}
+	}
+	return out
+}
+
+// CatalogOf is the name of the catalog src is registered in
+// (tables.defaults.catalog and tables.overrides[].catalog), or false when
+// it names none that is enabled.
+func (c Config) CatalogOf(src Source) (string, bool) {
+	name := c.Tables.Settings(src).Catalog
+	if name == "" || name == DefaultCatalog {
+		return DefaultCatalog, c.Catalog.Enabled()
+	}
+	return name, c.Catalogs[name].Enabled()
+}
 
 // Catalog registers the tables in a metastore so that engines find them by
 // name (ADR 0047). Without a type, no table is registered.
@@ -93,11 +135,47 @@ func (c Catalog) TableName(src Source) ([]string, bool) {
 }
 
 func (c *Config) validateCatalog(p *problems) {
-	k := c.Catalog
+	validateCatalog(p, "catalog", c.Catalog)
+	for _, name := range slices.Sorted(maps.Keys(c.Catalogs)) {
+		at := "catalogs." + name
+		switch {
+		case name == DefaultCatalog:
+			p.add(at, "%q is the catalog: block's name; give this catalog another", name)
+		case !catalogKeyRE.MatchString(name):
+			p.add(at, "%q: a catalog's name is lower-case letters, digits, _ and -, starting with a letter", name)
+		}
+		if c.Catalogs[name].Type == "" {
+			p.add(at+".type", "must be unity, glue or hive")
+		}
+		validateCatalog(p, at, c.Catalogs[name])
+	}
+	known := func() string {
+		names := append([]string{DefaultCatalog}, slices.Sorted(maps.Keys(c.Catalogs))...)
+		return "the catalogs are " + strings.Join(names, ", ")
+	}
+	check := func(path, name string) {
+		if name == "" || name == DefaultCatalog {
+			return
+		}
+		if _, ok := c.Catalogs[name]; !ok {
+			p.add(path, "unknown catalog %q: %s", name, known())
+		}
+	}
+	check("tables.defaults.catalog", c.Tables.Defaults.Catalog)
+	for i, o := range c.Tables.Overrides {
+		if o.Catalog != nil {
+			check(fmt.Sprintf("tables.overrides[%d].catalog", i), *o.Catalog)
+		}
+	}
+}
+
+// validateCatalog checks one catalog block; at is its path ("catalog",
+// "catalogs.NAME").
+func validateCatalog(p *problems, at string, k Catalog) {
 	if k.Type == "" {
 		return
 	}
-	p.oneOf("catalog.type", k.Type, CatalogUnity, CatalogGlue, CatalogHive)
+	p.oneOf(at+".type", k.Type, CatalogUnity, CatalogGlue, CatalogHive)
 	checkName := func(path, tmpl string, placeholders bool) {
 		parts := strings.Split(tmpl, ".")
 		if len(parts) != k.Parts() {
@@ -112,7 +190,7 @@ func (c *Config) validateCatalog(p *problems) {
 			}
 		}
 		if !placeholders && strings.ContainsAny(tmpl, "{}") {
-			p.add(path, "%q: placeholders are for catalog.name; an override names one table", tmpl)
+			p.add(path, "%q: placeholders are for %s.name; an override names one table", tmpl, at)
 		}
 		for _, ph := range placeholderRE.FindAllString(tmpl, -1) {
 			if ph != "{topic}" && ph != "{database}" && ph != "{schema}" && ph != "{table}" {
@@ -124,16 +202,16 @@ func (c *Config) validateCatalog(p *problems) {
 	if name == "" {
 		name = defaultCatalogName
 		if k.Parts() == 2 {
-			p.add("catalog.name", "must be set for a %s catalog (two parts, such as \"{schema}.{table}\"); the default %q has three", k.Type, defaultCatalogName)
+			p.add(at+".name", "must be set for a %s catalog (two parts, such as \"{schema}.{table}\"); the default %q has three", k.Type, defaultCatalogName)
 		}
 	} else {
-		checkName("catalog.name", name, true)
+		checkName(at+".name", name, true)
 	}
 	if k.ControlName != "" {
-		checkName("catalog.control_name", k.ControlName, false)
+		checkName(at+".control_name", k.ControlName, false)
 	}
 	for i, o := range k.Overrides {
-		path := fmt.Sprintf("catalog.overrides[%d]", i)
+		path := fmt.Sprintf("%s.overrides[%d]", at, i)
 		if (o.Topic == "") == (o.Table == "") {
 			p.add(path, "set topic or table (schema.table or database.schema.table), one of them")
 		}
@@ -147,35 +225,35 @@ func (c *Config) validateCatalog(p *problems) {
 		}
 	}
 	if k.RequestTimeout < 0 || k.RequestTimeout > Duration(10*time.Minute) {
-		p.add("catalog.request_timeout", "must be from 0 (default 30s) to 10m, got %s", k.RequestTimeout)
+		p.add(at+".request_timeout", "must be from 0 (default 30s) to 10m, got %s", k.RequestTimeout)
 	}
 	switch k.Type {
 	case CatalogUnity:
 		if u, err := url.Parse(k.Endpoint); k.Endpoint == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			p.add("catalog.endpoint", "must be the Unity Catalog server's http(s)://host[:port], got %q", k.Endpoint)
+			p.add(at+".endpoint", "must be the Unity Catalog server's http(s)://host[:port], got %q", k.Endpoint)
 		}
 		if k.Token != "" && k.TokenFile != "" {
-			p.add("catalog.token_file", "set token or token_file, not both")
+			p.add(at+".token_file", "set token or token_file, not both")
 		}
 	case CatalogGlue:
 		if k.Endpoint != "" {
 			if u, err := url.Parse(k.Endpoint); err != nil || u.Host == "" {
-				p.add("catalog.endpoint", "must be a URL such as https://glue.eu-west-1.amazonaws.com, got %q", k.Endpoint)
+				p.add(at+".endpoint", "must be a URL such as https://glue.eu-west-1.amazonaws.com, got %q", k.Endpoint)
 			}
 		}
 		if k.SecretAccessKey != "" && k.SecretAccessKeyFile != "" {
-			p.add("catalog.secret_access_key_file", "set secret_access_key or secret_access_key_file, not both")
+			p.add(at+".secret_access_key_file", "set secret_access_key or secret_access_key_file, not both")
 		}
 		if k.AccessKeyID != "" && k.SecretAccessKey == "" && k.SecretAccessKeyFile == "" {
-			p.add("catalog.secret_access_key", "must be set with access_key_id")
+			p.add(at+".secret_access_key", "must be set with access_key_id")
 		}
 	case CatalogHive:
 		if len(k.URIs) == 0 {
-			p.add("catalog.uris", "must list the metastore's thrift://host:port addresses")
+			p.add(at+".uris", "must list the metastore's thrift://host:port addresses")
 		}
 		for i, s := range k.URIs {
 			if u, err := url.Parse(s); err != nil || u.Scheme != "thrift" || u.Port() == "" {
-				p.add(fmt.Sprintf("catalog.uris[%d]", i), "must be thrift://host:port, got %q", s)
+				p.add(fmt.Sprintf("%s.uris[%d]", at, i), "must be thrift://host:port, got %q", s)
 			}
 		}
 	}

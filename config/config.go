@@ -19,8 +19,11 @@ type Config struct {
 	Retry          Retry          `yaml:"retry"`
 	Control        Control        `yaml:"control"`
 	Catalog        Catalog        `yaml:"catalog"`
-	Metrics        Metrics        `yaml:"metrics"`
-	Log            Log            `yaml:"log"`
+	// Catalogs are further catalogs by name; a table group picks one with
+	// tables.defaults.catalog or tables.overrides[].catalog (ADR 0047).
+	Catalogs map[string]Catalog `yaml:"catalogs"`
+	Metrics  Metrics            `yaml:"metrics"`
+	Log      Log                `yaml:"log"`
 }
 
 // Kafka is the consumer group and its connection.
@@ -157,6 +160,9 @@ type TableSettings struct {
 	// column mapping: mapped (keep the name, column mapping) or portable
 	// (Unit Price becomes Unit_Price, no column mapping).
 	ColumnNames string `yaml:"column_names"`
+	// Catalog names the catalog the table is registered in: a key of
+	// catalogs:, or "default" (and empty) for the catalog: block.
+	Catalog string `yaml:"catalog"`
 }
 
 // TableOverride is a TableSettings patch for the tables it matches: by Topic (exact
@@ -175,6 +181,7 @@ type TableOverride struct {
 	ChangeLog          *bool        `yaml:"change_log"`
 	History            *HistoryMode `yaml:"history"`
 	HistoryPath        *string      `yaml:"history_path"`
+	Catalog            *string      `yaml:"catalog"`
 	TrackHistory       []string     `yaml:"track_history"`
 	TrackHistoryExcept []string     `yaml:"track_history_except"`
 	PartitionBy        []string     `yaml:"partition_by"`
@@ -425,6 +432,7 @@ func Default() Config {
 				MergeMode:          string(sink.Mode),
 				DeletionVectors:    *sink.DeletionVectors,
 				ColumnNames:        string(sink.ColumnNames),
+				Catalog:            DefaultCatalog,
 				HistoryPath:        merge.DefaultHistoryPath,
 			},
 		},

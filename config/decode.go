@@ -49,6 +49,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 		d.mapping(n, v, path)
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		d.structList(n, v, path)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.Struct:
+		d.structMap(n, v, path)
 	case t.Kind() == reflect.Slice:
 		d.list(n, v, path)
 	default:
@@ -133,6 +135,36 @@ func (d *decoder) structList(n *yaml.Node, v reflect.Value, path string) {
 		d.value(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
 	}
 	v.Set(s)
+}
+
+// structMap decodes a mapping of names to mappings (catalogs), each at
+// path.NAME.
+func (d *decoder) structMap(n *yaml.Node, v reflect.Value, path string) {
+	if isNull(n) {
+		v.SetZero()
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.fail(path, n.Line, "must be a mapping of names to mappings (NAME: {...}), got %s", describe(n))
+		return
+	}
+	m := reflect.MakeMap(v.Type())
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
+			d.fail(path, k.Line, "a name must be a plain name, got %s", describe(k))
+			continue
+		}
+		p := joinPath(path, k.Value)
+		if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+			d.fail(p, k.Line, "set twice")
+			continue
+		}
+		e := reflect.New(v.Type().Elem()).Elem()
+		d.value(val, e, p)
+		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), e)
+	}
+	v.Set(m)
 }
 
 // list decodes a list of scalars, element by element.

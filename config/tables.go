@@ -29,6 +29,7 @@ func (o TableOverride) apply(d TableSettings) TableSettings {
 	set(&s.MergeMode, o.MergeMode)
 	set(&s.ColumnNames, o.ColumnNames)
 	set(&s.HistoryPath, o.HistoryPath)
+	set(&s.Catalog, o.Catalog)
 	if o.DeletionVectors != nil {
 		s.DeletionVectors = *o.DeletionVectors
 	}

@@ -44,14 +44,14 @@ func TestCatalogHiveReadByName(t *testing.T) {
 	opts.PerTable = func(src route.TableSource) TableSettings {
 		return TableSettings{Sink: sinkOpts, History: src.Path + "_history"}
 	}
-	opts.Catalog = reg
-	opts.CatalogSource = func(src route.TableSource, path, role string) (catalog.Source, bool) {
+	opts.Catalogs = []*catalog.Registrar{reg}
+	opts.CatalogSource = func(src route.TableSource, path, role string) (*catalog.Registrar, catalog.Source) {
 		name := src.Table
 		if role == catalog.RoleHistory {
 			name += "_history"
 		}
-		return catalog.Source{Name: catalog.Name{Schema: db, Table: name},
-			Location: "file://" + filepath.Join(pl.root, path), Role: role}, true
+		return reg, catalog.Source{Name: catalog.Name{Schema: db, Table: name},
+			Location: "file://" + filepath.Join(pl.root, path), Role: role}
 	}
 	pl.start(opts)
 	pl.produce(300)

@@ -59,9 +59,9 @@ func TestCatalogGlue(t *testing.T) {
 	pl := newPipeline(t, dbzgen.WorkloadOptions{Seed: 42, Keys: 30})
 	opts := pl.options("catalog-glue")
 	opts.RetryBudget = 2 * time.Second
-	opts.Catalog = reg
-	opts.CatalogSource = func(src route.TableSource, path, role string) (catalog.Source, bool) {
-		return catalog.Source{Name: catalog.Name{Schema: "analytics", Table: src.Table}, Location: "file://" + filepath.Join(pl.root, path), Role: role}, true
+	opts.Catalogs = []*catalog.Registrar{reg}
+	opts.CatalogSource = func(src route.TableSource, path, role string) (*catalog.Registrar, catalog.Source) {
+		return reg, catalog.Source{Name: catalog.Name{Schema: "analytics", Table: src.Table}, Location: "file://" + filepath.Join(pl.root, path), Role: role}
 	}
 	r := pl.start(opts)
 	h := r.p.Handler(nil)

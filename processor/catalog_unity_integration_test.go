@@ -56,10 +56,10 @@ func TestCatalogUnityReadByName(t *testing.T) {
 	}}
 	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 7, Keys: 40}, nil, "shop", items)
 	opts := pl.options("catalog-unity")
-	opts.Catalog = reg
-	opts.CatalogSource = func(src route.TableSource, path, role string) (catalog.Source, bool) {
-		return catalog.Source{Name: catalog.Name{Catalog: "unity", Schema: schema, Table: src.Table},
-			Location: "file://" + filepath.Join(pl.root, path), Role: role}, true
+	opts.Catalogs = []*catalog.Registrar{reg}
+	opts.CatalogSource = func(src route.TableSource, path, role string) (*catalog.Registrar, catalog.Source) {
+		return reg, catalog.Source{Name: catalog.Name{Catalog: "unity", Schema: schema, Table: src.Table},
+			Location: "file://" + filepath.Join(pl.root, path), Role: role}
 	}
 	pl.start(opts)
 	pl.produce(200)

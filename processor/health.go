@@ -58,7 +58,7 @@ type Status struct {
 	Unroutable []cdctable.TopicPartition
 	// Partitions is the number of partitions assigned.
 	Partitions int
-	// Catalog are the catalog's problems (conflicts, refused credentials,
+	// Catalog are the catalogs' problems (conflicts, refused credentials,
 	// failures beyond the retry budget) and CatalogNotes its registrations
 	// retrying within budget (ADR 0047). They never stop data.
 	Catalog, CatalogNotes []string
@@ -126,8 +126,8 @@ func (p *Processor) Status() Status {
 		s.Err = *e
 	}
 	s.KafkaDown, s.KafkaDownSince, s.KafkaErr = p.kafka.status()
-	if c := p.opts.Catalog; c != nil {
-		s.Catalog, s.CatalogNotes = c.Problems(), c.Notes()
+	for _, c := range p.opts.Catalogs {
+		s.Catalog, s.CatalogNotes = append(s.Catalog, c.Problems()...), append(s.CatalogNotes, c.Notes()...)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

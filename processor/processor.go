@@ -148,14 +148,17 @@ type Options struct {
 	OpenConcurrency int
 	// Maintenance configures the tables' automatic upkeep (ADR 0032).
 	Maintenance Maintenance
-	// Catalog registers the tables in a metastore after their first commit
+	// Catalogs register the tables in metastores after their first commit
 	// and after commits that change their metadata, beside the data path
-	// (ADR 0047); nil registers nothing. Its Run is the caller's to start.
-	Catalog *catalog.Registrar
-	// CatalogSource names a table in the catalog from its route source,
-	// its path and its role (catalog.RoleTable, catalog.RoleChangeLog);
-	// false leaves it unregistered.
-	CatalogSource func(src route.TableSource, path, role string) (catalog.Source, bool)
+	// (ADR 0047), one registrar per catalog, each its own lane: a catalog
+	// down or refusing holds only its own tables' registration. Empty
+	// registers nothing; their Run is the caller's to start.
+	Catalogs []*catalog.Registrar
+	// CatalogSource gives the registrar (one of Catalogs) that keeps a
+	// table and the table's name there, from its route source, its path and
+	// its role (catalog.RoleTable, catalog.RoleChangeLog); a nil registrar
+	// leaves it unregistered.
+	CatalogSource func(src route.TableSource, path, role string) (*catalog.Registrar, catalog.Source)
 }
 
 // TableSettings are one table's own settings, returned by Options.PerTable.

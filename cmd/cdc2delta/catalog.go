@@ -119,26 +119,71 @@ func catalogSource(k config.Catalog) func(src route.TableSource, path, role stri
 	}
 }
 
-// newRegistrar builds the registrar of `run`, or nil without a catalog.
-func newRegistrar(ctx context.Context, c config.Config, logger *slog.Logger, reg prometheus.Registerer) (*catalog.Registrar, error) {
-	if !c.Catalog.Enabled() {
-		return nil, nil
-	}
-	cat, name, err := newCatalog(ctx, c.Catalog)
-	if err != nil {
-		return nil, err
-	}
-	return catalog.NewRegistrar(cat, catalog.RegistrarOptions{
-		Dependency: name, RequestTimeout: time.Duration(c.Catalog.RequestTimeout), // zero: the registrar's default RetryBudget: time.Duration(c.Retry.Budget),
-		Backoff: backoff.Policy{Min: time.Second, Max: time.Minute}, Logger: logger, Registerer: reg,
-	})
+// catalogLane is one configured catalog and the registrar that keeps its
+// tables: each catalog registers in its own lane, so one that is down or
+// refusing holds only its own tables' registration.
+type catalogLane struct {
+	k config.NamedCatalog
+	r *catalog.Registrar
 }
 
-// registerControl hands the control table's snapshot to the registrar
-// every interval until ctx ends: the control table is kept beside the
-// pipeline, by its own writer.
-func registerControl(ctx context.Context, c config.Config, r *catalog.Registrar, logger *slog.Logger) {
-	parts := strings.Split(c.Catalog.ControlName, ".")
+// newRegistrars builds the registrars of `run`, one per enabled catalog
+// (none without a catalog).
+func newRegistrars(ctx context.Context, c config.Config, logger *slog.Logger, reg prometheus.Registerer) ([]catalogLane, error) {
+	var out []catalogLane
+	for _, k := range c.EnabledCatalogs() {
+		cat, dep, err := newCatalog(ctx, k.Catalog)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", catalogPath(k.Name), err)
+		}
+		r, err := catalog.NewRegistrar(cat, catalog.RegistrarOptions{
+			Name: k.Name, Dependency: dep, RequestTimeout: time.Duration(k.RequestTimeout), // zero: the registrar's default
+			RetryBudget: time.Duration(c.Retry.Budget),
+			Backoff:     backoff.Policy{Min: time.Second, Max: time.Minute}, Logger: logger.With("catalog", k.Name), Registerer: reg,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, catalogLane{k: k, r: r})
+	}
+	return out, nil
+}
+
+// catalogPath is the configuration path of the catalog named name.
+func catalogPath(name string) string {
+	if name == config.DefaultCatalog {
+		return "catalog"
+	}
+	return "catalogs." + name
+}
+
+// catalogRoute gives a table the registrar of its catalog
+// (tables.defaults.catalog, tables.overrides[].catalog) and its name
+// there; nil when it is not registered.
+func catalogRoute(c config.Config, lanes []catalogLane) func(src route.TableSource, path, role string) (*catalog.Registrar, catalog.Source) {
+	names := map[string]func(route.TableSource, string, string) (catalog.Source, bool){}
+	regs := map[string]*catalog.Registrar{}
+	for _, l := range lanes {
+		names[l.k.Name], regs[l.k.Name] = catalogSource(l.k.Catalog), l.r
+	}
+	return func(src route.TableSource, path, role string) (*catalog.Registrar, catalog.Source) {
+		name, ok := c.CatalogOf(configSource(src))
+		if !ok || regs[name] == nil {
+			return nil, catalog.Source{}
+		}
+		s, ok := names[name](src, path, role)
+		if !ok {
+			return nil, catalog.Source{}
+		}
+		return regs[name], s
+	}
+}
+
+// registerControl hands the control table's snapshot to the registrar of
+// catalog k every interval until ctx ends: the control table is kept
+// beside the pipeline, by its own writer.
+func registerControl(ctx context.Context, c config.Config, k config.Catalog, r *catalog.Registrar, logger *slog.Logger) {
+	parts := strings.Split(k.ControlName, ".")
 	src := catalog.Source{Name: catalogName(parts), Location: catalogLocation(c.Control.Path), Role: catalog.RoleControl}
 	open := storeOpener(c.Storage)
 	every := max(time.Duration(c.Control.Interval), 10*time.Second)

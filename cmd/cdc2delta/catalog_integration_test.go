@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -74,4 +75,54 @@ catalog:
 	out, err := gc.GetTable(ctx, &glue.GetTableInput{DatabaseName: aws.String("analytics"), Name: aws.String("customers")})
 	require.NoError(t, err)
 	require.Equal(t, "s3://other/customers", aws.ToString(out.Table.StorageDescriptor.Location))
+}
+
+// TestCatalogSyncLanes: catalog sync with two catalogs, one frozen: the
+// answering catalog's tables are created, the frozen one's fail within
+// their request timeout, each under a line naming its catalog, and sync
+// exits 1.
+func TestCatalogSyncLanes(t *testing.T) {
+	ctx := t.Context()
+	up, hung := fulltier.StartMoto(t), fulltier.StartMoto(t)
+	for _, m := range []*fulltier.Moto{up, hung} {
+		gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(m.Endpoint),
+			Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
+		_, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("analytics")}})
+		require.NoError(t, err)
+	}
+	hung.Freeze()
+
+	dir := t.TempDir()
+	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "orders"))
+	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "ledger"))
+	cfg := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, `
+kafka: {brokers: ["127.0.0.1:1"], group_id: g, topics: [shop.sales.dbo.orders, shop.sales.dbo.ledger]}
+schema_registry: {url: "http://127.0.0.1:1"}
+tables:
+  path: "%s/tables/{database}/{schema}/{table}"
+  overrides: [{name: dbo.ledger, catalog: finance}]
+catalog: {type: glue, endpoint: %s, region: us-east-1, access_key_id: t, secret_access_key: t, name: "analytics.{table}"}
+catalogs:
+  finance: {type: glue, endpoint: %s, region: us-east-1, access_key_id: t, secret_access_key: t, name: "analytics.{table}", request_timeout: 1s}
+`, dir, up.Endpoint, hung.Endpoint), 0o600))
+	r := cli(t, "validate", "--config", cfg)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	start := time.Now()
+	r = cli(t, "catalog", "sync", "--config", cfg)
+	require.Equal(t, 1, r.code, r.stderr+r.stdout)
+	require.Less(t, time.Since(start), 2*time.Minute)
+	loc := "file://" + filepath.Join(dir, "tables", "sales", "dbo")
+	require.Contains(t, r.stdout, "catalog default (Glue at "+up.Endpoint+"):\ncreated    analytics.orders  "+loc+"/orders\n")
+	require.Contains(t, r.stdout, "catalog finance (Glue at "+hung.Endpoint+"):\nerror      analytics.ledger  "+loc+"/ledger  ")
+	require.Contains(t, r.stdout, "no answer from Glue at "+hung.Endpoint+" within 1s")
+	require.Contains(t, r.stdout, "1 created, 0 updated, 0 unchanged, 0 conflicts, 1 errors")
+	require.Contains(t, r.stderr, "1 of 2 tables not registered")
+
+	hung.Thaw()
+	r = cli(t, "catalog", "sync", "--config", cfg)
+	require.Equal(t, 0, r.code, r.stderr+r.stdout)
+	require.Contains(t, r.stdout, "created    analytics.ledger  "+loc+"/ledger\n")
+	require.Contains(t, r.stdout, "1 created, 0 updated, 1 unchanged, 0 conflicts, 0 errors")
 }

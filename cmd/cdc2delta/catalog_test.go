@@ -1,10 +1,12 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/config"
@@ -72,7 +74,7 @@ func TestCatalogSyncTargetsHistoryOnly(t *testing.T) {
 	targets, err := syncTargets(t.Context(), c, 0)
 	require.NoError(t, err)
 	var got []string
-	for _, tg := range targets {
+	for _, tg := range targets["default"] {
 		got = append(got, tg.src.Name.String()+" "+tg.path+" "+tg.src.Role)
 	}
 	require.Equal(t, []string{
@@ -80,4 +82,40 @@ func TestCatalogSyncTargetsHistoryOnly(t *testing.T) {
 		"lake.dbo.prices s3://lake/sales/dbo/prices table",
 		"lake.dbo.prices_history s3://lake/sales/dbo/prices_history history",
 	}, got)
+}
+
+// TestCatalogRoutePerTableGroup: one registrar per catalog; each table
+// goes to the registrar its settings pick, named by that catalog's
+// template; a table no enabled catalog takes is not registered.
+func TestCatalogRoutePerTableGroup(t *testing.T) {
+	c, err := config.Parse([]byte(`
+kafka: {brokers: ["127.0.0.1:1"], group_id: g, topics: [t]}
+schema_registry: {url: "http://127.0.0.1:1"}
+catalog: {type: hive, uris: ["thrift://127.0.0.1:1"], name: "{schema}.{table}"}
+catalogs:
+  finance: {type: glue, region: eu-west-1, endpoint: "http://127.0.0.1:1", access_key_id: AK, secret_access_key: SK, name: "finance.{table}"}
+tables:
+  overrides: [{name: dbo.ledger, catalog: finance}]
+`), func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	require.NoError(t, c.Validate())
+	lanes, err := newRegistrars(t.Context(), c, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	require.NoError(t, err)
+	require.Len(t, lanes, 2)
+	require.Equal(t, "default", lanes[0].r.Name())
+	require.Equal(t, "finance", lanes[1].r.Name())
+	pick := catalogRoute(c, lanes)
+	r, s := pick(route.TableSource{Database: "shop", Schema: "dbo", Table: "ledger"}, "s3://lake/ledger", catalog.RoleTable)
+	require.Same(t, lanes[1].r, r)
+	require.Equal(t, "finance.ledger", s.Name.String())
+	r, s = pick(route.TableSource{Database: "shop", Schema: "dbo", Table: "orders"}, "s3://lake/orders", catalog.RoleChangeLog)
+	require.Same(t, lanes[0].r, r)
+	require.Equal(t, "dbo.orders_changes", s.Name.String())
+
+	c.Catalog = config.Catalog{} // only finance: orders is not registered
+	lanes, err = newRegistrars(t.Context(), c, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	require.NoError(t, err)
+	require.Len(t, lanes, 1)
+	r, _ = catalogRoute(c, lanes)(route.TableSource{Database: "shop", Schema: "dbo", Table: "orders"}, "s3://lake/orders", catalog.RoleTable)
+	require.Nil(t, r)
 }

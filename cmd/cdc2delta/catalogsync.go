@@ -20,7 +20,7 @@ func catalogCommand() command {
 	return command{
 		name:    "catalog",
 		args:    "sync",
-		summary: "register or repair every table in the configured catalog now; print what changed",
+		summary: "register or repair every table in its configured catalog now; print what changed",
 		example: "cdc2delta catalog sync --config cdc2delta.yaml   # exit 1 when a name is another table's",
 		flags: func(fs *flag.FlagSet, e *env) func(context.Context, []string) error {
 			cf := addConfigFlags(fs, allOverrides...)
@@ -47,59 +47,69 @@ type syncTarget struct {
 
 // catalogSync registers every table the configuration routes to (the
 // configured topics, or those matching topic_regex), their change logs and
-// the control table, idempotently, and prints one line per table.
+// the control table, idempotently, in the catalog each belongs to, and
+// prints one line per table (under a line naming the catalog when there
+// are several). A catalog that fails does not stop the others'.
 func catalogSync(ctx context.Context, w io.Writer, c config.Config, kafkaTimeout time.Duration) error {
-	if !c.Catalog.Enabled() {
-		return usagef("catalog.type is not set: there is no catalog to register the tables in")
-	}
-	cat, name, err := newCatalog(ctx, c.Catalog)
-	if err != nil {
-		return err
+	cats := c.EnabledCatalogs()
+	if len(cats) == 0 {
+		return usagef("catalog.type is not set and catalogs: is empty: there is no catalog to register the tables in")
 	}
 	targets, err := syncTargets(ctx, c, kafkaTimeout)
 	if err != nil {
 		return err
 	}
-	timeout := time.Duration(c.Catalog.RequestTimeout)
-	if timeout <= 0 {
-		timeout = catalog.DefaultRequestTimeout
-	}
 	open := storeOpener(c.Storage)
 	counts := map[catalog.Outcome]int{}
-	var failed int
-	for _, t := range targets {
-		snap, err := readSnapshot(ctx, open, t.path)
-		if errors.Is(err, deltalog.ErrNotExist) {
-			fmt.Fprintf(w, "%-9s  %s  %s  (no table yet: registered after its first commit)\n", "absent", t.src.Name, t.src.Location)
-			continue
-		}
+	var failed, total int
+	for _, k := range cats {
+		cat, dep, err := newCatalog(ctx, k.Catalog)
 		if err != nil {
-			failed++
-			fmt.Fprintf(w, "%-9s  %s  %s  reading the table: %v\n", catalog.Failed, t.src.Name, t.src.Location, err)
-			continue
+			return fmt.Errorf("%s: %w", catalogPath(k.Name), err)
 		}
-		out, diff, err := catalog.Register(ctx, cat, catalog.EntryOf(t.src, snap), timeout, name)
-		counts[out]++
-		switch {
-		case err != nil:
-			failed++
-			fmt.Fprintf(w, "%-9s  %s  %s  %v\n", out, t.src.Name, t.src.Location, err)
-		case len(diff) > 0:
-			fmt.Fprintf(w, "%-9s  %s  %s  (%s)\n", out, t.src.Name, t.src.Location, strings.Join(diff, ", "))
-		default:
-			fmt.Fprintf(w, "%-9s  %s  %s\n", out, t.src.Name, t.src.Location)
+		if len(cats) > 1 {
+			fmt.Fprintf(w, "catalog %s (%s):\n", k.Name, dep)
+		}
+		timeout := time.Duration(k.RequestTimeout)
+		if timeout <= 0 {
+			timeout = catalog.DefaultRequestTimeout
+		}
+		for _, t := range targets[k.Name] {
+			total++
+			snap, err := readSnapshot(ctx, open, t.path)
+			if errors.Is(err, deltalog.ErrNotExist) {
+				fmt.Fprintf(w, "%-9s  %s  %s  (no table yet: registered after its first commit)\n", "absent", t.src.Name, t.src.Location)
+				continue
+			}
+			if err != nil {
+				failed++
+				fmt.Fprintf(w, "%-9s  %s  %s  reading the table: %v\n", catalog.Failed, t.src.Name, t.src.Location, err)
+				continue
+			}
+			out, diff, err := catalog.Register(ctx, cat, catalog.EntryOf(t.src, snap), timeout, dep)
+			counts[out]++
+			switch {
+			case err != nil:
+				failed++
+				fmt.Fprintf(w, "%-9s  %s  %s  %v\n", out, t.src.Name, t.src.Location, err)
+			case len(diff) > 0:
+				fmt.Fprintf(w, "%-9s  %s  %s  (%s)\n", out, t.src.Name, t.src.Location, strings.Join(diff, ", "))
+			default:
+				fmt.Fprintf(w, "%-9s  %s  %s\n", out, t.src.Name, t.src.Location)
+			}
 		}
 	}
 	fmt.Fprintf(w, "%d created, %d updated, %d unchanged, %d conflicts, %d errors\n",
 		counts[catalog.Created], counts[catalog.Updated], counts[catalog.Unchanged], counts[catalog.Conflict], failed-counts[catalog.Conflict])
 	if failed > 0 {
-		return fmt.Errorf("%d of %d tables not registered (see above)", failed, len(targets))
+		return fmt.Errorf("%d of %d tables not registered (see above)", failed, total)
 	}
 	return nil
 }
 
-// syncTargets lists the tables to register, sorted by name.
-func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duration) ([]syncTarget, error) {
+// syncTargets lists the tables to register by the name of their catalog,
+// each list sorted by name.
+func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duration) (map[string][]syncTarget, error) {
 	topics := c.Kafka.Topics
 	if c.Kafka.TopicRegex != "" {
 		cl, adm, err := newAdmin(c.Kafka)
@@ -115,16 +125,23 @@ func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duratio
 	if err != nil {
 		return nil, usagef("tables.path: %v", err)
 	}
-	name := catalogSource(c.Catalog)
+	names := map[string]func(route.TableSource, string, string) (catalog.Source, bool){}
+	for _, k := range c.EnabledCatalogs() {
+		names[k.Name] = catalogSource(k.Catalog)
+	}
 	seen := map[string]bool{}
-	var out []syncTarget
+	out := map[string][]syncTarget{}
 	add := func(src route.TableSource, path, role string) {
 		if seen[path] {
 			return
 		}
 		seen[path] = true
-		if s, ok := name(src, path, role); ok {
-			out = append(out, syncTarget{src: s, path: path})
+		cat, ok := c.CatalogOf(configSource(src))
+		if !ok {
+			return
+		}
+		if s, ok := names[cat](src, path, role); ok {
+			out[cat] = append(out[cat], syncTarget{src: s, path: path})
 		}
 	}
 	for _, topic := range topics {
@@ -145,10 +162,14 @@ func syncTargets(ctx context.Context, c config.Config, kafkaTimeout time.Duratio
 			add(src, historyPath(s.HistoryPath, src), catalog.RoleHistory)
 		}
 	}
-	if c.Catalog.ControlName != "" && c.Control.Path != "" {
-		out = append(out, syncTarget{path: c.Control.Path, src: catalog.Source{Name: catalogName(strings.Split(c.Catalog.ControlName, ".")),
-			Location: catalogLocation(c.Control.Path), Role: catalog.RoleControl}})
+	for _, k := range c.EnabledCatalogs() {
+		if k.ControlName != "" && c.Control.Path != "" {
+			out[k.Name] = append(out[k.Name], syncTarget{path: c.Control.Path, src: catalog.Source{Name: catalogName(strings.Split(k.ControlName, ".")),
+				Location: catalogLocation(c.Control.Path), Role: catalog.RoleControl}})
+		}
 	}
-	slices.SortFunc(out, func(a, b syncTarget) int { return strings.Compare(a.src.Name.String(), b.src.Name.String()) })
+	for _, ts := range out {
+		slices.SortFunc(ts, func(a, b syncTarget) int { return strings.Compare(a.src.Name.String(), b.src.Name.String()) })
+	}
 	return out, nil
 }

@@ -162,24 +162,28 @@ func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Li
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	registrar, err := newRegistrar(ctx, c, logger, reg)
+	lanes, err := newRegistrars(ctx, c, logger, reg)
 	if err != nil {
 		return err
 	}
-	if registrar != nil {
-		// Registration runs beside the pipeline and never holds it (ADR 0047).
-		opts.Catalog, opts.CatalogSource = registrar, catalogSource(c.Catalog)
+	if len(lanes) > 0 {
+		// Registration runs beside the pipeline and never holds it, one
+		// lane per catalog (ADR 0047).
+		opts.CatalogSource = catalogRoute(c, lanes)
 		rctx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		wg.Go(func() { registrar.Run(rctx) })
-		if c.Catalog.ControlName != "" && c.Control.Path != "" {
-			wg.Go(func() { registerControl(rctx, c, registrar, logger) })
+		for _, l := range lanes {
+			opts.Catalogs = append(opts.Catalogs, l.r)
+			wg.Go(func() { l.r.Run(rctx) })
+			if l.k.ControlName != "" && c.Control.Path != "" {
+				wg.Go(func() { registerControl(rctx, c, l.k.Catalog, l.r, logger) })
+			}
+			logger.Info("registering tables", "catalog", l.k.Name, "type", l.k.Type, "name", l.k.Catalog.Name)
 		}
 		defer func() {
 			stop()
 			wg.Wait()
 		}()
-		logger.Info("registering tables", "catalog", c.Catalog.Type, "name", c.Catalog.Name)
 	}
 	p, err := processor.New(opts, processor.WithLogger(logger), processor.WithRegisterer(reg))
 	if err != nil {

@@ -12,13 +12,16 @@ type registrarMetrics struct {
 	failing       prometheus.Gauge
 }
 
-func newRegistrarMetrics(reg prometheus.Registerer) (*registrarMetrics, error) {
+// newRegistrarMetrics are one catalog's metrics, labelled with its name:
+// each catalog of a process has its own series.
+func newRegistrarMetrics(reg prometheus.Registerer, name string) (*registrarMetrics, error) {
+	lbl := prometheus.Labels{"catalog": name}
 	m := &registrarMetrics{
-		registrations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cdc2delta", Subsystem: "catalog", Name: "registrations_total",
+		registrations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cdc2delta", Subsystem: "catalog", Name: "registrations_total", ConstLabels: lbl,
 			Help: "Table registrations in the catalog, by result (created, updated, unchanged, conflict, error)."}, []string{"result"}),
-		conflicts: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cdc2delta", Subsystem: "catalog", Name: "conflicts",
+		conflicts: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cdc2delta", Subsystem: "catalog", Name: "conflicts", ConstLabels: lbl,
 			Help: "Tables whose name in the catalog holds another table; their registration waits for an operator."}),
-		failing: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cdc2delta", Subsystem: "catalog", Name: "failing_tables",
+		failing: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cdc2delta", Subsystem: "catalog", Name: "failing_tables", ConstLabels: lbl,
 			Help: "Tables whose registration is failing and being retried (catalog down, hung, or refusing credentials)."}),
 	}
 	if reg == nil {

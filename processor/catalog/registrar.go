@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,11 @@ const DefaultRequestTimeout = 30 * time.Second
 
 // RegistrarOptions configure a Registrar.
 type RegistrarOptions struct {
+	// Name is the catalog's name in the configuration ("default" for the
+	// catalog: block, a key of catalogs:); /readyz lines and the metrics'
+	// catalog label carry it. Empty: "default", and /readyz lines say
+	// just "catalog:".
+	Name string
 	// Dependency names the catalog in errors ("Glue at http://…").
 	Dependency string
 	// RequestTimeout bounds each call to the catalog (default 30s).
@@ -90,7 +96,7 @@ func NewRegistrar(c Catalog, o RegistrarOptions) (*Registrar, error) {
 	if o.Dependency == "" {
 		o.Dependency = "the catalog"
 	}
-	m, err := newRegistrarMetrics(o.Registerer)
+	m, err := newRegistrarMetrics(o.Registerer, cmp.Or(o.Name, "default"))
 	if err != nil {
 		return nil, err
 	}
@@ -267,19 +273,32 @@ func (r *Registrar) Status() []TableStatus {
 	return out
 }
 
+// Name is the catalog's name in the configuration (RegistrarOptions.Name).
+func (r *Registrar) Name() string { return cmp.Or(r.o.Name, "default") }
+
+// prefix starts the registrar's /readyz lines: "catalog NAME:" names the
+// catalog when the configuration has several.
+func (r *Registrar) prefix() string {
+	if r.o.Name == "" {
+		return "catalog:"
+	}
+	return "catalog " + r.o.Name + ":"
+}
+
 // Problems are /readyz's lines about the catalog: conflicts, refused
 // credentials, and failures that outlasted the retry budget.
 func (r *Registrar) Problems() []string {
 	var out []string
+	p := r.prefix()
 	for _, ts := range r.Status() {
 		switch {
 		case ts.Conflict != nil:
-			out = append(out, fmt.Sprintf("catalog: table %s not registered: %v", ts.Name, ts.Conflict))
+			out = append(out, fmt.Sprintf("%s table %s not registered: %v", p, ts.Name, ts.Conflict))
 		case ts.Err != nil && errors.Is(ts.Err, ErrDenied):
-			out = append(out, fmt.Sprintf("catalog: %s refused access registering %s (check catalog credentials) for %s: %v",
-				r.o.Dependency, ts.Name, ts.FailingFor.Round(time.Second), ts.Err))
+			out = append(out, fmt.Sprintf("%s %s refused access registering %s (check catalog credentials) for %s: %v",
+				p, r.o.Dependency, ts.Name, ts.FailingFor.Round(time.Second), ts.Err))
 		case ts.Err != nil && ts.FailingFor >= r.o.RetryBudget:
-			out = append(out, fmt.Sprintf("catalog: registering %s has failed for %s: %v", ts.Name, ts.FailingFor.Round(time.Second), ts.Err))
+			out = append(out, fmt.Sprintf("%s registering %s has failed for %s: %v", p, ts.Name, ts.FailingFor.Round(time.Second), ts.Err))
 		}
 	}
 	return out
@@ -288,9 +307,10 @@ func (r *Registrar) Problems() []string {
 // Notes are /readyz's lines about registrations retrying within budget.
 func (r *Registrar) Notes() []string {
 	var out []string
+	p := r.prefix()
 	for _, ts := range r.Status() {
 		if ts.Conflict == nil && ts.Err != nil && ts.FailingFor < r.o.RetryBudget && !errors.Is(ts.Err, ErrDenied) {
-			out = append(out, fmt.Sprintf("catalog: registering %s retrying for %s: %v", ts.Name, ts.FailingFor.Round(time.Second), ts.Err))
+			out = append(out, fmt.Sprintf("%s registering %s retrying for %s: %v", p, ts.Name, ts.FailingFor.Round(time.Second), ts.Err))
 		}
 	}
 	return out

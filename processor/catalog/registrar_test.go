@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -208,4 +209,49 @@ func TestRegistrarStopsWithItsContext(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 	require.Equal(t, 1, f.count("lookup"))
+}
+
+// TestRegistrarsOwnLanes: two catalogs, one hung: the other's tables
+// register; /readyz lines name the catalog; each catalog has its own
+// metric series in one registry.
+func TestRegistrarsOwnLanes(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	hung, up := newFake(), newFake()
+	hung.set(nil, true)
+	clk := &clock{now: time.Unix(1000, 0)}
+	rh := startRegistrar(t, hung, RegistrarOptions{Name: "finance", Dependency: "Glue at http://hung", RetryBudget: time.Minute,
+		RequestTimeout: 20 * time.Millisecond, Now: clk.Now, Registerer: reg})
+	ru := startRegistrar(t, up, RegistrarOptions{Name: "default", Registerer: reg})
+	require.Equal(t, "finance", rh.Name())
+	tt := newTestTable(t)
+	ledger := Source{Name: Name{Schema: "finance", Table: "ledger"}, Location: "s3://lake/ledger", Role: RoleTable}
+	rh.Committed(ledger, tt.snap)
+	ru.Committed(ordersSrc, tt.snap)
+	waitFor(t, "the healthy catalog's table", func() bool { return registered(ru) })
+	require.Equal(t, 1, up.count("create"))
+	waitFor(t, "the hung catalog retrying", func() bool { return hung.count("lookup") >= 2 && len(rh.Notes()) == 1 })
+	require.Contains(t, rh.Notes()[0], "catalog finance: registering finance.ledger retrying")
+	clk.add(2 * time.Minute)
+	waitFor(t, "a problem", func() bool { return len(rh.Problems()) == 1 })
+	require.Contains(t, rh.Problems()[0], "catalog finance: registering finance.ledger has failed for 2m")
+	require.Contains(t, rh.Problems()[0], "no answer from Glue at http://hung")
+	require.Empty(t, ru.Problems())
+	require.Empty(t, ru.Notes())
+
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	failing := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "cdc2delta_catalog_failing_tables" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "catalog" {
+					failing[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	require.Equal(t, map[string]float64{"finance": 1, "default": 0}, failing)
 }

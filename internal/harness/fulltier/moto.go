@@ -29,6 +29,20 @@ type Moto struct {
 // killed when the test ends.
 func StartMoto(t testing.TB) *Moto {
 	t.Helper()
+	return startMoto(t, nil)
+}
+
+// StartMotoAuth starts a private moto_server that checks every request's
+// credentials as AWS does (moto's INITIAL_NO_AUTH_ACTION_COUNT=0): keys
+// no IAM user of the server holds are refused with HTTP 403
+// (InvalidClientTokenId, in an XML body even for JSON services).
+func StartMotoAuth(t testing.TB) *Moto {
+	t.Helper()
+	return startMoto(t, []string{"INITIAL_NO_AUTH_ACTION_COUNT=0"})
+}
+
+func startMoto(t testing.TB, env []string) *Moto {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("fulltier: picking a port for moto: %v", err)
@@ -42,6 +56,7 @@ func StartMoto(t testing.TB) *Moto {
 	}
 	cmd := exec.Command(bin, "-H", "127.0.0.1", "-p", strconv.Itoa(addr.Port))
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("fulltier: starting %s: %v", bin, err)
 	}
