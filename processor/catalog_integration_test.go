@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,13 +33,10 @@ import (
 // shows on /readyz.
 func TestCatalogGlue(t *testing.T) {
 	ctx := t.Context()
-	moto := fulltier.StartMoto(t)
-	gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(moto.Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
-	_, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("analytics")}})
-	require.NoError(t, err)
+	moto := fulltier.StartMotoGlue(t, "analytics")
+	gc := moto.Glue()
 	// customers' name is another table's.
-	_, err = gc.CreateTable(ctx, &glue.CreateTableInput{DatabaseName: aws.String("analytics"), TableInput: &types.TableInput{
+	_, err := gc.CreateTable(ctx, &glue.CreateTableInput{DatabaseName: aws.String("analytics"), TableInput: &types.TableInput{
 		Name: aws.String("customers"), TableType: aws.String("EXTERNAL_TABLE"), Parameters: map[string]string{"table_type": "DELTA"},
 		StorageDescriptor: &types.StorageDescriptor{Location: aws.String("s3://someone/else/customers")}}})
 	require.NoError(t, err)

@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
-	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -75,13 +73,7 @@ func readyzOf(r *running) func() (int, string) {
 // once finance answers, customers registers too.
 func TestCatalogLanes(t *testing.T) {
 	ctx := t.Context()
-	up, hung := fulltier.StartMoto(t), fulltier.StartMoto(t)
-	for _, m := range []*fulltier.Moto{up, hung} {
-		gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(m.Endpoint),
-			Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
-		_, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("analytics")}})
-		require.NoError(t, err)
-	}
+	up, hung := fulltier.StartMotoGlue(t, "analytics"), fulltier.StartMotoGlue(t, "analytics")
 	hung.Freeze()
 	creg := prometheus.NewRegistry()
 	var logs syncBuffer
@@ -101,8 +93,7 @@ func TestCatalogLanes(t *testing.T) {
 	}
 	readyz := readyzOf(pl.start(opts))
 	tableIn := func(m *fulltier.Moto, name string) bool {
-		gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(m.Endpoint),
-			Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
+		gc := m.Glue()
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		_, err := gc.GetTable(cctx, &glue.GetTableInput{DatabaseName: aws.String("analytics"), Name: aws.String(name)})

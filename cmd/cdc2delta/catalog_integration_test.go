@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
 	"github.com/aws/aws-sdk-go-v2/service/glue/types"
 	"github.com/stretchr/testify/require"
@@ -23,11 +22,8 @@ import (
 // by another location, which it leaves alone.
 func TestCatalogSyncGlue(t *testing.T) {
 	ctx := t.Context()
-	moto := fulltier.StartMoto(t)
-	gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(moto.Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
-	_, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("analytics")}})
-	require.NoError(t, err)
+	moto := fulltier.StartMotoGlue(t, "analytics")
+	gc := moto.Glue()
 
 	dir := t.TempDir()
 	testTable(t, filepath.Join(dir, "tables", "sales", "dbo", "orders"))
@@ -63,7 +59,7 @@ catalog:
 	require.Contains(t, r.stdout, "0 created, 0 updated, 3 unchanged, 0 conflicts, 0 errors")
 
 	// Someone repoints customers elsewhere: sync refuses to take it back.
-	_, err = gc.UpdateTable(ctx, &glue.UpdateTableInput{DatabaseName: aws.String("analytics"), TableInput: &types.TableInput{
+	_, err := gc.UpdateTable(ctx, &glue.UpdateTableInput{DatabaseName: aws.String("analytics"), TableInput: &types.TableInput{
 		Name: aws.String("customers"), TableType: aws.String("EXTERNAL_TABLE"), Parameters: map[string]string{"table_type": "DELTA"},
 		StorageDescriptor: &types.StorageDescriptor{Location: aws.String("s3://other/customers")}}})
 	require.NoError(t, err)
@@ -82,14 +78,7 @@ catalog:
 // their request timeout, each under a line naming its catalog, and sync
 // exits 1.
 func TestCatalogSyncLanes(t *testing.T) {
-	ctx := t.Context()
-	up, hung := fulltier.StartMoto(t), fulltier.StartMoto(t)
-	for _, m := range []*fulltier.Moto{up, hung} {
-		gc := glue.New(glue.Options{Region: "us-east-1", BaseEndpoint: aws.String(m.Endpoint),
-			Credentials: credentials.NewStaticCredentialsProvider("t", "t", "")})
-		_, err := gc.CreateDatabase(ctx, &glue.CreateDatabaseInput{DatabaseInput: &types.DatabaseInput{Name: aws.String("analytics")}})
-		require.NoError(t, err)
-	}
+	up, hung := fulltier.StartMotoGlue(t, "analytics"), fulltier.StartMotoGlue(t, "analytics")
 	hung.Freeze()
 
 	dir := t.TempDir()
