@@ -132,10 +132,12 @@ func Vacuum(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opt
 	// commits never conflict with them (a file it references is live, or
 	// younger than the retention, and kept).
 	blind := deltalog.ReadFiles()
-	var toDelete VacuumResult
-	toDelete.add(listed, nil)
+	var listedSize int64
+	for _, o := range listed {
+		listedSize += o.Size
+	}
 	start, err := t.Commit(ctx, snap, nil, deltalog.Operation{Name: deltalog.OpVacuumStart, Parameters: params, Metrics: map[string]string{
-		"numFilesToDelete": strconv.Itoa(len(toDelete.Files)), "sizeOfDataToDelete": strconv.FormatInt(toDelete.SizeOfDataToDelete, 10),
+		"numFilesToDelete": strconv.Itoa(len(listed)), "sizeOfDataToDelete": strconv.FormatInt(listedSize, 10),
 	}}, blind)
 	if err != nil {
 		return VacuumResult{}, fmt.Errorf("committing VACUUM START: %w", err)
