@@ -62,7 +62,9 @@ type Status struct {
 	// failures beyond the retry budget) and CatalogNotes its registrations
 	// retrying within budget (ADR 0047). They never stop data.
 	Catalog, CatalogNotes []string
-	now                   time.Time
+	// Others are the problems of Options.Problems.
+	Others []string
+	now    time.Time
 }
 
 // Ready reports whether the processor is consuming every partition it owns:
@@ -113,7 +115,7 @@ func (s Status) problems() []string {
 	for _, tp := range s.Unroutable {
 		out = append(out, fmt.Sprintf("unroutable: %s/%d", tp.Topic, tp.Partition))
 	}
-	return append(out, s.Catalog...)
+	return append(append(out, s.Catalog...), s.Others...)
 }
 
 // Status returns the current health.
@@ -128,6 +130,9 @@ func (p *Processor) Status() Status {
 	s.KafkaDown, s.KafkaDownSince, s.KafkaErr = p.kafka.status()
 	for _, c := range p.opts.Catalogs {
 		s.Catalog, s.CatalogNotes = append(s.Catalog, c.Problems()...), append(s.CatalogNotes, c.Notes()...)
+	}
+	if p.opts.Problems != nil {
+		s.Others = p.opts.Problems()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -3,6 +3,8 @@ package processor
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -38,4 +40,29 @@ func TestHealthBeforeFirstLoop(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	require.NoError(t, p.Close())
+}
+
+// TestHealthOtherProblems: Options.Problems' lines fail /readyz and are in
+// its body, beside the processor's own.
+func TestHealthOtherProblems(t *testing.T) {
+	dec, err := codecs.NewDecoder(mapSource{}, codecs.Options{})
+	require.NoError(t, err)
+	var others []string
+	p, err := New(Options{Brokers: []string{"127.0.0.1:1"}, Group: "g", Topics: []string{"t"}, Decoder: dec,
+		OpenStore: func(context.Context, string) (deltalog.Store, error) { return nil, nil },
+		Problems:  func() []string { return others }})
+	require.NoError(t, err)
+	defer p.Close()
+	readyz := func() (int, string) {
+		rec := httptest.NewRecorder()
+		p.Handler(nil).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	_, body := readyz()
+	require.NotContains(t, body, "control table")
+	others = []string{"control table not kept: it refuses the transaction topic"}
+	code, body := readyz()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, body, "control table not kept: it refuses the transaction topic")
+	require.Contains(t, p.Status().problems(), "control table not kept: it refuses the transaction topic")
 }

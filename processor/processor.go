@@ -154,6 +154,10 @@ type Options struct {
 	// down or refusing holds only its own tables' registration. Empty
 	// registers nothing; their Run is the caller's to start.
 	Catalogs []*catalog.Registrar
+	// Problems, if set, are more of /readyz's problems, from parts of the
+	// process that run beside the pipeline and never stop it (the control
+	// table's keeper).
+	Problems func() []string
 	// CatalogSource gives the registrar (one of Catalogs) that keeps a
 	// table and the table's name there, from its route source, its path and
 	// its role (catalog.RoleTable, catalog.RoleChangeLog); a nil registrar

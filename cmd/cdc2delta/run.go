@@ -149,11 +149,11 @@ func runCommand() command {
 	}
 }
 
-// runProcessor runs until ctx ends (SIGINT/SIGTERM) or the processor fails.
-// metricsLn, when not nil, is metrics.listen already bound: the quickstart binds a
-// free port before it writes it into the configuration.
-// runProcessor runs the pipeline of c until ctx ends; started, if set, is
-// given the processor once it exists (the quickstart watches its tables).
+// runProcessor runs the pipeline of c until ctx ends (SIGINT/SIGTERM) or
+// the processor fails. metricsLn, when not nil, is metrics.listen already
+// bound: the quickstart binds a free port before it writes it into the
+// configuration. started, if set, is given the processor once it exists
+// (the quickstart watches its tables).
 func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Listener, started func(*processor.Processor)) error {
 	logger := newLogger(c.Log, e.stderr)
 	opts, err := processorOptions(c, logger)
@@ -184,6 +184,24 @@ func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Li
 			stop()
 			wg.Wait()
 		}()
+	}
+	if c.Control.Path != "" {
+		ctl, err := newController(ctx, c, opts, logger, reg)
+		if err != nil {
+			return err
+		}
+		defer ctl.Close()
+		// Its failures only lag the control table; one it cannot recover
+		// from (a transaction topic it refuses) shows on /readyz.
+		opts.Problems = ctl.Problems
+		cctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = ctl.Run(cctx) })
+		defer func() {
+			stop()
+			wg.Wait()
+		}()
+		logger.Info("keeping the control table", "path", c.Control.Path, "transaction_topic", c.Control.TransactionTopic)
 	}
 	p, err := processor.New(opts, processor.WithLogger(logger), processor.WithRegisterer(reg))
 	if err != nil {
@@ -223,21 +241,6 @@ func runProcessor(ctx context.Context, e *env, c config.Config, metricsLn net.Li
 		logger.Info("serving /metrics, /healthz and /readyz", "addr", ln.Addr().String())
 	}
 	logger.Info("starting", "brokers", c.Kafka.Brokers, "group", c.Kafka.GroupID, "tables", c.Tables.Path)
-	if c.Control.Path != "" {
-		ctl, err := newController(ctx, c, opts, logger, reg)
-		if err != nil {
-			return err
-		}
-		defer ctl.Close()
-		cctx, stop := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		wg.Go(func() { _ = ctl.Run(cctx) }) // it logs its own failures and only lags
-		defer func() {
-			stop()
-			wg.Wait()
-		}()
-		logger.Info("keeping the control table", "path", c.Control.Path, "transaction_topic", c.Control.TransactionTopic)
-	}
 	if err := p.Run(ctx); err != nil {
 		if errors.Is(err, processor.ErrKafkaAccess) {
 			return fmt.Errorf("%w (check kafka.sasl, kafka.tls and the user's ACLs)", err)

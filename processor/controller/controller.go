@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -95,6 +96,8 @@ type Controller struct {
 	// behind is each table's and group's complete_through commit time
 	// behind the newest source commit any table applied, in seconds.
 	tableBehind, groupBehind *prometheus.GaugeVec
+	// refused is why Run stopped keeping the control table (ErrTransactions).
+	refused atomic.Pointer[error]
 }
 
 // controlledTable is one table the controller follows.
@@ -222,6 +225,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		err := c.Round(ctx)
 		if errors.Is(err, ErrTransactions) && ctx.Err() == nil {
 			c.log.Error("the control table is not kept: its transaction topic comes from a source whose transactions it cannot place", "err", err)
+			c.refused.Store(&err)
 			return err
 		}
 		if err != nil && ctx.Err() == nil {
@@ -233,6 +237,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Problems are /readyz's lines about the control table: why it is no
+// longer kept, once Run has stopped on a transaction topic it refuses. A
+// failed round only lags and is not a problem.
+func (c *Controller) Problems() []string {
+	if err := c.refused.Load(); err != nil {
+		return []string{"control table not kept: " + (*err).Error()}
+	}
+	return nil
 }
 
 // Round brings the control table up to date once.
