@@ -48,7 +48,9 @@ type BatchLimits struct {
 	// Drained commits a batch of at least MinRecords entries before Age
 	// when the last fetch of each of the table's partitions reached its
 	// high watermark: nothing more is there to wait for, so waiting only
-	// costs freshness (ADR 0030, amended for issue 15). False: off.
+	// costs freshness (ADR 0030, amended); a busy batch below MinRecords
+	// too, once nothing has arrived for a quarter of Age (quiet): the tail
+	// of a stream that stopped. False: off.
 	Drained bool
 	// CommitsPerSecond is the rate of commits shared by all tables (0:
 	// unlimited). A batch due by Age and MinRecords waits for its
@@ -167,6 +169,7 @@ type pending struct {
 type arrivals struct {
 	start     time.Time // of the current window
 	cur, prev int
+	last      time.Time // the latest arrival
 }
 
 // roll moves the windows up to now.
@@ -189,6 +192,14 @@ func (a *arrivals) recent(now time.Time, age time.Duration) float64 {
 	}
 	return float64(a.prev)*(1-float64(now.Sub(a.start))/float64(age)) + float64(a.cur)
 }
+
+// quiet is how long nothing must arrive before a drained busy batch below
+// MinRecords commits: a quarter of Age. A busy table receives MinRecords
+// or more entries per Age, so while its stream flows a gap this long
+// between fetches that bring it records does not occur (at the defaults, 250 ms
+// against a mean gap of at most 10 ms): the batch is the tail of a stream
+// that stopped, and waiting longer only delays it.
+func (l BatchLimits) quiet() time.Duration { return l.Age / 4 }
 
 // produceCredit bounds how much earlier than its arrival a record's age
 // starts: a tenth of MaxDelay - Age, at most a second. The connector's and
@@ -224,6 +235,7 @@ func (p *pending) add(now time.Time, l BatchLimits, e entry) {
 	}
 	p.arrivals.roll(now, l.Age)
 	p.arrivals.cur++
+	p.arrivals.last = now
 	if produced.Before(p.produced) {
 		p.produced = produced
 	}
@@ -280,15 +292,18 @@ func (p *pending) forced(now time.Time, l BatchLimits) bool {
 
 // ready reports whether the batch may be committed when the commit budget
 // allows: it is Age old and holds MinRecords entries or is busy (enough),
-// or, under l.Drained, it holds MinRecords entries and is drained (its
-// table's partitions are read to their high watermarks). A busy batch below
-// MinRecords waits for Age even when drained, so that a caught-up table
-// does not commit once per fetch.
+// or, under l.Drained and drained (its table's partitions are read to their
+// high watermarks), it holds MinRecords entries, or it is busy and nothing
+// has arrived for quiet. A busy batch below MinRecords does not commit on
+// drained alone, so that a caught-up table does not commit once per fetch.
 func (p *pending) ready(now time.Time, l BatchLimits, drained bool) bool {
 	if now.Sub(p.started) >= l.Age {
 		return p.enough(l)
 	}
-	return l.Drained && drained && !p.empty() && p.count() >= l.MinRecords
+	if !l.Drained || !drained || p.empty() {
+		return false
+	}
+	return p.count() >= l.MinRecords || p.busy && now.Sub(p.arrivals.last) >= l.quiet()
 }
 
 // due reports whether the batch is forced or ready.
@@ -306,6 +321,22 @@ func (p *pending) deadline(l BatchLimits) time.Time {
 		return p.started.Add(l.Age)
 	}
 	return p.produced.Add(l.MaxDelay)
+}
+
+// wake is when a batch that is not due at now is looked at again: its
+// deadline, or for a busy one under l.Drained sooner, when nothing will
+// have arrived for quiet (ready if its table is drained by then), and
+// while it is not drained, every quiet.
+func (p *pending) wake(now time.Time, l BatchLimits) time.Time {
+	at := p.deadline(l)
+	if !l.Drained || !p.busy || p.empty() {
+		return at
+	}
+	q := p.arrivals.last.Add(l.quiet())
+	if !q.After(now) { // quiet already, so not drained (else it was ready)
+		q = now.Add(l.quiet())
+	}
+	return earliest(at, q)
 }
 
 // forcedAt is when the batch is forced by MaxDelay (zero when empty).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 )
 
@@ -85,14 +86,34 @@ func TestBusyTableTail(t *testing.T) {
 			require.Len(t, p.take(l).recs, 150)
 			spread(&p, 1, tc.tail, 0)
 			require.False(t, p.ready(at(tc.tail), l, true), "below MinRecords, drained does not count")
+			quiet := at(tc.tail + l.Age/4)
+			require.False(t, p.ready(quiet.Add(-time.Millisecond), l, true), "not quiet yet")
+			require.Equal(t, tc.busy, p.ready(quiet, l, true), "busy, drained and quiet: the tail of a stream that stopped")
+			require.False(t, p.ready(quiet, l, false), "quiet but not drained")
 			require.Equal(t, tc.busy, p.ready(at(tc.tail+l.Age), l, false), "ready at Age")
 			if tc.busy {
 				require.Equal(t, at(tc.tail+l.Age), p.deadline(l))
+				require.Equal(t, quiet, p.wake(at(tc.tail), l), "looked at again once quiet")
+				require.Equal(t, quiet.Add(l.Age/4), p.wake(quiet, l), "not drained when quiet: looked at every quarter Age")
 				return
 			}
+			require.Equal(t, p.deadline(l), p.wake(at(tc.tail), l))
 			require.Equal(t, at(tc.tail+l.MaxDelay), p.deadline(l), "below MinRecords: waits for MaxDelay")
 		})
 	}
+	t.Run("a flowing stream is never quiet (control)", func(t *testing.T) {
+		// 100 entries a second, the least a busy table gets: 10 ms apart.
+		var p pending
+		spread(&p, 150, 0, 1500*time.Millisecond)
+		require.Len(t, p.take(l).recs, 150)
+		for i := range 99 {
+			now := at(1500*time.Millisecond + time.Duration(i)*10*time.Millisecond)
+			p.add(now, l, entry{kind: entryChange, size: 1})
+			require.False(t, p.ready(now.Add(9*time.Millisecond), l, true), "entry %d", i)
+		}
+		require.True(t, p.busy)
+		require.True(t, p.ready(p.arrivals.last.Add(l.Age/4), l, true), "once it stops, the tail commits")
+	})
 	t.Run("end of a backlog", func(t *testing.T) {
 		var p pending
 		spread(&p, 2030, 0, 0) // one poll
@@ -102,4 +123,52 @@ func TestBusyTableTail(t *testing.T) {
 		// Taken 3 s later: the arrivals are long past, the batch was busy.
 		require.True(t, p.ready(at(3*time.Second), l, false), "the backlog's 30 left commit at Age")
 	})
+}
+
+// TestLiveTailCommitsWhenQuiet: a busy table whose stream stops commits
+// its last few records (fewer than min_records) once nothing has arrived
+// for a quarter of max_age and its partitions are drained, instead of at
+// max_age. A burst of 250 records makes the table busy and commits on
+// drained; 30 more, 50 ms later, are the tail. With commit_when_drained off
+// (the control) the same tail waits max_age, which the bound tells apart.
+func TestLiveTailCommitsWhenQuiet(t *testing.T) {
+	const age = time.Second
+	for _, tc := range []struct {
+		name    string
+		drained bool
+	}{{"drained", true}, {"max_age (control)", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 41, Keys: 200}, nil, "livetail", dbzgen.Customers())
+			opts := pl.options("livetail")
+			opts.Maintenance.Disabled = true
+			opts.Batch = BatchLimits{Records: 10000, Age: age, MinRecords: 100, MaxDelay: 10 * time.Second,
+				CommitsPerSecond: 50, Drained: tc.drained}
+			pl.start(opts)
+			pl.produce(250)
+			time.Sleep(50 * time.Millisecond)
+			pl.produce(30)
+			last := time.Now()
+			pl.waitCaughtUp()
+			pl.requireModel()
+
+			store := pl.store(pl.tables[0])
+			var final *deltalog.CommitInfo
+			for v := int64(0); ; v++ {
+				ci, _, ok := readCommit(t, store, v)
+				if !ok {
+					break
+				}
+				final = ci
+			}
+			gap := time.UnixMilli(*final.Timestamp).Sub(last)
+			t.Logf("the tail committed %s after its last record was produced", gap)
+			if tc.drained {
+				// A quarter of max_age (250 ms) and the commit; max_age on
+				// the old rule. The bound leaves slack for a loaded machine.
+				require.Less(t, gap, 700*time.Millisecond, "the tail of a stream that stopped waited for max_age")
+				return
+			}
+			require.GreaterOrEqual(t, gap, 900*time.Millisecond, "without drained the tail waits max_age (the bound tells the rules apart)")
+		})
+	}
 }

@@ -121,7 +121,7 @@ func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool)
 		t.slot = time.Time{}
 		return commitReady, 0
 	default:
-		return "", pd.deadline(l).Sub(now)
+		return "", pd.wake(now, l).Sub(now)
 	}
 	if t.slot.IsZero() {
 		p.mu.budget.reserve(now) // a forced commit uses up the budget too
