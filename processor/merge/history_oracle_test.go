@@ -293,6 +293,7 @@ func TestHistoryLateEvents(t *testing.T) {
 // random batches with replays and restarts, and compares the whole history
 // table with the model after every commit.
 func TestHistoryOracleWorkload(t *testing.T) {
+	lateAcross := 0
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			recs, w, _ := workloadRecords(t, dbzgen.WorkloadOptions{Seed: seed, Keys: 15, Snapshot: seed%2 == 0, MaxTxEvents: 3,
@@ -304,10 +305,21 @@ func TestHistoryOracleWorkload(t *testing.T) {
 			require.Positive(t, c.Redeliveries, "re-deliveries")
 			r := rand.New(rand.NewPCG(seed, 47))
 			hr := newHistRun(t, HistoryOptions{DeletionVectors: []*bool{nil, new(false)}[seed%2]}, nil)
+			deleted := map[string]codecs.Position{} // by key, deletes of earlier batches
 			for len(recs) > 0 {
 				n := min(len(recs), 1+r.IntN(40))
 				batch := recs[:n]
 				recs = recs[n:]
+				for _, rec := range batch {
+					if p, ok := deleted[fmt.Sprint(rec.Change.Key)]; ok && rec.Change.Op == codecs.OpUpdate && rec.Change.Pos.Compare(p) < 0 {
+						lateAcross++ // a late update in a later batch than its key's delete
+					}
+				}
+				for _, rec := range batch {
+					if rec.Change.Op == codecs.OpDelete {
+						deleted[fmt.Sprint(rec.Change.Key)] = rec.Change.Pos
+					}
+				}
 				hr.apply(batch, false)
 				if r.IntN(5) == 0 {
 					hr.apply(batch, true)
@@ -320,4 +332,6 @@ func TestHistoryOracleWorkload(t *testing.T) {
 			t.Logf("%d commits; counts %+v", hr.commits, c)
 		})
 	}
+	require.Positive(t, lateAcross, "updates older than a delete of their key committed in an earlier batch")
+	t.Logf("%d updates older than a delete of their key committed in an earlier batch", lateAcross)
 }
