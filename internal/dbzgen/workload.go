@@ -44,10 +44,10 @@ type WorkloadOptions struct {
 	KeyUpdateRatio float64
 	// LateUpdate is the probability that a delete of a row is preceded, in
 	// its transaction, by an update of the row that is delivered after the
-	// delete and its tombstone: an update older than the key's delete
-	// arriving after it, as when a re-sent or re-routed event overtakes
-	// nothing but follows the delete. Zero draws nothing from the random
-	// sequence.
+	// delete and its tombstone: an update older than its key's delete that
+	// arrives after it, as a re-sent event, or one that took another
+	// partition, can. Its transaction block keeps its place in the source
+	// transaction. Zero draws nothing from the random sequence.
 	LateUpdate float64
 	// MaxTxEvents is the largest number of events per source transaction
 	// (default 1); all events of one share a commit_lsn.
