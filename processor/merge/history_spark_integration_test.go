@@ -13,7 +13,6 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
-	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/harness/cdcmodel"
 	"github.com/cdc2delta/cdc2delta/internal/harness/fulltier"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -84,41 +83,6 @@ func lateBatches(r *rand.Rand, n int) [][]codecs.Change {
 		k := min(len(stream), 1+r.IntN(10))
 		batches = append(batches, stream[:k])
 		stream = stream[k:]
-	}
-	return batches
-}
-
-// workloadBatches is a dbzgen stream with the shapes a source sends outside
-// tests: primary-key changes as a delete and an insert and as Debezium's
-// key update (delete and create at one position), late updates of deleted
-// keys and re-deliveries, encoded and decoded as the consumer reads them
-// and cut into random batches (tombstones left out: neither side keeps
-// them).
-func workloadBatches(t *testing.T, seed uint64, n int) [][]codecs.Change {
-	def := dbzgen.TableDef{Database: "shop", Schema: "dbo", Name: "people", Columns: []dbzgen.Column{
-		{Name: "id", Type: "int"}, {Name: "name", Type: "nvarchar(20)", Nullable: true}, {Name: "notes", Type: "nvarchar(max)", Nullable: true},
-	}, Key: []string{"id"}}
-	recs, w, _ := workloadRecordsOf(t, def, dbzgen.WorkloadOptions{Seed: seed, Keys: 12, MaxTxEvents: 3, DeleteRatio: 0.2,
-		KeyChangeRatio: 0.05, KeyUpdateRatio: 0.05, LateUpdate: 0.4, Redeliver: 0.1}, n)
-	c := w.Counts()
-	require.Positive(t, c.KeyUpdates, "key updates")
-	require.Greater(t, c.KeyChanges, c.KeyUpdates, "key changes as a delete and an insert")
-	require.Positive(t, c.LateUpdates, "late updates of deleted keys")
-	require.Positive(t, c.Redeliveries, "re-deliveries")
-	r := rand.New(rand.NewPCG(seed, 61))
-	var batches [][]codecs.Change
-	var batch []codecs.Change
-	for _, rec := range recs {
-		if rec.Change.Op == codecs.OpTombstone {
-			continue
-		}
-		batch = append(batch, rec.Change)
-		if r.IntN(12) == 0 {
-			batches, batch = append(batches, batch), nil
-		}
-	}
-	if batch != nil {
-		batches = append(batches, batch)
 	}
 	return batches
 }
@@ -311,10 +275,6 @@ func TestHistoryMatchesSparkAutoCDC(t *testing.T) {
 				oracle:  fulltier.SCD2Options{TrackHistoryExcept: []string{"notes"}, Types: types},
 				batches: lateBatches(rand.New(rand.NewPCG(seed, 60)), 40)},
 		)
-	}
-	for seed := range uint64(2) {
-		workloads = append(workloads, &sparkWorkload{name: fmt.Sprintf("dbzgen/%d", seed), oracle: fulltier.SCD2Options{Types: types},
-			batches: workloadBatches(t, seed, 300)})
 	}
 	type cut struct {
 		w *sparkWorkload
