@@ -143,6 +143,11 @@ func (pl *pipeline) produce(n int) {
 		}
 		require.NoError(pl.t, err)
 		r := &kgo.Record{Topic: pl.gen.Topic(ev), Key: key, Value: value}
+		hs, err := pl.gen.Headers(ev)
+		require.NoError(pl.t, err)
+		for _, h := range hs {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
 		pl.stalls.mark(pl.t, ev, r)
 		recs = append(recs, r)
 	}

@@ -14,13 +14,14 @@ import (
 )
 
 // TestHistoryTable runs the pipeline with a history table over a workload
-// with a snapshot, deletes, primary-key changes and multi-event
+// with a snapshot, deletes, primary-key changes in both of Debezium's forms,
+// late updates of deleted keys, re-deliveries and multi-event
 // transactions, through restarts and beside eager maintenance, and requires the history table to hold
 // exactly the versions the reference model folds from every record of the
 // topic, with its txn equal to the table's.
 func TestHistoryTable(t *testing.T) {
-	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 9, Keys: 25, Snapshot: true, MaxTxEvents: 3, DeleteRatio: 0.15, KeyChangeRatio: 0.05},
-		nil, "hist", dbzgen.Orders())
+	pl := newPipelineOf(t, dbzgen.WorkloadOptions{Seed: 9, Keys: 25, Snapshot: true, MaxTxEvents: 3, DeleteRatio: 0.15,
+		KeyChangeRatio: 0.05, KeyUpdateRatio: 0.05, LateUpdate: 0.3, Redeliver: 0.05}, nil, "hist", dbzgen.Orders())
 	tb := pl.tables[0]
 	opts := pl.options("hist")
 	// Maintenance compacts and checkpoints the history table beside its
@@ -63,6 +64,21 @@ func TestHistoryTable(t *testing.T) {
 	}
 
 	recs := pl.consumeAll(tb.Topic(), opts.Decoder)
+	store, err := opts.OpenStore(t.Context(), tablePath(tb)+"_history")
+	require.NoError(t, err)
+	snap := histSnap()
+	versions := requireHistory(t, recs, store, snap)
+	t.Logf("%d records, %d versions; history table version %d, %d files; counts %+v",
+		len(recs), versions, snap.Version(), len(snap.Files()), pl.w.Counts())
+	requireShapes(t, pl.w.Counts())
+	require.Equal(t, cdctable.ShapeHistory, histSnap().Metadata().Configuration[cdctable.PropShape])
+}
+
+// requireHistory requires the history table's snapshot snap in store to
+// hold exactly the versions the reference model folds from recs, every
+// record of the table's topic, and returns how many versions that is.
+func requireHistory(t *testing.T, recs []cdcmodel.Record, store deltalog.Store, snap *deltalog.Snapshot) int {
+	t.Helper()
 	model := cdcmodel.NewHistory(nil)
 	upTo := map[cdcmodel.TopicPartition]int64{}
 	for _, r := range recs {
@@ -70,9 +86,7 @@ func TestHistoryTable(t *testing.T) {
 		upTo[r.TopicPartition] = max(upTo[r.TopicPartition], r.Offset)
 	}
 	require.True(t, model.Commit(upTo))
-	store, err := opts.OpenStore(t.Context(), tablePath(tb)+"_history")
-	require.NoError(t, err)
-	got, err := cdcmodel.ReadSnapshot(t.Context(), store, histSnap(), append(model.KeyColumns(), cdcmodel.ColStartPosition))
+	got, err := cdcmodel.ReadSnapshot(t.Context(), store, snap, append(model.KeyColumns(), cdcmodel.ColStartPosition))
 	require.NoError(t, err)
 	cols := append(model.Columns(), cdcmodel.ColStartAt, cdcmodel.ColEndAt, cdcmodel.ColStartPosition, cdcmodel.ColEndPosition,
 		cdcmodel.ColPosition, cdcmodel.ColCommitTime)
@@ -80,14 +94,23 @@ func TestHistoryTable(t *testing.T) {
 	for _, r := range got.Rows {
 		for c, x := range r {
 			if tm, ok := x.(time.Time); ok {
-				r[c] = tm.UnixMicro()
+				r[c] = tm.UnixMicro() // as the model renders time columns
 			}
 		}
 	}
 	want := model.Rows()
 	require.Greater(t, len(want), 25, "versions")
-	snap := histSnap()
-	t.Logf("%d records, %d versions of %d columns; history table version %d, %d files", len(recs), len(want), len(cols), snap.Version(), len(snap.Files()))
 	require.Equal(t, cdcmodel.RenderRows(want, cols), cdcmodel.RenderRows(got.Rows, cols))
-	require.Equal(t, cdctable.ShapeHistory, histSnap().Metadata().Configuration[cdctable.PropShape])
+	return len(want)
+}
+
+// requireShapes requires the workload to have sent each shape a history
+// table must place: primary-key changes in both forms, late updates of
+// deleted keys and re-deliveries.
+func requireShapes(t *testing.T, c dbzgen.WorkloadCounts) {
+	t.Helper()
+	require.Positive(t, c.KeyUpdates, "key updates with Debezium's key headers")
+	require.Greater(t, c.KeyChanges, c.KeyUpdates, "key changes as a delete and an insert")
+	require.Positive(t, c.LateUpdates, "late updates of deleted keys")
+	require.Positive(t, c.Redeliveries, "re-deliveries")
 }

@@ -22,7 +22,8 @@ import (
 
 // TestProcessorOracle runs the whole pipeline (Kafka, decoding, per-table
 // batches under random hard caps, MERGE) on a workload whose updates leave
-// unchanged LOBs as Debezium's placeholder, with the processor stopped
+// unchanged LOBs as Debezium's placeholder, with primary-key changes in both
+// of Debezium's forms, late updates of deleted keys and re-deliveries, with the processor stopped
 // abruptly at random points and restarted, and compares every committed
 // version of the table, rows and change feed, with the reference model fed
 // the same records: each version must equal the model applied up to that
@@ -41,7 +42,7 @@ func TestProcessorOracle(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0x0ac1e))
 			pl := newPipelineOf(t, dbzgen.WorkloadOptions{
 				Seed: seed, Keys: 50, Snapshot: true, Placeholders: 0.7, DeleteRatio: 0.1, KeyChangeRatio: 0.05,
-				MaxTxEvents: 3, Redeliver: 0.1, RedeliverWindow: 100,
+				KeyUpdateRatio: 0.03, LateUpdate: 0.2, MaxTxEvents: 3, Redeliver: 0.1, RedeliverWindow: 100,
 			}, nil, "oracle", dbzgen.Tickets())
 			opts := pl.options("oracle")
 			opts.Sink.EnableChangeDataFeed = true
@@ -80,6 +81,7 @@ func TestProcessorOracle(t *testing.T) {
 				r.close(t)
 			}
 			require.Positive(t, pl.w.Counts().Unavailable, "the workload sends placeholders")
+			requireShapes(t, pl.w.Counts())
 			tb := pl.tables[0]
 			compactions += compareVersions(t, pl.store(tb), pl.consumeAll(tb.Topic(), opts.Decoder))
 		})

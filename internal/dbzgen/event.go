@@ -37,6 +37,12 @@ type Event struct {
 	// Tombstone makes Encode return the key of the row image and a nil
 	// value, the record Debezium sends after a delete.
 	Tombstone bool
+	// NewKey, on a delete (and its tombstone) that is the first half of a
+	// primary-key update, is the key the row moved to: the record's
+	// __debezium.newkey header. OldKey, on the create that is its second
+	// half, is the key it left: the __debezium.oldkey header. Both hold the
+	// key columns only; nil for any other event. See [Generator.Headers].
+	NewKey, OldKey Row
 }
 
 // Source is the variable part of the source block.

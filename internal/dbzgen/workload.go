@@ -33,6 +33,22 @@ type WorkloadOptions struct {
 	// and an insert sharing one change LSN; Debezium emits op=d (serial 1),
 	// its tombstone, then op=c for the new key (serial 2).
 	KeyChangeRatio float64
+	// KeyUpdateRatio is the share of changes to an existing row that
+	// update its primary key where the change table logs the update as one
+	// (operations 3 and 4: a singleton update under trace flag 8207; on
+	// PostgreSQL and MySQL every key update). Debezium's relational emitter
+	// then splits it: op=d on the old key with header __debezium.newkey,
+	// its tombstone (the same header), then op=c on the new key with header
+	// __debezium.oldkey, both with the update's source block (one change
+	// LSN, serial 2). Zero draws nothing from the random sequence.
+	KeyUpdateRatio float64
+	// LateUpdate is the probability that a delete of a row is preceded, in
+	// its transaction, by an update of the row that is delivered after the
+	// delete and its tombstone: an update older than its key's delete that
+	// arrives after it, as a re-sent event, or one that took another
+	// partition, can. Its transaction block keeps its place in the source
+	// transaction. Zero draws nothing from the random sequence.
+	LateUpdate float64
 	// MaxTxEvents is the largest number of events per source transaction
 	// (default 1); all events of one share a commit_lsn.
 	MaxTxEvents int
@@ -107,11 +123,19 @@ type queued struct {
 	// row is the source row after the event when ev.After does not show it
 	// (it carries placeholders).
 	row Row
+	// late marks an update delivered after a newer event of its key: it
+	// does not change the emitted rows.
+	late bool
 }
 
 // WorkloadCounts says what a workload emitted so far.
 type WorkloadCounts struct {
 	Reads, Creates, Updates, Deletes, Tombstones, Redeliveries int
+	// KeyChanges counts the primary-key changes (KeyChangeRatio and
+	// KeyUpdateRatio), KeyUpdates those of them with Debezium's headers.
+	KeyChanges, KeyUpdates int
+	// LateUpdates counts the updates delivered after their key's delete.
+	LateUpdates int
 	// Markers counts the transaction topic's BEGIN and END events.
 	Markers int
 	// Unavailable counts the updates with at least one placeholder.
@@ -224,6 +248,7 @@ func (w *Workload) Next() Event {
 	case ev.Marker != nil:
 		w.counts.Markers++
 	case ev.Tombstone:
+	case q.late:
 	case ev.Op == OpDelete:
 		delete(q.table.emitted, q.key)
 	case q.row != nil:
@@ -243,8 +268,17 @@ func (w *Workload) Next() Event {
 		w.counts.Reads++
 	case ev.Op == OpCreate:
 		w.counts.Creates++
+		if ev.OldKey != nil || ev.Source.SerialNo == 2 {
+			w.counts.KeyChanges++
+		}
+		if ev.OldKey != nil {
+			w.counts.KeyUpdates++
+		}
 	case ev.Op == OpUpdate:
 		w.counts.Updates++
+		if q.late {
+			w.counts.LateUpdates++
+		}
 		if q.row != nil {
 			w.counts.Unavailable++
 		}
@@ -315,6 +349,17 @@ func (w *Workload) transaction() {
 			perTable[ev.Table]++
 			ev.Transaction = &Transaction{ID: commit.String(), TotalOrder: int64(j + 1), DataCollectionOrder: perTable[ev.Table]}
 		}
+	}
+	// A late update goes out after the delete (and tombstone) that follows
+	// it in the source.
+	for j := 0; j+1 < len(evs); j++ {
+		if evs[j].late {
+			evs[j], evs[j+1] = evs[j+1], evs[j]
+			j++
+		}
+	}
+	for j := range evs {
+		ev := &evs[j].ev
 		w.queue = append(w.queue, evs[j])
 		if j == 0 && w.lateEnd != nil {
 			w.queue = append(w.queue, *w.lateEnd)
@@ -352,12 +397,20 @@ func (w *Workload) change() []queued {
 			return w.keyChange(ts, ev, i, j)
 		}
 	}
+	if exists && w.opts.KeyUpdateRatio > 0 && w.rng.Float64() < w.opts.KeyUpdateRatio {
+		if j, ok := w.freeKey(ts); ok {
+			return w.keyUpdate(ts, ev, i, j)
+		}
+	}
 	switch {
 	case !exists:
 		row := w.newRow(ts, i)
 		ts.rows[i] = row
 		ev.Op, ev.After = OpCreate, maps.Clone(row)
 	case w.rng.Float64() < w.opts.DeleteRatio:
+		if w.opts.LateUpdate > 0 && w.rng.Float64() < w.opts.LateUpdate {
+			return w.lateUpdate(ts, ev, i)
+		}
 		delete(ts.rows, i)
 		ev.Op, ev.Before = OpDelete, old
 	default:
@@ -415,6 +468,36 @@ func (w *Workload) keyChange(ts *tableState, del Event, i, j int) []queued {
 	ins := Event{Table: ts.table, Op: OpCreate, After: maps.Clone(row), Source: del.Source}
 	ins.Source.SerialNo = 2
 	return []queued{{ev: del, table: ts, key: i}, {ev: ins, table: ts, key: j}}
+}
+
+// keyUpdate moves the row of key i to key j as one update at one change
+// position (serial 2, as every update), which Debezium emits as a delete of
+// the old key and a create of the new one, each naming the other key.
+func (w *Workload) keyUpdate(ts *tableState, ev Event, i, j int) []queued {
+	old := ts.rows[i]
+	row := maps.Clone(old)
+	maps.Copy(row, ts.keys[j])
+	w.mutate(ts, row)
+	delete(ts.rows, i)
+	ts.rows[j] = row
+	ev.Source.SerialNo = 2
+	del := ev
+	del.Op, del.Before, del.NewKey = OpDelete, old, maps.Clone(ts.keys[j])
+	ins := ev
+	ins.Op, ins.After, ins.OldKey = OpCreate, maps.Clone(row), maps.Clone(ts.keys[i])
+	return []queued{{ev: del, table: ts, key: i}, {ev: ins, table: ts, key: j}}
+}
+
+// lateUpdate updates the row of key i and then deletes it, at two change
+// positions of one transaction; the update is delivered after the delete.
+func (w *Workload) lateUpdate(ts *tableState, upd Event, i int) []queued {
+	old := ts.rows[i]
+	row := maps.Clone(old)
+	w.mutate(ts, row)
+	upd.Op, upd.Before, upd.After, upd.Source.SerialNo = OpUpdate, old, maps.Clone(row), 2
+	del := Event{Table: ts.table, Op: OpDelete, Before: row, Source: Source{Time: w.now, ChangeLSN: w.advance(), SerialNo: 1}}
+	delete(ts.rows, i)
+	return []queued{{ev: upd, table: ts, key: i, late: true}, {ev: del, table: ts, key: i}}
 }
 
 // newRow is a random row of ts with key i.

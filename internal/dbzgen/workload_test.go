@@ -2,6 +2,8 @@ package dbzgen_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"testing"
@@ -71,6 +73,8 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 		{"snapshot and transactions", dbzgen.WorkloadOptions{Seed: 2, Keys: 30, Snapshot: true, MaxTxEvents: 4, TransactionMetadata: true}},
 		{"redeliveries", dbzgen.WorkloadOptions{Seed: 3, Keys: 10, MaxTxEvents: 2, Redeliver: 0.3, DeleteRatio: 0.3}},
 		{"key changes", dbzgen.WorkloadOptions{Seed: 6, Keys: 20, MaxTxEvents: 3, KeyChangeRatio: 0.2}},
+		{"key updates", dbzgen.WorkloadOptions{Seed: 7, Keys: 20, MaxTxEvents: 3, KeyUpdateRatio: 0.2, KeyChangeRatio: 0.1}},
+		{"late updates", dbzgen.WorkloadOptions{Seed: 8, Keys: 20, MaxTxEvents: 3, LateUpdate: 0.5, DeleteRatio: 0.3, Redeliver: 0.05}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gen := dbzgen.New(nil, dbzgen.DefaultOptions())
@@ -85,6 +89,7 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 			}
 			sink := map[string]stored{}
 			var last [3][]byte
+			lates := 0
 			seen := map[string]bool{}
 			for range 2000 {
 				ev := w.Next()
@@ -93,9 +98,19 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 				id := fmt.Sprint(p, k, ev.Tombstone)
 				fresh := !seen[id]
 				seen[id] = true
-				if fresh && !ev.Tombstone {
-					require.GreaterOrEqual(t, comparePos(p, last), 0, "positions never go back")
-					if last[0] != nil && ev.Op != dbzgen.OpRead {
+				switch {
+				case fresh && !ev.Tombstone && comparePos(p, last) < 0:
+					// Only a late update goes back: its key's delete, at a
+					// later position, went out before it.
+					require.Equal(t, dbzgen.OpUpdate, ev.Op, "positions never go back")
+					require.Positive(t, tc.opts.LateUpdate)
+					cur, ok := sink[k]
+					require.True(t, ok)
+					require.Nil(t, cur.row, "a late update follows its key's delete")
+					require.Equal(t, 1, comparePos(cur.pos, p))
+					lates++
+				case fresh && !ev.Tombstone:
+					if last[0] != nil && ev.Op != dbzgen.OpRead && ev.OldKey == nil {
 						require.Equal(t, 1, comparePos(p, last), "streaming positions strictly increase")
 					}
 					last = p
@@ -110,8 +125,12 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 				case dbzgen.OpCreate:
 					// 2 when it is the insert half of a key change.
 					require.Contains(t, []int64{1, 2}, ev.Source.SerialNo)
-				default:
-					require.Equal(t, int64(1), ev.Source.SerialNo)
+				case dbzgen.OpDelete:
+					if ev.NewKey != nil {
+						require.Equal(t, int64(2), ev.Source.SerialNo, "the delete half of a key update")
+					} else {
+						require.Equal(t, int64(1), ev.Source.SerialNo)
+					}
 				}
 				if ev.Tombstone {
 					continue
@@ -139,6 +158,19 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 			if tc.opts.Snapshot {
 				require.Equal(t, tc.opts.Keys, counts.Reads)
 			}
+			if tc.opts.KeyChangeRatio > 0 || tc.opts.KeyUpdateRatio > 0 {
+				require.Positive(t, counts.KeyChanges)
+			}
+			if tc.opts.KeyUpdateRatio > 0 {
+				require.Positive(t, counts.KeyUpdates)
+				require.Less(t, counts.KeyUpdates, counts.KeyChanges, "both forms")
+			} else {
+				require.Zero(t, counts.KeyUpdates)
+			}
+			require.Equal(t, lates, counts.LateUpdates)
+			if tc.opts.LateUpdate > 0 {
+				require.Positive(t, lates)
+			}
 			if tc.opts.Redeliver > 0 {
 				require.Positive(t, counts.Redeliveries)
 			} else {
@@ -148,6 +180,85 @@ func TestWorkloadConvergesAndIsOrdered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A key update goes out as Debezium's relational emitter sends it: the
+// delete of the old key naming the new one, its tombstone with the same
+// header, then the create of the new key naming the old one, all three
+// with one source block; the transaction block counts the delete and the
+// create.
+func TestWorkloadKeyUpdates(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	orders, err := gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 9, Keys: 10, KeyUpdateRatio: 0.3, MaxTxEvents: 3, TransactionMetadata: true}, orders)
+	require.NoError(t, err)
+	var evs []dbzgen.Event
+	for range 600 {
+		evs = append(evs, w.Next())
+	}
+	header := func(ev dbzgen.Event) map[string]string {
+		hs, err := gen.Headers(ev)
+		require.NoError(t, err)
+		out := map[string]string{}
+		for _, h := range hs {
+			out[h.Key] = string(h.Value)
+		}
+		return out
+	}
+	n := 0
+	for i, del := range evs[:len(evs)-2] {
+		if del.Tombstone || del.OldKey != nil {
+			continue // checked with their delete
+		}
+		if del.NewKey == nil {
+			require.Empty(t, header(del), "only the halves of a key update carry headers")
+			continue
+		}
+		n++
+		tomb, ins := evs[i+1], evs[i+2]
+		require.Equal(t, dbzgen.OpDelete, del.Op)
+		require.True(t, tomb.Tombstone)
+		require.Equal(t, del.Before, tomb.Before)
+		require.Equal(t, dbzgen.OpCreate, ins.Op)
+		require.Equal(t, del.Source, ins.Source, "one source block")
+		require.Equal(t, int64(2), del.Source.SerialNo)
+		require.Equal(t, del.Transaction.TotalOrder+1, ins.Transaction.TotalOrder)
+		oldKey := fmt.Sprintf(`{"order_id":%v}`, del.Before["order_id"])
+		newKey := fmt.Sprintf(`{"order_id":%v}`, ins.After["order_id"])
+		require.NotEqual(t, oldKey, newKey)
+		require.Equal(t, map[string]string{dbzgen.HeaderNewKey: newKey}, header(del))
+		require.Equal(t, map[string]string{dbzgen.HeaderNewKey: newKey}, header(tomb))
+		require.Equal(t, map[string]string{dbzgen.HeaderOldKey: oldKey}, header(ins))
+		// The row moves with its other columns as the update left them.
+		require.Equal(t, del.Before["customer_id"] != nil, ins.After["customer_id"] != nil)
+	}
+	require.Positive(t, n)
+	require.Equal(t, n, w.Counts().KeyUpdates)
+}
+
+// Zero new options leave a seed's sequence as it was: the key-update and
+// late-update draws happen only when their options are set.
+func TestWorkloadNewShapesOffKeepSequences(t *testing.T) {
+	gen := dbzgen.New(nil, dbzgen.DefaultOptions())
+	orders, err := gen.Table(dbzgen.Orders())
+	require.NoError(t, err)
+	w, err := dbzgen.NewWorkload(dbzgen.WorkloadOptions{Seed: 3, Keys: 10, Snapshot: true, MaxTxEvents: 3, KeyChangeRatio: 0.1,
+		Redeliver: 0.05, TransactionTopic: true, LateEnd: 0.3, DeleteRatio: 0.2}, orders)
+	require.NoError(t, err)
+	sum := sha256.New()
+	for range 500 {
+		key, value, err := gen.EncodeJSON(w.Next(), dbzgen.DecimalNumeric)
+		require.NoError(t, err)
+		sum.Write(key)
+		sum.Write(value)
+	}
+	require.Zero(t, w.Counts().KeyUpdates)
+	require.Zero(t, w.Counts().LateUpdates)
+	require.Positive(t, w.Counts().KeyChanges)
+	// The digest of the sequence the generator gave before key updates and
+	// late updates existed.
+	require.Equal(t, "86b9a9c60789cb7be82568b3e09112bbbd694aff19f0ee0104fff72928e478db", hex.EncodeToString(sum.Sum(nil)))
 }
 
 func TestWorkloadSnapshotMarkersAndTombstones(t *testing.T) {
