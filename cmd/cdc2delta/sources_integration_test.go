@@ -7,7 +7,6 @@ import (
 	"crypto/md5"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,13 +31,7 @@ func TestPostgresConnectorEndToEnd(t *testing.T) {
 	pg := fulltier.PostgresServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	id := fmt.Sprintf("pge2e%d", time.Now().UnixNano())
-	pg.Exec("postgres", "CREATE DATABASE "+id)
-	t.Cleanup(func() {
-		// The connector's deletion (its cleanup ran first) leaves its slot,
-		// which keeps WAL; drop it once the worker has let go of it.
-		pg.Exec("postgres", fmt.Sprintf("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active", id))
-	})
+	id := newPostgresDB(t, pg, "pge2e")
 	pg.Exec(id, `
 CREATE TABLE items (id int PRIMARY KEY, name text, amount numeric(12,3), at timestamptz, d date,
   doc jsonb, raw bytea, flag boolean, big text, r real, dp double precision);
@@ -97,9 +90,7 @@ func TestMariaDBConnectorEndToEnd(t *testing.T) {
 	my := fulltier.MariaDBServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	now := time.Now().UnixNano()
-	id := fmt.Sprintf("mye2e%d", now)
-	my.Exec("", "CREATE DATABASE "+id)
+	id, cfg := newMariaDBSource(t, my, "mye2e", "")
 	my.Exec(id, `
 CREATE TABLE items (id int PRIMARY KEY, name varchar(40), amount decimal(12,3), at datetime(6), d date,
   doc json, raw varbinary(16), flag boolean, big longtext);
@@ -108,7 +99,6 @@ INSERT INTO items SELECT seq, concat('item ', seq), seq * 1.5, '2024-02-29 13:14
   '{"i": 1}', x'deadbeef', seq % 2 = 0, IF(seq = 1, repeat(md5('x'), 400), NULL) FROM seq_1_to_20;
 INSERT INTO other VALUES ('a', 1), ('b', 2);`)
 
-	cfg := fulltier.MariaDBConnector(my, id, id, filepath.Join(t.TempDir(), "history.dat"), int(1000+now%100000))
 	cfg["skipped.operations"] = "none"
 	worker.Register(id, cfg)
 	waitRecords(t, brokers, id+"."+id+".items", 20)
@@ -162,20 +152,7 @@ func compareSource(t *testing.T, brokers []string, group string, topics []string
 	redeliver(t, brokers, topics[0], min(25, int(quiet[topics[0]])+1))
 	ends := waitTopicsQuiet(t, brokers, topics)
 	root := t.TempDir()
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	quoted := make([]string, len(topics))
-	for i, topic := range topics {
-		quoted[i] = fmt.Sprintf("%q", topic)
-	}
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka: {brokers: [%q], group_id: %q, topics: [%s]}
-schema_registry: {url: "http://127.0.0.1:1"}
-decoding: {converter: json}
-tables: {path: "%s/{table}"}
-batch: {max_records: 50, max_age: 50ms, min_records: 1}
-metrics: {listen: ""}
-log: {level: warn}
-`, brokers[0], group, strings.Join(quoted, ", "), filepath.ToSlash(root)), 0o600))
+	cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: group, topics: topics, root: root})
 	runUntil(t, cfgPath, func() bool {
 		for i, topic := range topics {
 			if !tableReached(t, filepath.Join(root, tables[i].table), topic, ends[topic]) {
