@@ -27,6 +27,11 @@ import (
 // real Kafka Connect worker (JsonConverter) over a scripted workload, consumes
 // its topics with `cdc2delta run`, and requires the Delta tables, read by
 // delta-rs and DuckDB, to equal the database's own tables as psql prints them.
+// A second connector on its own slot writes the same changes through the
+// full tier's Avro converter (AvroData in the Confluent wire format, schemas
+// in an in-process registry); `cdc2delta run` with decoding.converter: avro
+// must give the same tables: equal to psql, and to the JSON path's tables
+// column for column (schema, comments and values).
 func TestPostgresConnectorEndToEnd(t *testing.T) {
 	pg := fulltier.PostgresServer(t)
 	worker := fulltier.ConnectWorker(t)
@@ -49,9 +54,15 @@ CREATE FUNCTION pyfloat(x double precision) RETURNS text IMMUTABLE LANGUAGE sql
 	cfg := fulltier.PostgresConnector(pg, id, id, "public.items,public.other")
 	cfg["skipped.operations"] = "none" // truncates too
 	worker.Register(id, cfg)
+	reg, regURL := startRegistry(t)
+	avroID := id + "avro"
+	acfg := fulltier.WithAvroConverter(fulltier.PostgresConnector(pg, id, avroID, "public.items,public.other"), regURL)
+	acfg["skipped.operations"] = "none"
+	worker.Register(avroID, acfg)
 	// Changes made before the snapshot starts would be folded into it and
-	// never streamed: wait for the snapshot's 20 rows first.
+	// never streamed: wait for the snapshots' 20 rows first.
 	waitRecords(t, brokers, id+".public.items", 20)
+	waitRecords(t, brokers, avroID+".public.items", 20)
 
 	pg.Exec(id, `
 INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
@@ -65,6 +76,7 @@ INSERT INTO items (id, name, extra) VALUES (102, 'with extra', 'x');`)
 	// A restart resumes from the last committed offset and may send again
 	// what it sent before; the position guard must make that a no-op.
 	worker.Restart(id)
+	worker.Restart(avroID)
 	pg.Exec(id, `
 UPDATE items SET extra = 'later', name = 'after restart' WHERE id = 1;
 DELETE FROM items WHERE id = 100;
@@ -73,15 +85,21 @@ INSERT INTO other VALUES ('c', 3);
 ALTER TABLE items DROP COLUMN d;                         -- kept in the table, NULL from here
 UPDATE items SET name = 'after drop' WHERE id = 3;`)
 
-	topics := []string{id + ".public.items", id + ".public.other"}
-	compareSource(t, brokers, id, topics, []dbTable{
+	tables := []dbTable{
 		{"items", `SELECT id, coalesce(name, 'NULL'), coalesce(amount::text, 'NULL'),
   coalesce(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'NULL'),
   coalesce(doc::text, 'NULL'), coalesce(encode(raw, 'hex'), 'NULL'), coalesce(flag::text, 'NULL'),
   coalesce(md5(big), 'NULL'), coalesce(pyfloat(r), 'NULL'), coalesce(pyfloat(dp), 'NULL'), coalesce(extra, 'NULL') FROM items ORDER BY id`,
 			[]string{"id", "name", "amount", "at", "doc", "raw", "flag", "big", "r", "dp", "extra"}},
 		{"other", `SELECT k, coalesce(v::text, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
-	}, func(q string) string { return pg.Exec(id, q) })
+	}
+	query := func(q string) string { return pg.Exec(id, q) }
+	jsonRoot := compareSource(t, brokers, id, "", []string{id + ".public.items", id + ".public.other"}, tables, query)
+	requireConfluentWire(t, brokers, reg, avroID+".public.items")
+	avroRoot := compareSource(t, brokers, avroID, regURL, []string{avroID + ".public.items", avroID + ".public.other"}, tables, query)
+	for _, tc := range tables {
+		sameTables(t, filepath.Join(jsonRoot, tc.table), filepath.Join(avroRoot, tc.table))
+	}
 }
 
 // TestMariaDBConnectorEndToEnd is TestPostgresConnectorEndToEnd for
@@ -122,7 +140,7 @@ ALTER TABLE items DROP COLUMN d;
 UPDATE items SET name = 'after drop' WHERE id = 3;`)
 
 	topics := []string{id + "." + id + ".items", id + "." + id + ".other"}
-	compareSource(t, brokers, id, topics, []dbTable{
+	compareSource(t, brokers, id, "", topics, []dbTable{
 		{"items", `SELECT id, IFNULL(name, 'NULL'), IFNULL(amount, 'NULL'),
   IFNULL(DATE_FORMAT(at, '%Y-%m-%dT%H:%i:%s.%f'), 'NULL'), IFNULL(doc, 'NULL'),
   IFNULL(LOWER(HEX(raw)), 'NULL'), IFNULL(flag, 'NULL'), IFNULL(md5(big), 'NULL'), IFNULL(extra, 'NULL')
@@ -141,7 +159,9 @@ type dbTable struct {
 // compareSource consumes topics (one per table, in tables' order) with
 // `cdc2delta run` once the connector has sent everything, and requires every
 // Delta table, read by delta-rs and DuckDB, to print as its source query.
-func compareSource(t *testing.T, brokers []string, group string, topics []string, tables []dbTable, query func(string) string) {
+// registry is the schema registry's URL when the connector wrote Avro, ""
+// for the JsonConverter. It returns the directory holding the tables.
+func compareSource(t *testing.T, brokers []string, group, registry string, topics []string, tables []dbTable, query func(string) string) string {
 	t.Helper()
 	waitTopicsQuiet(t, brokers, topics)
 	// A worker that dies before it commits its offsets sends again what it
@@ -152,7 +172,7 @@ func compareSource(t *testing.T, brokers []string, group string, topics []string
 	redeliver(t, brokers, topics[0], min(25, int(quiet[topics[0]])+1))
 	ends := waitTopicsQuiet(t, brokers, topics)
 	root := t.TempDir()
-	cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: group, topics: topics, root: root})
+	cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: group, topics: topics, root: root, registry: registry})
 	runUntil(t, cfgPath, func() bool {
 		for i, topic := range topics {
 			if !tableReached(t, filepath.Join(root, tables[i].table), topic, ends[topic]) {
@@ -174,6 +194,7 @@ func compareSource(t *testing.T, brokers []string, group string, topics []string
 			}
 		})
 	}
+	return root
 }
 
 // waitTopicsQuiet waits until the topics exist and their end offsets have
