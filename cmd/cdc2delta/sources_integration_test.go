@@ -94,16 +94,15 @@ UPDATE items SET name = 'after drop' WHERE id = 3;`)
 		{"other", `SELECT k, coalesce(v::text, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
 	}
 	query := func(q string) string { return pg.Exec(id, q) }
-	jsonRoot := compareSource(t, brokers, id, "", []string{id + ".public.items", id + ".public.other"}, tables, query)
+	compareSource(t, brokers, tables, query,
+		connectorTopics{group: id, topics: []string{id + ".public.items", id + ".public.other"}},
+		connectorTopics{group: avroID, registry: regURL, topics: []string{avroID + ".public.items", avroID + ".public.other"}})
 	requireConfluentWire(t, brokers, reg, avroID+".public.items")
-	avroRoot := compareSource(t, brokers, avroID, regURL, []string{avroID + ".public.items", avroID + ".public.other"}, tables, query)
-	for _, tc := range tables {
-		sameTables(t, filepath.Join(jsonRoot, tc.table), filepath.Join(avroRoot, tc.table))
-	}
 }
 
 // TestMariaDBConnectorEndToEnd is TestPostgresConnectorEndToEnd for
-// Debezium's MariaDB connector, compared with what the mariadb client prints.
+// Debezium's MariaDB connector, compared with what the mariadb client prints,
+// the Avro converter's path included.
 func TestMariaDBConnectorEndToEnd(t *testing.T) {
 	my := fulltier.MariaDBServer(t)
 	worker := fulltier.ConnectWorker(t)
@@ -119,7 +118,13 @@ INSERT INTO other VALUES ('a', 1), ('b', 2);`)
 
 	cfg["skipped.operations"] = "none"
 	worker.Register(id, cfg)
+	reg, regURL := startRegistry(t)
+	avroID := id + "avro"
+	acfg := fulltier.WithAvroConverter(mariaDBConnector(t, my, id, avroID), regURL)
+	acfg["skipped.operations"] = "none"
+	worker.Register(avroID, acfg)
 	waitRecords(t, brokers, id+"."+id+".items", 20)
+	waitRecords(t, brokers, avroID+"."+id+".items", 20)
 
 	my.Exec(id, `
 INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
@@ -131,6 +136,7 @@ BEGIN; UPDATE other SET v = 10 WHERE k = 'a'; INSERT INTO items (id, name) VALUE
 ALTER TABLE items ADD COLUMN extra varchar(10);
 INSERT INTO items (id, name, extra) VALUES (102, 'with extra', 'x');`)
 	worker.Restart(id)
+	worker.Restart(avroID)
 	my.Exec(id, `
 UPDATE items SET extra = 'later', name = 'after restart' WHERE id = 1;
 DELETE FROM items WHERE id = 100;
@@ -139,14 +145,18 @@ INSERT INTO other VALUES ('c', 3);
 ALTER TABLE items DROP COLUMN d;
 UPDATE items SET name = 'after drop' WHERE id = 3;`)
 
-	topics := []string{id + "." + id + ".items", id + "." + id + ".other"}
-	compareSource(t, brokers, id, "", topics, []dbTable{
+	tables := []dbTable{
 		{"items", `SELECT id, IFNULL(name, 'NULL'), IFNULL(amount, 'NULL'),
   IFNULL(DATE_FORMAT(at, '%Y-%m-%dT%H:%i:%s.%f'), 'NULL'), IFNULL(doc, 'NULL'),
   IFNULL(LOWER(HEX(raw)), 'NULL'), IFNULL(flag, 'NULL'), IFNULL(md5(big), 'NULL'), IFNULL(extra, 'NULL')
   FROM items ORDER BY id`, []string{"id", "name", "amount", "at", "doc", "raw", "flag", "big", "extra"}},
 		{"other", `SELECT k, IFNULL(v, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
-	}, func(q string) string { return my.Exec(id, q) })
+	}
+	query := func(q string) string { return my.Exec(id, q) }
+	compareSource(t, brokers, tables, query,
+		connectorTopics{group: id, topics: []string{id + "." + id + ".items", id + "." + id + ".other"}},
+		connectorTopics{group: avroID, registry: regURL, topics: []string{avroID + "." + id + ".items", avroID + "." + id + ".other"}})
+	requireConfluentWire(t, brokers, reg, avroID+"."+id+".items")
 }
 
 // dbTable is one table of a source database and the query that prints it
@@ -156,45 +166,70 @@ type dbTable struct {
 	cols         []string
 }
 
-// compareSource consumes topics (one per table, in tables' order) with
-// `cdc2delta run` once the connector has sent everything, and requires every
-// Delta table, read by delta-rs and DuckDB, to print as its source query.
-// registry is the schema registry's URL when the connector wrote Avro, ""
-// for the JsonConverter. It returns the directory holding the tables.
-func compareSource(t *testing.T, brokers []string, group, registry string, topics []string, tables []dbTable, query func(string) string) string {
+// connectorTopics are the topics one connector wrote (one per table, in
+// the tables' order), consumed by `cdc2delta run` with group; registry is
+// the schema registry's URL when the connector wrote Avro, "" for the
+// JsonConverter.
+type connectorTopics struct {
+	group, registry string
+	topics          []string
+}
+
+// compareSource consumes each connector's topics with `cdc2delta run` once
+// the connectors have sent everything, and requires every Delta table, read
+// by delta-rs and DuckDB, to print as its source query. With more than one
+// connector over the same changes, every connector's tables must also be
+// the first one's (sameTables).
+func compareSource(t *testing.T, brokers []string, tables []dbTable, query func(string) string, runs ...connectorTopics) {
 	t.Helper()
-	waitTopicsQuiet(t, brokers, topics)
+	var all []string
+	for _, r := range runs {
+		all = append(all, r.topics...)
+	}
+	waitTopicsQuiet(t, brokers, all)
 	// A worker that dies before it commits its offsets sends again what it
 	// sent since: append the first table's first records once more, after
 	// everything, so that only the source's order keeps them from
 	// overwriting newer rows.
-	quiet := waitTopicsQuiet(t, brokers, topics)
-	redeliver(t, brokers, topics[0], min(25, int(quiet[topics[0]])+1))
-	ends := waitTopicsQuiet(t, brokers, topics)
-	root := t.TempDir()
-	cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: group, topics: topics, root: root, registry: registry})
-	runUntil(t, cfgPath, func() bool {
-		for i, topic := range topics {
-			if !tableReached(t, filepath.Join(root, tables[i].table), topic, ends[topic]) {
-				return false
+	quiet := waitTopicsQuiet(t, brokers, all)
+	for _, r := range runs {
+		redeliver(t, brokers, r.topics[0], min(25, int(quiet[r.topics[0]])+1))
+	}
+	ends := waitTopicsQuiet(t, brokers, all)
+	roots := make([]string, len(runs))
+	for i, r := range runs {
+		roots[i] = t.TempDir()
+		cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: r.group, topics: r.topics, root: roots[i], registry: r.registry})
+		runUntil(t, cfgPath, func() bool {
+			for j, topic := range r.topics {
+				if !tableReached(t, filepath.Join(roots[i], tables[j].table), topic, ends[topic]) {
+					return false
+				}
 			}
-		}
-		return true
-	})
+			return true
+		})
+	}
 	for _, tc := range tables {
 		t.Run(tc.table, func(t *testing.T) {
 			want := strings.TrimSpace(query(tc.query))
 			require.NotEmpty(t, want)
-			path := filepath.Join(root, tc.table)
-			for _, got := range fulltier.Read(t,
-				fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
-				fulltier.Request{Engine: fulltier.DuckDB, Path: path}) {
+			var reqs []fulltier.Request
+			for _, root := range roots {
+				path := filepath.Join(root, tc.table)
+				reqs = append(reqs,
+					fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
+					fulltier.Request{Engine: fulltier.DuckDB, Path: path})
+			}
+			reads := fulltier.Read(t, reqs...)
+			for i, got := range reads {
 				require.Empty(t, got.Err, "%s", got.Engine)
-				require.Equal(t, want, deltaText(got, tc.cols), "%s reading %s", got.Engine, tc.table)
+				require.Equal(t, want, deltaText(got, tc.cols), "%s reading %s of %s", got.Engine, tc.table, runs[i/2].group)
+			}
+			for i := 1; i < len(runs); i++ {
+				sameTables(t, reads[0], reads[2*i])
 			}
 		})
 	}
-	return root
 }
 
 // waitTopicsQuiet waits until the topics exist and their end offsets have
