@@ -95,7 +95,7 @@ UPDATE items SET name = 'after drop' WHERE id = 3;`)
 	}
 	query := func(q string) string { return pg.Exec(id, q) }
 	compareSource(t, brokers, tables, query,
-		connectorTopics{group: id, topics: []string{id + ".public.items", id + ".public.other"}},
+		connectorTopics{group: id, topics: []string{id + ".public.items", id + ".public.other"}, spark: true},
 		connectorTopics{group: avroID, registry: regURL, topics: []string{avroID + ".public.items", avroID + ".public.other"}})
 	requireConfluentWire(t, brokers, reg, avroID+".public.items")
 }
@@ -173,13 +173,15 @@ type dbTable struct {
 type connectorTopics struct {
 	group, registry string
 	topics          []string
+	// spark also reads the tables with Spark (delta-spark).
+	spark bool
 }
 
 // compareSource consumes each connector's topics with `cdc2delta run` once
 // the connectors have sent everything, and requires every Delta table, read
-// by delta-rs and DuckDB, to print as its source query. With more than one
-// connector over the same changes, every connector's tables must also be
-// the first one's (sameTables).
+// by delta-rs and DuckDB (and Spark where asked), to print as its source
+// query. With more than one connector over the same changes, every
+// connector's tables must also be the first one's (sameTables).
 func compareSource(t *testing.T, brokers []string, tables []dbTable, query func(string) string, runs ...connectorTopics) {
 	t.Helper()
 	var all []string
@@ -209,24 +211,44 @@ func compareSource(t *testing.T, brokers []string, tables []dbTable, query func(
 			return true
 		})
 	}
-	for _, tc := range tables {
+	// One read of every table: Spark, when asked for, starts once.
+	type readOf struct{ run, table int }
+	var reqs []fulltier.Request
+	var who []readOf
+	for ti, tc := range tables {
+		for ri, root := range roots {
+			path := filepath.Join(root, tc.table)
+			reqs = append(reqs,
+				fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
+				fulltier.Request{Engine: fulltier.DuckDB, Path: path})
+			who = append(who, readOf{ri, ti}, readOf{ri, ti})
+			if runs[ri].spark {
+				reqs = append(reqs, fulltier.Request{Engine: fulltier.Spark, Path: path, ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
+				who = append(who, readOf{ri, ti})
+			}
+		}
+	}
+	reads := fulltier.Read(t, reqs...)
+	for ti, tc := range tables {
 		t.Run(tc.table, func(t *testing.T) {
 			want := strings.TrimSpace(query(tc.query))
 			require.NotEmpty(t, want)
-			var reqs []fulltier.Request
-			for _, root := range roots {
-				path := filepath.Join(root, tc.table)
-				reqs = append(reqs,
-					fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
-					fulltier.Request{Engine: fulltier.DuckDB, Path: path})
-			}
-			reads := fulltier.Read(t, reqs...)
+			var first fulltier.Table // the first connector's, read by delta-rs
 			for i, got := range reads {
-				require.Empty(t, got.Err, "%s", got.Engine)
-				require.Equal(t, want, deltaText(got, tc.cols), "%s reading %s of %s", got.Engine, tc.table, runs[i/2].group)
-			}
-			for i := 1; i < len(runs); i++ {
-				sameTables(t, reads[0], reads[2*i])
+				if who[i].table != ti {
+					continue
+				}
+				group := runs[who[i].run].group
+				require.Empty(t, got.Err, "%s reading %s of %s", got.Engine, tc.table, group)
+				require.Equal(t, want, deltaText(got, tc.cols), "%s reading %s of %s", got.Engine, tc.table, group)
+				if got.Engine != fulltier.DeltaRS {
+					continue
+				}
+				if who[i].run == 0 {
+					first = got
+				} else {
+					sameTables(t, first, got)
+				}
 			}
 		})
 	}
