@@ -26,8 +26,8 @@ import (
 // TestPostgresConnectorEndToEnd runs Debezium's real PostgreSQL connector on a
 // real Kafka Connect worker (JsonConverter) over a scripted workload, consumes
 // its topics with `cdc2delta run`, and requires the Delta tables, read by
-// delta-rs and DuckDB, to equal the database's own tables as psql prints them.
-// A second connector on its own slot writes the same changes through the
+// delta-rs, DuckDB and Spark, to equal the database's own tables as psql
+// prints them. A second connector on its own slot writes the same changes through the
 // full tier's Avro converter (AvroData in the Confluent wire format, schemas
 // in an in-process registry); `cdc2delta run` with decoding.converter: avro
 // must give the same tables: equal to psql, and to the JSON path's tables
