@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -38,11 +37,7 @@ func TestPostgresControlTableEndToEnd(t *testing.T) {
 	pg := fulltier.PostgresServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	id := fmt.Sprintf("pgctl%d", time.Now().UnixNano())
-	pg.Exec("postgres", "CREATE DATABASE "+id)
-	t.Cleanup(func() {
-		pg.Exec("postgres", fmt.Sprintf("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active", id))
-	})
+	id := newPostgresDB(t, pg, "pgctl")
 	pg.Exec(id, `
 CREATE TABLE orders (id int PRIMARY KEY, xid bigint, n int, note text);
 CREATE TABLE orderlines (id int PRIMARY KEY, order_id int, xid bigint, qty int);
@@ -89,15 +84,12 @@ func TestMariaDBControlTable(t *testing.T) {
 	my := fulltier.MariaDBServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	now := time.Now().UnixNano()
-	id := fmt.Sprintf("myctl%d", now)
-	my.Exec("", "CREATE DATABASE "+id)
+	id, cfg := newMariaDBSource(t, my, "myctl", "")
 	my.Exec(id, `
 CREATE TABLE orders (id int PRIMARY KEY, xid bigint, n int, note varchar(20));
 CREATE TABLE orderlines (id int PRIMARY KEY, order_id int, xid bigint, qty int);
 INSERT INTO orders SELECT seq, 0, 0, 'snapshot' FROM seq_1_to_10;
 INSERT INTO orderlines SELECT seq, seq, 0, 1 FROM seq_1_to_10;`)
-	cfg := fulltier.MariaDBConnector(my, id, id, filepath.Join(t.TempDir(), "history.dat"), int(1000+now%100000))
 	cfg["provide.transaction.metadata"] = "true"
 	worker.Register(id, cfg)
 	waitRecords(t, brokers, id+"."+id+".orders", 10)
@@ -194,26 +186,19 @@ type controlSource struct {
 // transactions is set.
 func (s controlSource) start(t *testing.T, root string, transactions bool) *inProcessRun {
 	t.Helper()
-	quoted, names := make([]string, len(s.topics)), make([]string, len(s.names))
-	for i, topic := range s.topics {
-		quoted[i] = fmt.Sprintf("%q", topic)
-		names[i] = fmt.Sprintf("%q", s.names[i])
+	names := make([]string, len(s.names))
+	for i, name := range s.names {
+		names[i] = fmt.Sprintf("%q", name)
 	}
 	tx := ""
 	if transactions {
 		tx = fmt.Sprintf("transaction_topic: %q, ", s.txTopic)
 	}
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka: {brokers: [%q], group_id: %q, topics: [%s]}
-schema_registry: {url: "http://127.0.0.1:1"}
-decoding: {converter: json}
-tables: {path: "%s/{table}"}
-control: {path: "%s/control", interval: 200ms, %sgroups: [{name: all, tables: [%s]}]}
-batch: {max_records: 7, max_age: 50ms, min_records: 1}
-metrics: {listen: ""}
-log: {level: warn}
-`, s.brokers[0], s.group, strings.Join(quoted, ", "), filepath.ToSlash(root), filepath.ToSlash(root), tx, strings.Join(names, ", ")), 0o600))
+	cfgPath := writeRunConfig(t, sourceRun{
+		brokers: s.brokers, group: s.group, topics: s.topics, root: root, maxRecords: 7,
+		extra: fmt.Sprintf("control: {path: \"%s/control\", interval: 200ms, %sgroups: [{name: all, tables: [%s]}]}\n",
+			filepath.ToSlash(root), tx, strings.Join(names, ", ")),
+	})
 	return (&runFixture{t: t, cfg: cfgPath}).start()
 }
 

@@ -7,7 +7,6 @@ import (
 	"crypto/md5"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,18 +26,17 @@ import (
 // TestPostgresConnectorEndToEnd runs Debezium's real PostgreSQL connector on a
 // real Kafka Connect worker (JsonConverter) over a scripted workload, consumes
 // its topics with `cdc2delta run`, and requires the Delta tables, read by
-// delta-rs and DuckDB, to equal the database's own tables as psql prints them.
+// delta-rs, DuckDB and Spark, to equal the database's own tables as psql
+// prints them. A second connector on its own slot writes the same changes through the
+// full tier's Avro converter (AvroData in the Confluent wire format, schemas
+// in an in-process registry); `cdc2delta run` with decoding.converter: avro
+// must give the same tables: equal to psql, and to the JSON path's tables
+// column for column (schema, comments and values).
 func TestPostgresConnectorEndToEnd(t *testing.T) {
 	pg := fulltier.PostgresServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	id := fmt.Sprintf("pge2e%d", time.Now().UnixNano())
-	pg.Exec("postgres", "CREATE DATABASE "+id)
-	t.Cleanup(func() {
-		// The connector's deletion (its cleanup ran first) leaves its slot,
-		// which keeps WAL; drop it once the worker has let go of it.
-		pg.Exec("postgres", fmt.Sprintf("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active", id))
-	})
+	id := newPostgresDB(t, pg, "pge2e")
 	pg.Exec(id, `
 CREATE TABLE items (id int PRIMARY KEY, name text, amount numeric(12,3), at timestamptz, d date,
   doc jsonb, raw bytea, flag boolean, big text, r real, dp double precision);
@@ -56,9 +54,15 @@ CREATE FUNCTION pyfloat(x double precision) RETURNS text IMMUTABLE LANGUAGE sql
 	cfg := fulltier.PostgresConnector(pg, id, id, "public.items,public.other")
 	cfg["skipped.operations"] = "none" // truncates too
 	worker.Register(id, cfg)
+	reg, regURL := startRegistry(t)
+	avroID := id + "avro"
+	acfg := fulltier.WithAvroConverter(fulltier.PostgresConnector(pg, id, avroID, "public.items,public.other"), regURL)
+	acfg["skipped.operations"] = "none"
+	worker.Register(avroID, acfg)
 	// Changes made before the snapshot starts would be folded into it and
-	// never streamed: wait for the snapshot's 20 rows first.
+	// never streamed: wait for the snapshots' 20 rows first.
 	waitRecords(t, brokers, id+".public.items", 20)
+	waitRecords(t, brokers, avroID+".public.items", 20)
 
 	pg.Exec(id, `
 INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
@@ -72,6 +76,7 @@ INSERT INTO items (id, name, extra) VALUES (102, 'with extra', 'x');`)
 	// A restart resumes from the last committed offset and may send again
 	// what it sent before; the position guard must make that a no-op.
 	worker.Restart(id)
+	worker.Restart(avroID)
 	pg.Exec(id, `
 UPDATE items SET extra = 'later', name = 'after restart' WHERE id = 1;
 DELETE FROM items WHERE id = 100;
@@ -80,26 +85,29 @@ INSERT INTO other VALUES ('c', 3);
 ALTER TABLE items DROP COLUMN d;                         -- kept in the table, NULL from here
 UPDATE items SET name = 'after drop' WHERE id = 3;`)
 
-	topics := []string{id + ".public.items", id + ".public.other"}
-	compareSource(t, brokers, id, topics, []dbTable{
+	tables := []dbTable{
 		{"items", `SELECT id, coalesce(name, 'NULL'), coalesce(amount::text, 'NULL'),
   coalesce(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'NULL'),
   coalesce(doc::text, 'NULL'), coalesce(encode(raw, 'hex'), 'NULL'), coalesce(flag::text, 'NULL'),
   coalesce(md5(big), 'NULL'), coalesce(pyfloat(r), 'NULL'), coalesce(pyfloat(dp), 'NULL'), coalesce(extra, 'NULL') FROM items ORDER BY id`,
 			[]string{"id", "name", "amount", "at", "doc", "raw", "flag", "big", "r", "dp", "extra"}},
 		{"other", `SELECT k, coalesce(v::text, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
-	}, func(q string) string { return pg.Exec(id, q) })
+	}
+	query := func(q string) string { return pg.Exec(id, q) }
+	compareSource(t, brokers, tables, query,
+		connectorTopics{group: id, topics: []string{id + ".public.items", id + ".public.other"}, spark: true},
+		connectorTopics{group: avroID, registry: regURL, topics: []string{avroID + ".public.items", avroID + ".public.other"}})
+	requireConfluentWire(t, brokers, reg, avroID+".public.items")
 }
 
 // TestMariaDBConnectorEndToEnd is TestPostgresConnectorEndToEnd for
-// Debezium's MariaDB connector, compared with what the mariadb client prints.
+// Debezium's MariaDB connector, compared with what the mariadb client prints,
+// the Avro converter's path included.
 func TestMariaDBConnectorEndToEnd(t *testing.T) {
 	my := fulltier.MariaDBServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	now := time.Now().UnixNano()
-	id := fmt.Sprintf("mye2e%d", now)
-	my.Exec("", "CREATE DATABASE "+id)
+	id, cfg := newMariaDBSource(t, my, "mye2e", "")
 	my.Exec(id, `
 CREATE TABLE items (id int PRIMARY KEY, name varchar(40), amount decimal(12,3), at datetime(6), d date,
   doc json, raw varbinary(16), flag boolean, big longtext);
@@ -108,10 +116,15 @@ INSERT INTO items SELECT seq, concat('item ', seq), seq * 1.5, '2024-02-29 13:14
   '{"i": 1}', x'deadbeef', seq % 2 = 0, IF(seq = 1, repeat(md5('x'), 400), NULL) FROM seq_1_to_20;
 INSERT INTO other VALUES ('a', 1), ('b', 2);`)
 
-	cfg := fulltier.MariaDBConnector(my, id, id, filepath.Join(t.TempDir(), "history.dat"), int(1000+now%100000))
 	cfg["skipped.operations"] = "none"
 	worker.Register(id, cfg)
+	reg, regURL := startRegistry(t)
+	avroID := id + "avro"
+	acfg := fulltier.WithAvroConverter(mariaDBConnector(t, my, id, avroID), regURL)
+	acfg["skipped.operations"] = "none"
+	worker.Register(avroID, acfg)
 	waitRecords(t, brokers, id+"."+id+".items", 20)
+	waitRecords(t, brokers, avroID+"."+id+".items", 20)
 
 	my.Exec(id, `
 INSERT INTO items (id, name, amount) VALUES (100, 'new', 1.000);
@@ -123,6 +136,7 @@ BEGIN; UPDATE other SET v = 10 WHERE k = 'a'; INSERT INTO items (id, name) VALUE
 ALTER TABLE items ADD COLUMN extra varchar(10);
 INSERT INTO items (id, name, extra) VALUES (102, 'with extra', 'x');`)
 	worker.Restart(id)
+	worker.Restart(avroID)
 	my.Exec(id, `
 UPDATE items SET extra = 'later', name = 'after restart' WHERE id = 1;
 DELETE FROM items WHERE id = 100;
@@ -131,14 +145,18 @@ INSERT INTO other VALUES ('c', 3);
 ALTER TABLE items DROP COLUMN d;
 UPDATE items SET name = 'after drop' WHERE id = 3;`)
 
-	topics := []string{id + "." + id + ".items", id + "." + id + ".other"}
-	compareSource(t, brokers, id, topics, []dbTable{
+	tables := []dbTable{
 		{"items", `SELECT id, IFNULL(name, 'NULL'), IFNULL(amount, 'NULL'),
   IFNULL(DATE_FORMAT(at, '%Y-%m-%dT%H:%i:%s.%f'), 'NULL'), IFNULL(doc, 'NULL'),
   IFNULL(LOWER(HEX(raw)), 'NULL'), IFNULL(flag, 'NULL'), IFNULL(md5(big), 'NULL'), IFNULL(extra, 'NULL')
   FROM items ORDER BY id`, []string{"id", "name", "amount", "at", "doc", "raw", "flag", "big", "extra"}},
 		{"other", `SELECT k, IFNULL(v, 'NULL') FROM other ORDER BY k`, []string{"k", "v"}},
-	}, func(q string) string { return my.Exec(id, q) })
+	}
+	query := func(q string) string { return my.Exec(id, q) }
+	compareSource(t, brokers, tables, query,
+		connectorTopics{group: id, topics: []string{id + "." + id + ".items", id + "." + id + ".other"}},
+		connectorTopics{group: avroID, registry: regURL, topics: []string{avroID + "." + id + ".items", avroID + "." + id + ".other"}})
+	requireConfluentWire(t, brokers, reg, avroID+"."+id+".items")
 }
 
 // dbTable is one table of a source database and the query that prints it
@@ -148,52 +166,89 @@ type dbTable struct {
 	cols         []string
 }
 
-// compareSource consumes topics (one per table, in tables' order) with
-// `cdc2delta run` once the connector has sent everything, and requires every
-// Delta table, read by delta-rs and DuckDB, to print as its source query.
-func compareSource(t *testing.T, brokers []string, group string, topics []string, tables []dbTable, query func(string) string) {
+// connectorTopics are the topics one connector wrote (one per table, in
+// the tables' order), consumed by `cdc2delta run` with group; registry is
+// the schema registry's URL when the connector wrote Avro, "" for the
+// JsonConverter.
+type connectorTopics struct {
+	group, registry string
+	topics          []string
+	// spark also reads the tables with Spark (delta-spark).
+	spark bool
+}
+
+// compareSource consumes each connector's topics with `cdc2delta run` once
+// the connectors have sent everything, and requires every Delta table, read
+// by delta-rs and DuckDB (and Spark where asked), to print as its source
+// query. With more than one connector over the same changes, every
+// connector's tables must also be the first one's (sameTables).
+func compareSource(t *testing.T, brokers []string, tables []dbTable, query func(string) string, runs ...connectorTopics) {
 	t.Helper()
-	waitTopicsQuiet(t, brokers, topics)
+	var all []string
+	for _, r := range runs {
+		all = append(all, r.topics...)
+	}
+	waitTopicsQuiet(t, brokers, all)
 	// A worker that dies before it commits its offsets sends again what it
 	// sent since: append the first table's first records once more, after
 	// everything, so that only the source's order keeps them from
 	// overwriting newer rows.
-	quiet := waitTopicsQuiet(t, brokers, topics)
-	redeliver(t, brokers, topics[0], min(25, int(quiet[topics[0]])+1))
-	ends := waitTopicsQuiet(t, brokers, topics)
-	root := t.TempDir()
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	quoted := make([]string, len(topics))
-	for i, topic := range topics {
-		quoted[i] = fmt.Sprintf("%q", topic)
+	quiet := waitTopicsQuiet(t, brokers, all)
+	for _, r := range runs {
+		redeliver(t, brokers, r.topics[0], min(25, int(quiet[r.topics[0]])+1))
 	}
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka: {brokers: [%q], group_id: %q, topics: [%s]}
-schema_registry: {url: "http://127.0.0.1:1"}
-decoding: {converter: json}
-tables: {path: "%s/{table}"}
-batch: {max_records: 50, max_age: 50ms, min_records: 1}
-metrics: {listen: ""}
-log: {level: warn}
-`, brokers[0], group, strings.Join(quoted, ", "), filepath.ToSlash(root)), 0o600))
-	runUntil(t, cfgPath, func() bool {
-		for i, topic := range topics {
-			if !tableReached(t, filepath.Join(root, tables[i].table), topic, ends[topic]) {
-				return false
+	ends := waitTopicsQuiet(t, brokers, all)
+	roots := make([]string, len(runs))
+	for i, r := range runs {
+		roots[i] = t.TempDir()
+		cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: r.group, topics: r.topics, root: roots[i], registry: r.registry})
+		runUntil(t, cfgPath, func() bool {
+			for j, topic := range r.topics {
+				if !tableReached(t, filepath.Join(roots[i], tables[j].table), topic, ends[topic]) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	// One read of every table: Spark, when asked for, starts once.
+	type readOf struct{ run, table int }
+	var reqs []fulltier.Request
+	var who []readOf
+	for ti, tc := range tables {
+		for ri, root := range roots {
+			path := filepath.Join(root, tc.table)
+			reqs = append(reqs,
+				fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
+				fulltier.Request{Engine: fulltier.DuckDB, Path: path})
+			who = append(who, readOf{ri, ti}, readOf{ri, ti})
+			if runs[ri].spark {
+				reqs = append(reqs, fulltier.Request{Engine: fulltier.Spark, Path: path, ReadOptions: fulltier.ReadOptions{RowsOnly: true}})
+				who = append(who, readOf{ri, ti})
 			}
 		}
-		return true
-	})
-	for _, tc := range tables {
+	}
+	reads := fulltier.Read(t, reqs...)
+	for ti, tc := range tables {
 		t.Run(tc.table, func(t *testing.T) {
 			want := strings.TrimSpace(query(tc.query))
 			require.NotEmpty(t, want)
-			path := filepath.Join(root, tc.table)
-			for _, got := range fulltier.Read(t,
-				fulltier.Request{Engine: fulltier.DeltaRS, Path: path, ReadOptions: fulltier.ReadOptions{Filter: "true"}},
-				fulltier.Request{Engine: fulltier.DuckDB, Path: path}) {
-				require.Empty(t, got.Err, "%s", got.Engine)
-				require.Equal(t, want, deltaText(got, tc.cols), "%s reading %s", got.Engine, tc.table)
+			var first fulltier.Table // the first connector's, read by delta-rs
+			for i, got := range reads {
+				if who[i].table != ti {
+					continue
+				}
+				group := runs[who[i].run].group
+				require.Empty(t, got.Err, "%s reading %s of %s", got.Engine, tc.table, group)
+				require.Equal(t, want, deltaText(got, tc.cols), "%s reading %s of %s", got.Engine, tc.table, group)
+				if got.Engine != fulltier.DeltaRS {
+					continue
+				}
+				if who[i].run == 0 {
+					first = got
+				} else {
+					sameTables(t, first, got)
+				}
 			}
 		})
 	}

@@ -78,11 +78,7 @@ func TestPostgresTypeMatrix(t *testing.T) {
 	pg := fulltier.PostgresServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	id := fmt.Sprintf("pgtypes%d", time.Now().UnixNano())
-	pg.Exec("postgres", "CREATE DATABASE "+id)
-	t.Cleanup(func() {
-		pg.Exec("postgres", fmt.Sprintf("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s' AND NOT active", id))
-	})
+	id := newPostgresDB(t, pg, "pgtypes")
 	var ddl, inserts strings.Builder
 	ddl.WriteString("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');\nCREATE TABLE typed (id int PRIMARY KEY")
 	for _, c := range pgTypes {
@@ -165,9 +161,7 @@ func TestMariaDBTypeMatrix(t *testing.T) {
 	my := fulltier.MariaDBServer(t)
 	worker := fulltier.ConnectWorker(t)
 	brokers := fulltier.KafkaBrokers(t)
-	now := time.Now().UnixNano()
-	id := fmt.Sprintf("mytypes%d", now)
-	my.Exec("", "CREATE DATABASE "+id+" CHARACTER SET utf8mb4")
+	id, cfg := newMariaDBSource(t, my, "mytypes", "CHARACTER SET utf8mb4")
 	// Both sides in UTC: a timestamp literal is read in the session's zone.
 	exec := func(q string) string { return my.Exec(id, "SET NAMES utf8mb4; SET time_zone = '+00:00';\n"+q) }
 	var ddl, inserts strings.Builder
@@ -177,7 +171,6 @@ func TestMariaDBTypeMatrix(t *testing.T) {
 	}
 	ddl.WriteString(");\nCREATE TABLE shapes (id int PRIMARY KEY, g point);\n")
 	exec(ddl.String())
-	cfg := fulltier.MariaDBConnector(my, id, id, filepath.Join(t.TempDir(), "history.dat"), int(1000+now%100000))
 	// The default (long) wraps values above 2^63-1 to negatives in the
 	// connector, before any consumer sees them.
 	cfg["bigint.unsigned.handling.mode"] = "precise"
@@ -215,20 +208,7 @@ func checkTypeMatrix(t *testing.T, brokers []string, group string, topics []stri
 	t.Helper()
 	ends := waitTopicsQuiet(t, brokers, topics[:1])
 	root := t.TempDir()
-	cfgPath := filepath.Join(root, "cdc2delta.yaml")
-	quoted := make([]string, len(topics))
-	for i, topic := range topics {
-		quoted[i] = fmt.Sprintf("%q", topic)
-	}
-	require.NoError(t, os.WriteFile(cfgPath, fmt.Appendf(nil, `
-kafka: {brokers: [%q], group_id: %q, topics: [%s]}
-schema_registry: {url: "http://127.0.0.1:1"}
-decoding: {converter: json}
-tables: {path: "%s/{table}"}
-batch: {max_records: 50, max_age: 50ms, min_records: 1}
-metrics: {listen: ""}
-log: {level: warn}
-`, brokers[0], group, strings.Join(quoted, ", "), filepath.ToSlash(root)), 0o600))
+	cfgPath := writeRunConfig(t, sourceRun{brokers: brokers, group: group, topics: topics, root: root})
 	run := (&runFixture{t: t, cfg: cfgPath}).start()
 	lineOf := func(log, s string) string {
 		for _, line := range strings.Split(log, "\n") {

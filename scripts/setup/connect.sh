@@ -10,18 +10,49 @@
 #                                    its REST URL (http://127.0.0.1:PORT)
 #   connect.sh stop DIR              stop the worker started in DIR
 #
-# Converters: the JSON converter (connect-json); Confluent's Avro converter is
-# not on Maven Central.
+# Converters: the JSON converter (connect-json), and a plugin of our own
+# (internal/harness/connectavro) that writes Avro in the Confluent wire format
+# with AvroData, Apicurio's port of Confluent's Connect<->Avro mapping, and
+# registers schemas through the Confluent REST API: Confluent's AvroConverter
+# is not on Maven Central. Connectors choose it with
+#   key.converter=io.github.cdc2delta.connectavro.ConfluentWireAvroConverter
+#   key.converter.schema.registry.url=http://127.0.0.1:PORT (and the same
+#   for value.converter).
 set -euo pipefail
 # shellcheck source=scripts/setup/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 here="$CDC2DELTA_ROOT/scripts/setup/connect"
+avro="$CDC2DELTA_ROOT/internal/harness/connectavro"
 plugins=(postgres mariadb)
 
 cache_dir() {
+	local sources
+	mapfile -t sources < <(find "$avro/src" -type f | sort)
 	printf '%s/connect/%s\n' "$CDC2DELTA_CACHE" \
-		"$(sha256_of "$here/pom.xml" "$here/postgres/pom.xml" "$here/mariadb/pom.xml" | cut -c1-16)"
+		"$(sha256_of "$here/pom.xml" "$here/postgres/pom.xml" "$here/mariadb/pom.xml" \
+			"$avro/pom.xml" "${sources[@]}" | cut -c1-16)"
+}
+
+# The worker provides these; a plugin's own copies would shadow the
+# worker's classes in the plugin's class loader.
+drop_worker_jars() { rm -f "$1"/{kafka-clients,connect-api,slf4j-api}-*.jar; }
+
+# build_avro DIR puts the Avro converter plugin (its dependencies and its
+# own jar, compiled against the worker's libs in DIR/../../libs) into DIR.
+build_avro() {
+	local dir=$1 work sources
+	copy_deps "$avro/pom.xml" "$dir"
+	drop_worker_jars "$dir"
+	# connect-json comes with Apicurio's converters; the worker has its own.
+	rm -f "$dir"/connect-json-*.jar
+	work="$(mktemp -d)"
+	mapfile -t sources < <(find "$avro/src" -name '*.java' | sort)
+	javac -nowarn -Xlint:-options -d "$work/classes" -cp "$dir/*:$dir/../../libs/*" "${sources[@]}" >&2 ||
+		{ rm -rf "$work"; die "compiling the Avro converter plugin failed"; }
+	cp -r "$avro/src/META-INF" "$work/classes/"
+	jar cf "$dir/cdc2delta-connectavro.jar" -C "$work/classes" .
+	rm -rf "$work"
 }
 
 # copy_deps POM DIR resolves POM's runtime dependencies into DIR.
@@ -36,16 +67,17 @@ fetch() {
 	if [[ ! -f $dir/.complete ]]; then
 		need_cmd java openjdk-17-jre-headless "the Kafka Connect worker of the full tier"
 		need_cmd mvn maven "fetching the Kafka Connect worker's jars from Maven Central"
+		need_cmd javac openjdk-17-jdk-headless "compiling the full tier's Avro converter plugin"
+		need_cmd jar openjdk-17-jdk-headless "packing the full tier's Avro converter plugin"
 		log "resolving the Kafka Connect worker and Debezium's connectors with maven into $dir"
 		rm -rf "$dir"
 		mkdir -p "$dir/plugins"
 		copy_deps "$here/pom.xml" "$dir/libs"
 		for p in "${plugins[@]}"; do
 			copy_deps "$here/$p/pom.xml" "$dir/plugins/debezium-connector-$p"
-			# The worker provides these; a plugin's own copies would shadow
-			# the worker's classes in the plugin's class loader.
-			rm -f "$dir/plugins/debezium-connector-$p"/{kafka-clients,connect-api,slf4j-api}-*.jar
+			drop_worker_jars "$dir/plugins/debezium-connector-$p"
 		done
+		build_avro "$dir/plugins/cdc2delta-avro-converter"
 		touch "$dir/.complete"
 	fi
 	printf '%s\n' "$dir"

@@ -166,3 +166,22 @@ func MariaDBConnector(m MariaDB, db, prefix, historyFile string, serverID int) m
 		"include.schema.changes":                "false",
 	}
 }
+
+// AvroConverterClass is the full tier's Avro converter plugin
+// (internal/harness/connectavro, installed by scripts/setup/connect.sh):
+// AvroData's Connect->Avro mapping, the Confluent wire format and schemas
+// registered under "<topic>-key"/"<topic>-value" through the Confluent REST
+// API. It stands in for Confluent's AvroConverter, which is not on Maven
+// Central.
+const AvroConverterClass = "io.github.cdc2delta.connectavro.ConfluentWireAvroConverter"
+
+// WithAvroConverter sets cfg's key and value converters (a connector's
+// override of the worker's JsonConverter) to AvroConverterClass,
+// registering schemas at registryURL, and returns cfg.
+func WithAvroConverter(cfg map[string]string, registryURL string) map[string]string {
+	for _, side := range []string{"key", "value"} {
+		cfg[side+".converter"] = AvroConverterClass
+		cfg[side+".converter.schema.registry.url"] = registryURL
+	}
+	return cfg
+}
