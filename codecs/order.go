@@ -177,34 +177,61 @@ func binlogSequence[T string | []byte](file T) (uint64, error) {
 
 // pgLSN renders a PostgreSQL LSN as PostgreSQL does ("16/B374D848").
 func pgLSN(v uint64) string {
-	return fmt.Sprintf("%X/%X", v>>32, v&0xffffffff)
+	return string(appendPgLSN(nil, v))
+}
+
+func appendPgLSN(dst []byte, v uint64) []byte {
+	dst = appendUpperHex(dst, v>>32)
+	return appendUpperHex(append(dst, '/'), v&0xffffffff)
+}
+
+// appendUpperHex appends v in upper-case hex without leading zeros (%X).
+func appendUpperHex(dst []byte, v uint64) []byte {
+	const digits = "0123456789ABCDEF"
+	var buf [16]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = digits[v&0xf]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	return append(dst, buf[i:]...)
 }
 
 // CommitText renders the transaction part of p in its source's notation:
 // SQL Server's commit LSN, PostgreSQL's last committed LSN ("" for the
 // snapshot, "0/1" before Debezium saw a commit), the binlog file's sequence
 // number for MySQL.
-func (p Position) CommitText() string {
+func (p Position) CommitText() string { return string(p.AppendCommitText(nil)) }
+
+// AppendCommitText appends [Position.CommitText]'s rendering of p to dst.
+func (p Position) AppendCommitText(dst []byte) []byte {
 	switch p.Source() {
 	case SourcePostgres:
 		if v := p.Commit.low64(); v != 0 {
-			return pgLSN(v)
+			return appendPgLSN(dst, v)
 		}
-		return ""
+		return dst
 	case SourceMySQL:
-		return strconv.FormatUint(p.Commit.low64(), 10)
+		return strconv.AppendUint(dst, p.Commit.low64(), 10)
 	}
-	return p.Commit.String()
+	return p.Commit.appendText(dst)
 }
 
 // ChangeText renders the change part of p in its source's notation: SQL
 // Server's change LSN, PostgreSQL's LSN, the binlog position for MySQL.
-func (p Position) ChangeText() string {
+func (p Position) ChangeText() string { return string(p.AppendChangeText(nil)) }
+
+// AppendChangeText appends [Position.ChangeText]'s rendering of p to dst.
+func (p Position) AppendChangeText(dst []byte) []byte {
 	switch p.Source() {
 	case SourcePostgres:
-		return pgLSN(p.Change.low64())
+		return appendPgLSN(dst, p.Change.low64())
 	case SourceMySQL:
-		return strconv.FormatUint(p.Change.low64(), 10)
+		return strconv.AppendUint(dst, p.Change.low64(), 10)
 	}
-	return p.Change.String()
+	return p.Change.appendText(dst)
 }

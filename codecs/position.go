@@ -50,8 +50,17 @@ func (l LSN) String() string {
 	if l.IsZero() {
 		return ""
 	}
-	h := hex.EncodeToString(l[:])
-	return h[0:8] + ":" + h[8:16] + ":" + h[16:20]
+	return string(l.appendText(make([]byte, 0, 22)))
+}
+
+// appendText appends [LSN.String]'s rendering of l to dst.
+func (l LSN) appendText(dst []byte) []byte {
+	if l.IsZero() {
+		return dst
+	}
+	dst = append(hex.AppendEncode(dst, l[0:4]), ':')
+	dst = append(hex.AppendEncode(dst, l[4:8]), ':')
+	return hex.AppendEncode(dst, l[8:10])
 }
 
 // Position orders the change events of one table: the transaction's commit
@@ -212,6 +221,12 @@ func (p Position) Hex() string {
 	var text [PositionHexLen]byte
 	hex.Encode(text[:], p.AppendBinary(bin[:0]))
 	return string(text[:]) // the one allocation
+}
+
+// AppendHex appends [Position.Hex]'s rendering of p to dst.
+func (p Position) AppendHex(dst []byte) []byte {
+	var bin [PositionLen]byte
+	return hex.AppendEncode(dst, p.AppendBinary(bin[:0]))
 }
 
 // PositionFromHex decodes [Position.Hex]'s rendering.

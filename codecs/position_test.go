@@ -2,7 +2,10 @@ package codecs
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,4 +116,61 @@ func TestPositionHexAllocatesOnce(t *testing.T) {
 	p := Position{Serial: 42}
 	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _ = p.Hex() }))
 	require.Len(t, p.Hex(), PositionHexLen)
+}
+
+// TestPositionAppendTexts pins the append forms to the notations they
+// replace: fmt's %X/%X for PostgreSQL, the dotted hex of SQL Server LSNs,
+// decimal for MySQL, and Hex, on random positions of every source.
+func TestPositionAppendTexts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 3000 {
+		var p Position
+		switch i % 3 {
+		case 0:
+			for j := range p.Commit {
+				p.Commit[j], p.Change[j] = byte(rng.Uint32()), byte(rng.Uint32())
+			}
+			if i%7 == 0 {
+				p.Change = LSN{}
+			}
+		case 1:
+			p.Commit, p.Change = taggedUint(tagPostgres, rng.Uint64()>>rng.IntN(64)), taggedUint(0, rng.Uint64()>>rng.IntN(64))
+			if i%5 == 0 {
+				p.Commit = taggedUint(tagPostgres, 0)
+			}
+		case 2:
+			p.Commit, p.Change = taggedUint(tagMySQL, rng.Uint64()>>rng.IntN(64)), taggedUint(0, rng.Uint64()>>rng.IntN(64))
+		}
+		p.Serial = rng.Int64N(1 << 40)
+		var commit, change string
+		switch p.Source() {
+		case SourcePostgres:
+			if v := p.Commit.low64(); v != 0 {
+				commit = fmt.Sprintf("%X/%X", v>>32, v&0xffffffff)
+			}
+			v := p.Change.low64()
+			change = fmt.Sprintf("%X/%X", v>>32, v&0xffffffff)
+		case SourceMySQL:
+			commit, change = strconv.FormatUint(p.Commit.low64(), 10), strconv.FormatUint(p.Change.low64(), 10)
+		default:
+			for _, l := range []LSN{p.Commit, p.Change} {
+				s := ""
+				if !l.IsZero() {
+					h := hex.EncodeToString(l[:])
+					s = h[0:8] + ":" + h[8:16] + ":" + h[16:20]
+				}
+				if l == p.Commit {
+					commit = s
+				}
+				if l == p.Change {
+					change = s
+				}
+			}
+		}
+		require.Equal(t, commit, p.CommitText(), "%x", p.Commit)
+		require.Equal(t, change, p.ChangeText(), "%x", p.Change)
+		require.Equal(t, "x"+commit, string(p.AppendCommitText([]byte("x"))))
+		require.Equal(t, "x"+change, string(p.AppendChangeText([]byte("x"))))
+		require.Equal(t, "x"+p.Hex(), string(p.AppendHex([]byte("x"))))
+	}
 }

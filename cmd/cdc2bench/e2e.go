@@ -56,6 +56,7 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	heap := fset.Bool("heap-profile", false, "also write a heap profile (OUT.heap.pprof) when the catch-up ends")
 	batch := fset.String("batch", "config", "batch limits and upkeep: config (the configuration's defaults, what users run), "+
 		"config-nodrain (those with commit_when_drained false)")
+	changeLog := fset.Bool("changelog", false, "keep every table's change log too (change_log: true)")
 	err := fset.Parse(args)
 	if err != nil {
 		return err
@@ -78,7 +79,7 @@ func e2eCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg := e2ebench.Config{
 		Brokers: strings.Split(*brokers, ","), Prefix: "cdc2bench" + strconv.FormatInt(time.Now().UnixNano(), 10),
 		Events: *events, Keys: *keys, LiveDuration: *live, Root: *root, Profile: true, Batch: limits, Maintenance: upkeep,
-		ProfilePath: strings.TrimSuffix(*out, ".json") + ".pprof",
+		ProfilePath: strings.TrimSuffix(*out, ".json") + ".pprof", ChangeLog: *changeLog,
 	}
 	if *live == 0 {
 		cfg.LiveRate = -1

@@ -150,3 +150,38 @@ func TestHiveEscape(t *testing.T) {
 	// We also encode "+", which Spark leaves alone; readers percent-decode either form.
 	require.Equal(t, "_2=bar%2B%252521", uriEscapePath("_2="+hiveEscape("bar+%21")))
 }
+
+// TestGroupByPartitionRuns: rows that repeat the previous row's partition
+// join its group, and rows that return to an earlier partition, or spell its
+// value with another Go type, find that group; groups keep first-appearance
+// order and row order.
+func TestGroupByPartitionRuns(t *testing.T) {
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{
+		field("id", deltalog.TypeLong, false),
+		field("d", deltalog.TypeDate, true),
+		field("s", deltalog.TypeString, true),
+	}}
+	w, err := NewWriter(Options{Schema: schema, PartitionColumns: []string{"d", "s"}})
+	require.NoError(t, err)
+	rows := [][]any{
+		{int64(0), int32(1), "a"}, {int64(1), int32(1), "a"}, {int64(2), int32(2), "a"}, {int64(3), int32(1), "a"},
+		{int64(4), 1, "a"}, {int64(5), nil, "a"}, {int64(6), nil, "a"}, {int64(7), int32(2), "b"}, {int64(8), int32(2), "b"},
+		{int64(9), int32(2), "a"}, {int64(10), int32(1), ""}, {int64(11), int32(1), nil},
+	}
+	groups, values, err := w.groupByPartition(rows)
+	require.NoError(t, err)
+	require.Equal(t, [][]int{{0, 1, 3, 4}, {2, 9}, {5, 6}, {7, 8}, {10, 11}}, groups)
+	var got []string
+	for _, v := range values {
+		var parts []string
+		for _, s := range v {
+			if s == nil {
+				parts = append(parts, "null")
+			} else {
+				parts = append(parts, *s)
+			}
+		}
+		got = append(got, strings.Join(parts, "/"))
+	}
+	require.Equal(t, []string{"1970-01-02/a", "1970-01-03/a", "null/a", "1970-01-03/b", "1970-01-02/null"}, got)
+}

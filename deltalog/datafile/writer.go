@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,14 +215,21 @@ func (w *Writer) Write(ctx context.Context, store deltalog.Store, rows [][]any) 
 }
 
 // groupByPartition splits row indices by partition tuple, in order of first appearance.
+// Consecutive rows often share their partition (a batch of one day): a row whose
+// partition values equal the previous row's joins its group without serializing them.
 func (w *Writer) groupByPartition(rows [][]any) ([][]int, [][]*string, error) {
 	var groups [][]int
 	var values [][]*string
 	seen := map[string]int{}
 	var key []byte
+	vals := make([]*string, len(w.partIdx))
+	prev := -1 // group of the previous row
 	for i, r := range rows {
+		if prev >= 0 && w.samePartition(r, rows[i-1]) {
+			groups[prev] = append(groups[prev], i)
+			continue
+		}
 		key = key[:0]
-		vals := make([]*string, len(w.partIdx))
 		for j, fi := range w.partIdx {
 			s, err := PartitionValue(w.partTypes[j], r[fi])
 			if err != nil {
@@ -243,11 +251,50 @@ func (w *Writer) groupByPartition(rows [][]any) ([][]int, [][]*string, error) {
 			g = len(groups)
 			seen[string(key)] = g
 			groups = append(groups, nil)
-			values = append(values, vals)
+			values = append(values, slices.Clone(vals))
 		}
 		groups[g] = append(groups[g], i)
+		prev = g
 	}
 	return groups, values, nil
+}
+
+// samePartition reports whether rows a and b hold equal partition values of a type
+// compared cheaply; false sends a row the slow way, which is always right.
+func (w *Writer) samePartition(a, b []any) bool {
+	for _, fi := range w.partIdx {
+		if !sameScalar(a[fi], b[fi]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case int32:
+		y, ok := b.(int32)
+		return ok && x == y
+	case int64:
+		y, ok := b.(int64)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case int16:
+		y, ok := b.(int16)
+		return ok && x == y
+	case int8:
+		y, ok := b.(int8)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return false
 }
 
 // writeGroup writes the rows idx of one partition into as many files as the target size needs.

@@ -124,14 +124,17 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 	if l.snap != nil {
 		applied = cdctable.Offsets(l.snap)
 	}
-	var recs []Record
+	// Pointers, not copies: a Record is a few hundred bytes, and copying
+	// a batch's worth was the append's largest allocation.
+	recs := make([]*Record, 0, len(b.Records))
 	last := map[cdctable.TopicPartition]int64{}
 	for tp, off := range b.LastOffsets {
 		if v, ok := applied[tp]; !ok || off > v {
 			last[tp] = off
 		}
 	}
-	for _, r := range b.Records {
+	for i := range b.Records {
+		r := &b.Records[i]
 		if v, ok := applied[r.TopicPartition]; ok && r.Offset <= v {
 			continue
 		}
@@ -203,10 +206,7 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 		m := meta
 		pre = append(pre, deltalog.Action{Protocol: &proto}, deltalog.Action{Metadata: &m})
 	}
-	rows := make([][]any, 0, len(recs))
-	for i := range recs {
-		rows = append(rows, logRow(next, &recs[i]))
-	}
+	rows := logRows(next, recs)
 	var adds []deltalog.Action
 	if len(rows) > 0 {
 		w, err := datafile.NewWriter(datafile.Options{Schema: next, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration, Now: l.opts.Now})
@@ -252,13 +252,18 @@ func appIDs(m map[cdctable.TopicPartition]int64) []string {
 // the source columns it lacks appended (nullable), or a new one from the
 // first record with a row layout. changed says whether it differs. A column
 // whose type changed cannot be logged in place.
-func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.StructType, bool, error) {
+func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []*Record) (*deltalog.StructType, bool, error) {
 	changed := false
+	// A batch holds few layouts, shared by its records: each is checked
+	// once. The schema only gains columns, so a layout it covered stays
+	// covered.
+	var checked []*codecs.Layout
 	for i := range recs {
 		c := &recs[i].Change
-		if c.Layout == nil {
+		if c.Layout == nil || slices.Contains(checked, c.Layout) {
 			continue
 		}
+		checked = append(checked, c.Layout)
 		if cur == nil {
 			names := tableNames(c.Layout.Columns, l.opts.ColumnNames == ColumnNamesPortable)
 			cur = &deltalog.StructType{}
@@ -274,7 +279,7 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.S
 			if j >= 0 {
 				if got, want := cur.Fields[j].Type, deltaType(col.Type); got.String() != want.String() {
 					return nil, false, &SchemaError{Table: l.opts.TableName, Reason: fmt.Sprintf("column %s changed type from %s to %s", col.Name, got, want),
-						Remedy: "the change log keeps one type per column: move it aside (a new path) to start a new one", Record: &recs[i]}
+						Remedy: "the change log keeps one type per column: move it aside (a new path) to start a new one", Record: recs[i]}
 				}
 				continue
 			}
@@ -289,50 +294,115 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []Record) (*deltalog.S
 	return cur, changed, nil
 }
 
-// logRow is one record as a change log row, aligned with schema.
-func logRow(schema *deltalog.StructType, r *Record) []any {
-	c := &r.Change
-	row := make([]any, len(schema.Fields))
-	var unavailable []string
-	if c.Layout != nil {
-		for i, f := range schema.Fields[:len(schema.Fields)-cdctable.ChangeLogMetaCount] {
-			j := c.Layout.Index(sourceName(f))
-			if j < 0 || c.Row == nil {
-				continue
+// logRows are the records as change log rows, aligned with schema. The
+// rows share one backing array, each layout's column positions are looked
+// up once, the positions' texts are rendered into one string, and values
+// that repeat from row to row (a transaction's commit LSN and time, the
+// topic, partition and commit date) are boxed once.
+func logRows(schema *deltalog.StructType, recs []*Record) [][]any {
+	width := len(schema.Fields)
+	src := schema.Fields[:width-cdctable.ChangeLogMetaCount]
+	cells := make([]any, len(recs)*width)
+	rows := make([][]any, len(recs))
+	// ends[3k:3k+3] are where row k's position, commit and change texts end
+	// in text.
+	ends := make([]int, 3*len(recs))
+	text := make([]byte, 0, len(recs)*(codecs.PositionHexLen+2*22))
+	var (
+		layouts [][]int // per layout in seen: the layout's index of each source field, -1 when absent
+		seen    []*codecs.Layout
+	)
+	for k, r := range recs {
+		row := cells[k*width : (k+1)*width : (k+1)*width]
+		rows[k] = row
+		c := &r.Change
+		var unavailable []string
+		if c.Layout != nil && c.Row != nil {
+			at := slices.Index(seen, c.Layout)
+			if at < 0 {
+				idx := make([]int, len(src))
+				for i, f := range src {
+					idx[i] = c.Layout.Index(sourceName(f))
+				}
+				seen, layouts, at = append(seen, c.Layout), append(layouts, idx), len(seen)
 			}
-			if c.IsUnavailable(j) {
-				unavailable = append(unavailable, c.Layout.Columns[j].Name)
-				continue
+			for i, j := range layouts[at] {
+				if j < 0 {
+					continue
+				}
+				if len(c.Unavailable) > 0 && c.IsUnavailable(j) {
+					unavailable = append(unavailable, c.Layout.Columns[j].Name)
+					continue
+				}
+				row[i] = c.Row[j]
 			}
-			row[i] = c.Row[j]
 		}
+		// In the source's notation: SQL Server's LSNs, PostgreSQL's last
+		// committed LSN and LSN, MySQL's binlog file number and position.
+		text = c.Pos.AppendHex(text)
+		ends[3*k] = len(text)
+		if k == 0 || c.Pos.Commit != recs[k-1].Change.Pos.Commit {
+			text = c.Pos.AppendCommitText(text)
+		}
+		ends[3*k+1] = len(text)
+		text = c.Pos.AppendChangeText(text)
+		ends[3*k+2] = len(text)
+		m := row[width-cdctable.ChangeLogMetaCount:]
+		m[0] = opValue(c.Op)
+		if c.Pos.Serial > 0 {
+			m[4] = c.Pos.Serial
+		}
+		if c.TxID != "" {
+			m[7] = c.TxID
+		}
+		if c.TxOrder > 0 {
+			m[8] = c.TxOrder
+		}
+		if len(unavailable) > 0 {
+			m[9] = strings.Join(unavailable, ",")
+		}
+		m[12] = r.Offset
 	}
-	m := row[len(schema.Fields)-cdctable.ChangeLogMetaCount:]
-	m[0], m[1] = opValue(c.Op), c.Pos.Hex()
-	// In the source's notation: SQL Server's LSNs, PostgreSQL's
-	// last committed LSN and LSN, MySQL's binlog file number and position.
-	if text := c.Pos.CommitText(); text != "" {
-		m[2] = text
+	all := string(text)
+	var (
+		from                   int
+		micros, day            int64
+		microsV, dayV          any
+		topic                  string
+		part                   int32
+		commitV, topicV, partV any
+	)
+	for k, r := range recs {
+		c := &r.Change
+		m := rows[k][width-cdctable.ChangeLogMetaCount:]
+		m[1] = all[from:ends[3*k]]
+		if k == 0 || c.Pos.Commit != recs[k-1].Change.Pos.Commit {
+			commitV = nil
+			if at := ends[3*k]; ends[3*k+1] > at {
+				commitV = all[at:ends[3*k+1]]
+			}
+		}
+		m[2] = commitV
+		if at := ends[3*k+1]; ends[3*k+2] > at {
+			m[3] = all[at:ends[3*k+2]]
+		}
+		from = ends[3*k+2]
+		if c.CommitMillis > 0 {
+			if us := c.CommitMillis * 1000; microsV == nil || us != micros {
+				micros, microsV = us, us
+			}
+			if d := c.CommitMillis / 86_400_000; dayV == nil || d != day {
+				day, dayV = d, int32(d)
+			}
+			m[5], m[6] = microsV, dayV
+		}
+		if topicV == nil || r.Topic != topic {
+			topic, topicV = r.Topic, r.Topic
+		}
+		if partV == nil || r.Partition != part {
+			part, partV = r.Partition, r.Partition
+		}
+		m[10], m[11] = topicV, partV
 	}
-	if text := c.Pos.ChangeText(); text != "" {
-		m[3] = text
-	}
-	if c.Pos.Serial > 0 {
-		m[4] = c.Pos.Serial
-	}
-	if c.CommitMillis > 0 {
-		m[5] = c.CommitMillis * 1000
-		m[6] = int32(c.CommitMillis / 86_400_000)
-	}
-	if c.TxID != "" {
-		m[7] = c.TxID
-	}
-	if c.TxOrder > 0 {
-		m[8] = c.TxOrder
-	}
-	if len(unavailable) > 0 {
-		m[9] = strings.Join(unavailable, ",")
-	}
-	m[10], m[11], m[12] = r.Topic, r.Partition, r.Offset
-	return row
+	return rows
 }

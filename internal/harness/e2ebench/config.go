@@ -68,6 +68,9 @@ type Config struct {
 	CatchUpTimeout time.Duration
 	// KeepTopics leaves the topics on the broker (default: deleted).
 	KeepTopics bool
+	// ChangeLog keeps every table's change log (ADR 0031) beside it, at
+	// the table's path + "_changes", as change_log: true does.
+	ChangeLog bool
 }
 
 func (c Config) withDefaults() Config {

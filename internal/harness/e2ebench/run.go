@@ -232,7 +232,7 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 			return nil, fmt.Errorf("opening store of %s: %w", path, err)
 		}
 	}
-	r.p, err = processor.New(processor.Options{
+	opts := processor.Options{
 		Brokers:     cfg.Brokers,
 		Group:       r.group,
 		Topics:      src.topics(),
@@ -240,7 +240,13 @@ func startProcessor(ctx context.Context, cfg Config, src *source, root string) (
 		Decoder:     dec,
 		Batch:       cfg.Batch,
 		Maintenance: cfg.Maintenance,
-	}, processor.WithRegisterer(r.reg))
+	}
+	if cfg.ChangeLog {
+		opts.PerTable = func(src route.TableSource) processor.TableSettings {
+			return processor.TableSettings{ChangeLog: strings.TrimRight(src.Path, "/") + "_changes"}
+		}
+	}
+	r.p, err = processor.New(opts, processor.WithRegisterer(r.reg))
 	if err != nil {
 		return nil, fmt.Errorf("creating processor: %w", err)
 	}
