@@ -87,7 +87,7 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 		if err != nil {
 			return nil, err
 		}
-		p.files[path], p.deleted[path], p.nrows[path] = add, gone, len(h.index.files[path])
+		p.files[path], p.deleted[path], p.nrows[path] = add, gone, h.index.rowCount(path)
 		p.readPaths = append(p.readPaths, path)
 	}
 	return p, nil
@@ -129,12 +129,11 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 		if x.cache {
 			slow = map[string]*hKeyState{}
 			for key, ks := range keys {
-				if len(x.byKey[key]) == 0 {
+				if !x.hasRows(key) {
 					continue
 				}
-				if v := x.newest[key]; v != nil && after(ks.events, v) {
-					c := *v
-					ks.stored = append(ks.stored, &c)
+				if v := x.newestOf(key); v != nil && after(ks.events, v) {
+					ks.stored = append(ks.stored, v)
 					continue
 				}
 				slow[key] = ks
@@ -145,7 +144,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
 	for i := range files {
 		add := &files[i]
-		n := len(x.files[add.Path])
+		n := x.rowCount(add.Path)
 		cand := rowsOf[add.Path]
 		if all {
 			cand = make([]uint64, n)
