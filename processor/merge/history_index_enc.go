@@ -15,13 +15,13 @@ import (
 // another type is kept as it is (hIndex.wide), its slice holding only the
 // flags, file and row.
 const (
-	encEnd        = 1 << iota // end position and time follow
-	encNoStartAt              // startAt is nil
-	encNoEndAt                // endAt is nil
-	encNoLastAt               // lastAt is nil
-	encLastIsStart            // last == start (no last position)
-	encLastAtIsStart          // lastAt == startAt (no lastAt)
-	encWide                   // kept in hIndex.wide
+	encEnd           = 1 << iota // end position and time follow
+	encNoStartAt                 // startAt is nil
+	encNoEndAt                   // endAt is nil
+	encNoLastAt                  // lastAt is nil
+	encLastIsStart               // last == start (no last position)
+	encLastAtIsStart             // lastAt == startAt (no lastAt)
+	encWide                      // kept in hIndex.wide
 )
 
 // Value tags.
