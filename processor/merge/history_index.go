@@ -131,7 +131,20 @@ func (x *hIndex) rowCount(path string) int {
 
 // addRow registers a row of key at file's row r and returns key's slot.
 func (x *hIndex) addRow(key string, file, r uint32) uint32 {
-	s, ok := x.slotOf[key]
+	return x.addRowAt(key, -1, file, r)
+}
+
+// isSlot says whether slot is key's.
+func (x *hIndex) isSlot(slot int64, key string) bool {
+	return slot >= 0 && slot < int64(len(x.slots)) && x.slots[slot].key == key
+}
+
+// addRowAt is addRow with key's slot when known (else -1).
+func (x *hIndex) addRowAt(key string, slot int64, file, r uint32) uint32 {
+	s, ok := uint32(slot), x.isSlot(slot, key)
+	if !ok {
+		s, ok = x.slotOf[key]
+	}
 	if !ok {
 		if n := len(x.free); n > 0 {
 			s, x.free = x.free[n-1], x.free[:n-1]
@@ -200,10 +213,18 @@ func (x *hIndex) setNewest(s uint32, v *hVersion) {
 // newestOf returns key's newest version when known: a fresh copy.
 func (x *hIndex) newestOf(key string) *hVersion {
 	s, ok := x.slotOf[key]
-	if !ok || x.slots[s].newest == "" {
+	if !ok {
 		return nil
 	}
+	return x.newestAt(s)
+}
+
+// newestAt returns slot s's newest version when known: a fresh copy.
+func (x *hIndex) newestAt(s uint32) *hVersion {
 	b := x.slots[s].newest
+	if b == "" {
+		return nil
+	}
 	if isWide(b) {
 		c := *x.wide[s]
 		return &c
@@ -402,9 +423,9 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			x.files[ids[i]].slots = make([]uint32, 0, len(locs))
 			x.dvs[written[i].Path] = hDV{rows: roaring64.New()}
 		}
-		for i, key := range p.rowKeys {
+		for i, ks := range p.rowKeys {
 			l := locs[i]
-			x.addRow(key, ids[l.file], l.row)
+			ks.slot = int64(x.addRowAt(ks.key, ks.slot, ids[l.file], l.row))
 		}
 		for i := range written {
 			x.files[ids[i]].slots = slices.Clip(x.files[ids[i]].slots)
@@ -413,8 +434,12 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 	if !x.cache {
 		return
 	}
-	for key, n := range p.newest {
-		s, ok := x.slotOf[key]
+	for key, ks := range p.keys {
+		n := ks.newest
+		s, ok := uint32(ks.slot), x.isSlot(ks.slot, key)
+		if !ok {
+			s, ok = x.slotOf[key]
+		}
 		switch {
 		case !ok:
 			// No rows indexed (its file is read at the next sync).
@@ -426,10 +451,13 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			x.forget(s)
 		case n.fromFile == "":
 			v := *n
-			l := locs[p.newestRow[key]]
+			l := locs[ks.newestRow]
 			v.fromFile, v.fromRow = written[l.file].Path, uint64(l.row)
 			x.setNewest(s, &v)
 		default:
+			if f, row, known := x.newestFrom(s); known && x.files[f].path == n.fromFile && row == n.fromRow {
+				continue // the version the index has
+			}
 			x.setNewest(s, n)
 		}
 	}
