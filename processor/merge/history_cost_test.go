@@ -73,14 +73,14 @@ func TestHistoryBatchCostsWhatItChanges(t *testing.T) {
 	// Key 7 updated in order, then a late update of it before that: only
 	// the files holding key 7's rows are read.
 	files := map[string]bool{}
-	for _, l := range h.index.byKey[string(mustKey(t, int32(7)))] {
-		files[l.path] = true
+	for _, p := range h.index.keyPaths(string(mustKey(t, int32(7)))) {
+		files[p] = true
 	}
 	upd := g.emit(codecs.OpUpdate, 7)
 	apply([]ev{upd})
 	require.Empty(t, store.take())
-	for _, l := range h.index.byKey[string(mustKey(t, int32(7)))] {
-		files[l.path] = true
+	for _, p := range h.index.keyPaths(string(mustKey(t, int32(7)))) {
+		files[p] = true
 	}
 	late := g.emit(codecs.OpUpdate, 7)
 	late.pos, late.part = upd.pos-1, 2 // just before upd: splits the version upd closed

@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
+	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -27,22 +28,47 @@ import (
 // another writer are read when their file appears, and a key whose newest
 // row another writer deleted is unknown (read from its files) until a
 // batch of this writer places it again.
+//
+// It is compact, as it holds a row of every key of the table: a key is a
+// slot (its stored form once, its rows as file numbers and row numbers,
+// its newest version encoded in one string, history_index_enc.go), a
+// file's rows are the slots of its keys.
 type hIndex struct {
-	files map[string][]string // path → the stored key of each physical row
-	byKey map[string][]hLoc
+	fileIDs map[string]uint32 // path → its number in files
+	files   []hFile
+	slotOf  map[string]uint32 // stored key → its slot
+	slots   []hSlot
+	free    []uint32 // slots of keys without rows, for new keys
+	// wide are the newest versions the encoding does not take (values of
+	// other types), by slot.
+	wide map[uint32]*hVersion
 	// dvs is each indexed file's deletion vector as last seen.
-	dvs map[string]hDV
-	// newest is each key's newest live version when known; absent for a
-	// key with rows, unknown. Only when cache is set.
-	newest map[string]*hVersion
-	cache  bool
+	dvs   map[string]hDV
+	enc   []byte // scratch for encoding versions
+	cache bool
 	// schema is the table schema the index was built with; another resets
 	// it (the cached versions have the old schema's columns).
 	schema string
 }
 
+// hFile is an indexed file: its path and the slot of each physical row.
+// A file gone from the snapshot keeps its number, with no rows.
+type hFile struct {
+	path  string
+	slots []uint32
+}
+
+// hSlot is a key: its rows and, when known, its newest version encoded
+// ("": unknown).
+type hSlot struct {
+	key    string
+	locs   []hLoc
+	newest string
+}
+
+// hLoc is a physical row of a file of the index.
 type hLoc struct {
-	path string
+	file uint32
 	row  uint32
 }
 
@@ -53,7 +79,7 @@ type hDV struct {
 }
 
 func newHIndex() *hIndex {
-	return &hIndex{files: map[string][]string{}, byKey: map[string][]hLoc{}, dvs: map[string]hDV{}, newest: map[string]*hVersion{}}
+	return &hIndex{fileIDs: map[string]uint32{}, slotOf: map[string]uint32{}, wide: map[uint32]*hVersion{}, dvs: map[string]hDV{}}
 }
 
 func dvID(dv *deltalog.DeletionVector) string {
@@ -84,9 +110,141 @@ func (x *hIndex) deletedRows(ctx context.Context, h *History, add *deltalog.Add)
 	return gone, nil
 }
 
-// forget drops key's newest version: unknown while it has rows.
-func (x *hIndex) forget(key string) {
-	delete(x.newest, key)
+// file returns path's number, adding it (without rows) when new.
+func (x *hIndex) file(path string) uint32 {
+	if id, ok := x.fileIDs[path]; ok {
+		return id
+	}
+	id := uint32(len(x.files))
+	x.files = append(x.files, hFile{path: path})
+	x.fileIDs[path] = id
+	return id
+}
+
+// rowCount is the physical rows of an indexed file (0 when not indexed).
+func (x *hIndex) rowCount(path string) int {
+	if id, ok := x.fileIDs[path]; ok {
+		return len(x.files[id].slots)
+	}
+	return 0
+}
+
+// addRow registers a row of key at file's row r and returns key's slot.
+func (x *hIndex) addRow(key string, file, r uint32) uint32 {
+	return x.addRowAt(key, -1, file, r)
+}
+
+// isSlot says whether slot, found for key in this batch's plan, is a
+// slot: a plan finds slots after the index's sync, the only step that
+// frees them, so a slot found is key's (comparing the keys would cost a
+// cache miss a key).
+func (x *hIndex) isSlot(slot int64, _ string) bool {
+	return slot >= 0 && slot < int64(len(x.slots))
+}
+
+// addRowAt is addRow with key's slot when known (else -1).
+func (x *hIndex) addRowAt(key string, slot int64, file, r uint32) uint32 {
+	s, ok := uint32(slot), x.isSlot(slot, key)
+	if !ok {
+		s, ok = x.slotOf[key]
+	}
+	if !ok {
+		if n := len(x.free); n > 0 {
+			s, x.free = x.free[n-1], x.free[:n-1]
+		} else {
+			s = uint32(len(x.slots))
+			x.slots = append(x.slots, hSlot{})
+		}
+		x.slots[s].key = key
+		x.slotOf[key] = s
+	}
+	x.slots[s].locs = append(x.slots[s].locs, hLoc{file: file, row: r})
+	x.files[file].slots = append(x.files[file].slots, s)
+	return s
+}
+
+// hasRows says whether key has indexed rows.
+func (x *hIndex) hasRows(key string) bool {
+	_, ok := x.slotOf[key]
+	return ok
+}
+
+// keyPaths returns the paths of the files holding key's rows.
+func (x *hIndex) keyPaths(key string) []string {
+	s, ok := x.slotOf[key]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, l := range x.slots[s].locs {
+		out = append(out, x.files[l.file].path)
+	}
+	return out
+}
+
+// rowsOutside says whether key has a row in a file not in paths.
+func (x *hIndex) rowsOutside(key string, paths map[string]bool) bool {
+	s, ok := x.slotOf[key]
+	return ok && slices.ContainsFunc(x.slots[s].locs, func(l hLoc) bool { return !paths[x.files[l.file].path] })
+}
+
+// forget drops slot s's newest version: unknown while it has rows.
+func (x *hIndex) forget(s uint32) {
+	if isWide(x.slots[s].newest) {
+		delete(x.wide, s)
+	}
+	x.slots[s].newest = ""
+}
+
+// setNewest makes v slot s's newest version; v.fromFile is an indexed
+// file.
+func (x *hIndex) setNewest(s uint32, v *hVersion) {
+	x.forget(s)
+	file, ok := x.fileIDs[v.fromFile]
+	if !ok {
+		return // not indexed: unknown
+	}
+	if b, ok := encodeVersion(x.enc[:0], v, file); ok {
+		x.slots[s].newest, x.enc = string(b), b
+		return
+	}
+	c := *v
+	x.slots[s].newest = wideVersion(file, v.fromRow)
+	x.wide[s] = &c
+}
+
+// newestOf returns key's newest version when known: a fresh copy.
+func (x *hIndex) newestOf(key string) *hVersion {
+	s, ok := x.slotOf[key]
+	if !ok {
+		return nil
+	}
+	return x.newestAt(s)
+}
+
+// newestAt returns slot s's newest version when known: a fresh copy.
+func (x *hIndex) newestAt(s uint32) *hVersion {
+	b := x.slots[s].newest
+	if b == "" {
+		return nil
+	}
+	if isWide(b) {
+		c := *x.wide[s]
+		return &c
+	}
+	v, file := decodeVersion(b)
+	v.fromFile = x.files[file].path
+	return v
+}
+
+// newestFrom returns the file and row of slot s's newest version, if
+// known.
+func (x *hIndex) newestFrom(s uint32) (file uint32, row uint64, ok bool) {
+	if x.slots[s].newest == "" {
+		return 0, 0, false
+	}
+	file, row = versionFrom(x.slots[s].newest)
+	return file, row, true
 }
 
 // sync brings the index to the snapshot's files.
@@ -101,28 +259,34 @@ func (x *hIndex) sync(ctx context.Context, h *History, ts *hSchema, files []delt
 		live[files[i].Path] = &files[i]
 	}
 	// Files gone: their rows leave, and a newest version among them.
-	for path, keys := range x.files {
+	for path, id := range x.fileIDs {
 		if live[path] != nil {
 			continue
 		}
-		for _, k := range keys {
-			locs := slices.DeleteFunc(x.byKey[k], func(l hLoc) bool { return l.path == path })
-			if len(locs) == 0 {
-				delete(x.byKey, k)
-				delete(x.newest, k)
+		for _, s := range x.files[id].slots {
+			sl := &x.slots[s]
+			if len(sl.locs) == 0 {
+				continue // a key of several rows here, gone already
+			}
+			sl.locs = slices.DeleteFunc(sl.locs, func(l hLoc) bool { return l.file == id })
+			if len(sl.locs) == 0 {
+				x.forget(s)
+				delete(x.slotOf, sl.key)
+				*sl = hSlot{}
+				x.free = append(x.free, s)
 				continue
 			}
-			x.byKey[k] = locs
-			if v := x.newest[k]; v != nil && v.fromFile == path {
-				x.forget(k)
+			if f, _, ok := x.newestFrom(s); ok && f == id {
+				x.forget(s)
 			}
 		}
-		delete(x.files, path)
+		x.files[id] = hFile{}
+		delete(x.fileIDs, path)
 		delete(x.dvs, path)
 	}
 	// Deletion vectors changed (by another writer): a newest version they
 	// delete is unknown.
-	for path, keys := range x.files {
+	for path, id := range x.fileIDs {
 		add := live[path]
 		if d := x.dvs[path]; d.id == dvID(add.DeletionVector) {
 			continue
@@ -132,13 +296,14 @@ func (x *hIndex) sync(ctx context.Context, h *History, ts *hSchema, files []delt
 			return err
 		}
 		x.dvs[path] = hDV{id: dvID(add.DeletionVector), rows: gone}
+		slots := x.files[id].slots
 		for it := gone.Iterator(); it.HasNext(); {
 			r := it.Next()
-			if r >= uint64(len(keys)) {
+			if r >= uint64(len(slots)) {
 				continue
 			}
-			if v := x.newest[keys[r]]; v != nil && v.fromFile == path && v.fromRow == r {
-				x.forget(keys[r])
+			if f, row, ok := x.newestFrom(slots[r]); ok && f == id && row == r {
+				x.forget(slots[r])
 			}
 		}
 	}
@@ -147,7 +312,7 @@ func (x *hIndex) sync(ctx context.Context, h *History, ts *hSchema, files []delt
 	// version from them.
 	news := map[string]bool{}
 	for i := range files {
-		if _, ok := x.files[files[i].Path]; !ok {
+		if _, ok := x.fileIDs[files[i].Path]; !ok {
 			news[files[i].Path] = true
 		}
 	}
@@ -182,7 +347,8 @@ func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalo
 		return err
 	}
 	x.dvs[add.Path] = hDV{id: dvID(add.DeletionVector), rows: gone}
-	keys := make([]string, len(rows))
+	id := x.file(add.Path)
+	x.files[id].slots = make([]uint32, 0, len(rows))
 	for r, row := range rows {
 		var key string
 		if x.cache {
@@ -195,26 +361,33 @@ func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalo
 		if err != nil {
 			return fmt.Errorf("indexing history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
 		}
-		keys[r] = key
 		if _, ok := fresh[key]; x.cache && !ok {
-			fresh[key] = !slices.ContainsFunc(x.byKey[key], func(l hLoc) bool { return !news[l.path] })
+			fresh[key] = !x.rowsOutside(key, news)
 		}
+		s := x.addRow(key, id, uint32(r))
 		if x.cache && !gone.Contains(uint64(r)) {
-			if cur := x.newest[key]; fresh[key] || cur != nil {
+			if known := x.slots[s].newest != ""; fresh[key] || known {
 				v, err := ts.version(row)
 				if err != nil {
 					return fmt.Errorf("history table %s file %s row %d: %w", h.opts.TableName, add.Path, r, err)
 				}
-				if cur == nil || v.start.Compare(cur.start) > 0 {
+				if !known || v.start.Compare(x.newestStart(s)) > 0 {
 					v.fromFile, v.fromRow = add.Path, uint64(r)
-					x.newest[key] = v
+					x.setNewest(s, v)
 				}
 			}
 		}
-		x.byKey[key] = append(x.byKey[key], hLoc{path: add.Path, row: uint32(r)})
 	}
-	x.files[add.Path] = keys
 	return nil
+}
+
+// newestStart is the start of slot s's newest version, which is known.
+func (x *hIndex) newestStart(s uint32) (start codecs.Position) {
+	b := x.slots[s].newest
+	if isWide(b) {
+		return x.wide[s].start
+	}
+	return versionStart(b)
 }
 
 // committed registers what this writer committed: the files it wrote
@@ -222,12 +395,16 @@ func (x *hIndex) read(ctx context.Context, h *History, ts *hSchema, add *deltalo
 // deletion vectors it wrote and each planned key's newest version.
 func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV) {
 	for path, d := range dvs {
-		if _, ok := x.files[path]; ok {
+		if _, ok := x.fileIDs[path]; ok {
 			x.dvs[path] = d
 		}
 	}
 	// Where each written row went: in order, file after file.
-	locs := make([]hLoc, 0, len(p.rows))
+	type wloc struct {
+		file int // in written
+		row  uint32
+	}
+	locs := make([]wloc, 0, len(p.rows))
 	ordered := x.cache
 	for i := range written {
 		st, ok, err := deltalog.ParseStatsSummary(written[i].Stats)
@@ -236,40 +413,55 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			break
 		}
 		for r := range st.NumRecords {
-			locs = append(locs, hLoc{path: written[i].Path, row: uint32(r)})
+			locs = append(locs, wloc{file: i, row: uint32(r)})
 		}
 	}
 	if len(locs) != len(p.rows) {
 		ordered = false
 	}
 	if ordered {
+		ids := make([]uint32, len(written))
 		for i := range written {
-			x.files[written[i].Path] = make([]string, 0, len(locs))
+			ids[i] = x.file(written[i].Path)
+			x.files[ids[i]].slots = make([]uint32, 0, len(locs))
 			x.dvs[written[i].Path] = hDV{rows: roaring64.New()}
 		}
-		for i, key := range p.rowKeys {
+		for i, ks := range p.rowKeys {
 			l := locs[i]
-			x.files[l.path] = append(x.files[l.path], key)
-			x.byKey[key] = append(x.byKey[key], l)
+			ks.slot = int64(x.addRowAt(ks.key, ks.slot, ids[l.file], l.row))
+		}
+		for i := range written {
+			x.files[ids[i]].slots = slices.Clip(x.files[ids[i]].slots)
 		}
 	}
 	if !x.cache {
 		return
 	}
-	for key, n := range p.newest {
+	for key, ks := range p.keys {
+		n := ks.newest
+		s, ok := uint32(ks.slot), x.isSlot(ks.slot, key)
+		if !ok {
+			s, ok = x.slotOf[key]
+		}
 		switch {
+		case !ok:
+			// No rows indexed (its file is read at the next sync).
 		case n == nil:
-			x.forget(key)
+			x.forget(s)
 		case n.fromFile == "" && !ordered:
 			// Not registered: the file is read at the next sync, and the
 			// key is unknown until then.
-			x.forget(key)
+			x.forget(s)
 		case n.fromFile == "":
 			v := *n
-			v.fromFile, v.fromRow = locs[p.newestRow[key]].path, uint64(locs[p.newestRow[key]].row)
-			x.newest[key] = &v
+			l := locs[ks.newestRow]
+			v.fromFile, v.fromRow = written[l.file].Path, uint64(l.row)
+			x.setNewest(s, &v)
 		default:
-			x.newest[key] = n
+			if f, row, known := x.newestFrom(s); known && x.files[f].path == n.fromFile && row == n.fromRow {
+				continue // the version the index has
+			}
+			x.setNewest(s, n)
 		}
 	}
 }
@@ -278,8 +470,13 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 func (x *hIndex) rowsOf(keys map[string]*hKeyState) map[string][]uint64 {
 	out := map[string][]uint64{}
 	for k := range keys {
-		for _, l := range x.byKey[k] {
-			out[l.path] = append(out[l.path], uint64(l.row))
+		s, ok := x.slotOf[k]
+		if !ok {
+			continue
+		}
+		for _, l := range x.slots[s].locs {
+			path := x.files[l.file].path
+			out[path] = append(out[path], uint64(l.row))
 		}
 	}
 	for _, rows := range out {

@@ -18,7 +18,7 @@ import (
 // stored rows to delete.
 type hPlan struct {
 	rows      [][]any
-	rowKeys   []string                     // the key of each of rows
+	rowKeys   []*hKeyState                 // the key of each of rows
 	dels      map[string]*roaring64.Bitmap // by file path: physical rows
 	files     map[string]*deltalog.Add
 	physical  map[string][][]any // every physical row of a file to rewrite (no deletion vectors)
@@ -27,18 +27,24 @@ type hPlan struct {
 	readPaths []string
 	added     int
 	removed   int
-	// newest is each planned key's newest version after the batch (nil:
-	// none), stored (fromFile set) or written as rows[newestRow[key]].
-	newest    map[string]*hVersion
-	newestRow map[string]int
+	// hex is the position last rendered for a row.
+	hex posHex
+	// keys are the batch's keys (every stored key with a truncate).
+	keys map[string]*hKeyState
 	// snapFiles are the snapshot's files by path.
 	snapFiles map[string]*deltalog.Add
 }
 
 // hKeyState is a key's stored versions and the batch's events of it.
 type hKeyState struct {
+	key    string
+	slot   int64 // its slot in the key index when it has one, else -1
 	stored []*hVersion
 	events []*hEvent
+	// newest is its newest version after the batch (nil: none), stored
+	// (fromFile set) or written as hPlan.rows[newestRow].
+	newest    *hVersion
+	newestRow int
 }
 
 // plan reads the stored versions of the batch's keys (every key when the
@@ -46,9 +52,9 @@ type hKeyState struct {
 // with what is stored.
 func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
-		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{},
-		newest: map[string]*hVersion{}, newestRow: map[string]int{}}
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
 	keys := map[string]*hKeyState{}
+	p.keys = keys
 	var truncates []*hEvent
 	for i := range recs {
 		e, key, err := ts.event(&recs[i].Change)
@@ -61,7 +67,7 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 		}
 		ks := keys[key]
 		if ks == nil {
-			ks = &hKeyState{}
+			ks = &hKeyState{key: key, slot: -1}
 			keys[key] = ks
 		}
 		ks.events = append(ks.events, e)
@@ -87,7 +93,7 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 		if err != nil {
 			return nil, err
 		}
-		p.files[path], p.deleted[path], p.nrows[path] = add, gone, len(h.index.files[path])
+		p.files[path], p.deleted[path], p.nrows[path] = add, gone, h.index.rowCount(path)
 		p.readPaths = append(p.readPaths, path)
 	}
 	return p, nil
@@ -129,12 +135,13 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 		if x.cache {
 			slow = map[string]*hKeyState{}
 			for key, ks := range keys {
-				if len(x.byKey[key]) == 0 {
+				s, ok := x.slotOf[key]
+				if !ok {
 					continue
 				}
-				if v := x.newest[key]; v != nil && after(ks.events, v) {
-					c := *v
-					ks.stored = append(ks.stored, &c)
+				ks.slot = int64(s)
+				if v := x.newestAt(s); v != nil && after(ks.events, v) {
+					ks.stored = append(ks.stored, v)
 					continue
 				}
 				slow[key] = ks
@@ -145,7 +152,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 	conf, parts := ts.meta.Configuration, ts.meta.PartitionColumns
 	for i := range files {
 		add := &files[i]
-		n := len(x.files[add.Path])
+		n := x.rowCount(add.Path)
 		cand := rowsOf[add.Path]
 		if all {
 			cand = make([]uint64, n)
@@ -195,7 +202,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 			}
 			ks := keys[key]
 			if ks == nil {
-				ks = &hKeyState{}
+				ks = &hKeyState{key: key, slot: -1}
 				keys[key] = ks
 			}
 			v, err := ts.version(row)
@@ -225,13 +232,13 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 	for _, e := range evs {
 		tl.apply(e)
 	}
-	p.newest[key] = nil
+	ks.newest = nil
 	for i, v := range tl.vs {
 		newest := i == len(tl.vs)-1
 		if v.fromFile != "" && !v.dirty {
 			if newest {
 				n := *v
-				p.newest[key] = &n
+				ks.newest = &n
 			}
 			continue
 		}
@@ -247,10 +254,10 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		if newest {
 			n := *v
 			n.fromFile, n.fromRow, n.dirty = "", 0, false
-			p.newest[key], p.newestRow[key] = &n, len(p.rows)
+			ks.newest, ks.newestRow = &n, len(p.rows)
 		}
-		p.rows = append(p.rows, ts.row(v))
-		p.rowKeys = append(p.rowKeys, key)
+		p.rows = append(p.rows, ts.row(v, &p.hex))
+		p.rowKeys = append(p.rowKeys, ks)
 		p.added++
 	}
 }
@@ -315,15 +322,30 @@ func (ts *hSchema) rowKey(row []any) (string, error) {
 }
 
 // row is a version as a history table row.
-func (ts *hSchema) row(v *hVersion) []any {
+func (ts *hSchema) row(v *hVersion, hex *posHex) []any {
 	row := make([]any, len(ts.schema.Fields))
 	copy(row, v.vals)
 	m := row[ts.nsrc:]
-	m[0], m[1], m[2], m[4], m[5] = v.startAt, v.endAt, v.start.Hex(), v.last.Hex(), v.lastAt
+	m[0], m[1], m[2], m[4], m[5] = v.startAt, v.endAt, hex.of(v.start), hex.of(v.last), v.lastAt
 	if v.end != nil {
-		m[3] = v.end.Hex()
+		m[3] = hex.of(*v.end)
 	}
 	return row
+}
+
+// posHex renders positions as hex, the last one once: a version's last
+// position is often its start, a closed version's end its successor's
+// start.
+type posHex struct {
+	pos codecs.Position
+	hex string
+}
+
+func (h *posHex) of(p codecs.Position) string {
+	if h.hex == "" || h.pos != p {
+		h.pos, h.hex = p, p.Hex()
+	}
+	return h.hex
 }
 
 // version is a stored row as a version.

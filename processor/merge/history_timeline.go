@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
@@ -168,6 +169,10 @@ func sameValue(a, b any) bool {
 		}
 	case bool:
 		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	case decimal128.Num:
+		if y, ok := b.(decimal128.Num); ok {
 			return x == y
 		}
 	}
