@@ -430,7 +430,8 @@ func newEstateSource(ctx context.Context, cfg EstateConfig) (_ *estateSource, er
 		cfg.Brokers = s.cluster.ListenAddrs()
 	}
 	if s.cl, err = kgo.NewClient(kgo.SeedBrokers(cfg.Brokers...), kgo.ProducerLinger(0),
-		kgo.ProducerBatchMaxBytes(4<<20), kgo.MaxBufferedRecords(1<<20)); err != nil {
+		kgo.ProducerBatchMaxBytes(4<<20), kgo.MaxBufferedRecords(1<<20),
+		kgo.UnknownTopicRetries(100)); err != nil { // a broker takes a while to host 500 new topics
 		return nil, err
 	}
 	s.adm = kadm.NewClient(s.cl)
