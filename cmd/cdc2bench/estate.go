@@ -290,8 +290,11 @@ func renderEstate(w io.Writer, rep *estateReport) {
 	p("\nPer-unit costs: %.1f CPU-µs per event (maintenance, change logs and control table included); peak RSS %.0f MiB = %.2f MiB per table = %.1f MiB per million rows (the same peak divided two ways); bulk load %.0f rows/s; open %.2f s per million rows; SIGKILL to ready %.1f ms per table; live files %.1f per table (OPTIMIZE would leave %.1f).\n\n",
 		c.CPUMicrosPerEvent, float64(r.PeakRSSBytes)/(1<<20), c.RSSMiBPerTable, c.RSSMiBPerMillionRows, c.LoadRowsPerSecond,
 		c.OpenSecondsPerMillion, c.KillRestartMsPerTable, c.LiveFilesPerTable, c.OptimalFilesPerTable)
-	p("Run: %d tables, %d rows loaded in %.1f s, open in %.1f s; %d events in %.0f s (%.0f/s), drained in %.1f s; CPU %.1f s.\n\n",
-		r.Tables, r.Rows, r.LoadSeconds, r.OpenSeconds, r.Events, r.Seconds, float64(r.Events)/r.Seconds, r.DrainSeconds, r.CPUSeconds)
+	p("Run: %d tables, %d rows loaded in %.1f s, open in %.1f s; %d events in %.0f s (%.0f/s of the %.0f/s asked), drained in %.1f s; CPU %.1f s.\n\n",
+		r.Tables, r.Rows, r.LoadSeconds, r.OpenSeconds, r.Events, r.Seconds, r.EventsPerSecond, rep.Rate, r.DrainSeconds, r.CPUSeconds)
+	if r.EventsPerSecond < 0.95*rep.Rate {
+		p("**The source kept %.0f%% of the rate asked**: the goals above are for that rate, not the one asked.\n\n", 100*r.EventsPerSecond/rep.Rate)
+	}
 	p("| class | p50 s | p99 s | max s | events sampled |\n|---|---:|---:|---:|---:|\n")
 	for _, cl := range rep.Classes {
 		if f := r.FreshnessClass[cl.Name]; f != nil {
