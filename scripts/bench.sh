@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh small|full|tiny [OUTDIR] [cdc2bench flags...]
 #   scripts/bench.sh stores small|full|tiny [OUTDIR]
+#   scripts/bench.sh estate [OUTDIR] [cdc2bench estate flags...]
 #
 # The second form is the stores row set: the end-to-end workload of the
 # preset on local disk and on each object store's emulator (moto, Azurite,
@@ -11,6 +12,15 @@
 # events/s and the ratio to local disk (`cdc2bench stores`); it starts the
 # broker and the emulators (CDC2DELTA_AZURE_ENDPOINT, CDC2DELTA_GCS_ENDPOINT
 # set: those are used) and stops them after.
+#
+# The third form is the estate scenario (`cdc2bench estate`): 500 tables
+# (5 of 100M rows, 50 of 1M, 445 of 10k) loaded in bulk, 20,000 updates/s
+# spread over them by a Zipf law for 30 minutes, change logs, control table
+# and maintenance on, judged against the estate's goals; OUTDIR receives
+# results.json and ESTATE.md. Loading the full estate takes hours and
+# needs the disk for 500M rows: `-scale 100 -duration 10m` runs the same
+# estate with rows divided by 100. It starts the broker and the venv as
+# below and builds cmd/cdc2delta.
 #
 # It sets up the Python venv (scripts/setup/venv.sh), starts a Kafka broker
 # and a moto S3 server of its own (stopped on exit), builds cmd/cdc2bench and
@@ -26,6 +36,49 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup/lib.sh"
 cd "$CDC2DELTA_ROOT"
 
+if [[ ${1:-} == estate ]]; then
+	shift
+	out=${1:-bench-estate-$(date -u +%Y%m%dT%H%M%SZ)}
+	[[ $# -gt 0 ]] && shift
+	mkdir -p "$out"
+	out="$(cd "$out" && pwd)"
+	run_dir="$(mktemp -d "${TMPDIR:-/tmp}/cdc2bench.XXXXXX")"
+	# shellcheck disable=SC2317 # called by the trap
+	cleanup_estate() {
+		local rc=$?
+		bash scripts/setup/kafka.sh stop "$run_dir/kafka" || true
+		rm -rf "$run_dir"
+		exit "$rc"
+	}
+	trap cleanup_estate EXIT
+	trap 'log "interrupted"; exit 130' INT
+	trap 'log "terminated"; exit 143' TERM
+	python=${CDC2DELTA_PYTHON:-}
+	if [[ -z $python ]]; then
+		section "setup: python venv"
+		python="$(bash scripts/setup/venv.sh)"
+	fi
+	brokers=${CDC2DELTA_KAFKA_BROKERS:-}
+	if [[ -z $brokers ]]; then
+		section "start: kafka"
+		bash scripts/setup/kafka.sh fetch >&2
+		brokers="$(bash scripts/setup/kafka.sh start "$run_dir/kafka")"
+	fi
+	section "build: cdc2delta, cdc2bench"
+	go build -o "$run_dir/cdc2delta" ./cmd/cdc2delta
+	go build -o "$run_dir/cdc2bench" ./cmd/cdc2bench
+	section "run: cdc2bench estate $*"
+	rc=0
+	"$run_dir/cdc2bench" estate -out "$out/estate" -bin "$run_dir/cdc2delta" -brokers "$brokers" \
+		-python "$python" -peers "$CDC2DELTA_ROOT/scripts/py/bench_peers.py" "$@" || rc=$?
+	if [[ $rc -eq 0 ]]; then
+		log "done: $out/estate/ESTATE.md"
+	else
+		log "FAILED (exit $rc): see $out/estate/ESTATE.md and the log above"
+	fi
+	exit "$rc"
+fi
+
 stores=
 if [[ ${1:-} == stores ]]; then
 	stores=1
@@ -37,6 +90,7 @@ small | full | tiny) ;;
 *)
 	echo "usage: scripts/bench.sh small|full|tiny [OUTDIR] [cdc2bench flags...]" >&2
 	echo "       scripts/bench.sh stores small|full|tiny [OUTDIR]" >&2
+	echo "       scripts/bench.sh estate [OUTDIR] [cdc2bench estate flags...]" >&2
 	exit 2
 	;;
 esac

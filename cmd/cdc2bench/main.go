@@ -9,6 +9,7 @@
 //	cdc2bench stores -brokers HOST:PORT -out DIR [-s3-endpoint URL] [-azure-endpoint URL] [-gcs-endpoint URL]
 //	cdc2bench many -after BIN [-before BIN] -out DIR [-tables 10,50,200] [-scenarios trickle,burst]
 //	cdc2bench scaleout -brokers HOST:PORT -bin BIN -out FILE.json -root DIR [-instances 1,2]
+//	cdc2bench estate -bin BIN -out DIR [-brokers HOST:PORT] [-scale N] [-rate N] [-duration D]
 //
 // The first form is the orchestrator: it builds the starting table once,
 // generates every workload's batches as Parquet, runs each system as a
@@ -23,8 +24,10 @@
 // tables changing a few times a second, e2ebench.RunMany) against one or
 // two cdc2delta binaries side by side; the sixth sets the throughput of
 // several instances sharing one table beside that of one, each held to a
-// core (e2ebench.RunScaleOut). scripts/bench.sh sets up the
-// Python environment and the S3 endpoint and runs the first form.
+// core (e2ebench.RunScaleOut); the seventh runs a whole estate on one
+// instance (tables of three sizes loaded in bulk, a Zipf stream of updates
+// over them; e2ebench.RunEstate) and judges it against the estate's goals.
+// scripts/bench.sh sets up the Python environment and the S3 endpoint and runs the first form.
 //
 // Exit codes: 0 success, 1 a system failed or the tables differ, 2 usage.
 package main
@@ -62,6 +65,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		err = storesCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "many":
 		err = manyCmd(ctx, args[2:], stderr)
+	case len(args) > 1 && args[1] == "estate":
+		err = estateCmd(ctx, args[2:], stderr)
 	case len(args) > 1 && args[1] == "scaleout":
 		err = scaleOutCmd(ctx, args[2:], stderr)
 	default:

@@ -500,6 +500,10 @@ func writeManyConfig(cfg ManyConfig, s *manySource, tablesDir string) (string, s
 type runConfig struct {
 	brokers                                []string
 	group, topicRegex, registry, tablesDir string
+	// changeLog turns on every table's change log.
+	changeLog bool
+	// instanceID is kafka.instance_id (static membership); empty: none.
+	instanceID string
 }
 
 // writeRunConfig writes c, then extra, to path, with a metrics listener on
@@ -511,6 +515,14 @@ func writeRunConfig(path string, c runConfig, extra string) (string, error) {
 	}
 	listen := ln.Addr().String()
 	_ = ln.Close() // the run listens on it; a race for the port is unlikely here
+	kafkaExtra := ""
+	if c.instanceID != "" {
+		kafkaExtra = fmt.Sprintf("\n  instance_id: %q", c.instanceID)
+	}
+	defaults := ""
+	if c.changeLog {
+		defaults = ", defaults: {change_log: true}"
+	}
 	brokers := make([]string, len(c.brokers))
 	for i, b := range c.brokers {
 		brokers[i] = strconv.Quote(b)
@@ -518,12 +530,12 @@ func writeRunConfig(path string, c runConfig, extra string) (string, error) {
 	yaml := fmt.Sprintf(`kafka:
   brokers: [%s]
   group_id: %q
-  topic_regex: '%s'
+  topic_regex: '%s'%s
 schema_registry: {url: %q}
-tables: {path: %q}
+tables: {path: %q%s}
 metrics: {listen: %q}
 log: {level: info}
-`, strings.Join(brokers, ", "), c.group, c.topicRegex, c.registry, filepath.ToSlash(c.tablesDir)+"/{database}/{schema}/{table}", listen)
+`, strings.Join(brokers, ", "), c.group, c.topicRegex, kafkaExtra, c.registry, filepath.ToSlash(c.tablesDir)+"/{database}/{schema}/{table}", defaults, listen)
 	return listen, os.WriteFile(path, []byte(yaml+extra), 0o644)
 }
 

@@ -17,3 +17,13 @@ func TestRunManyRefusesUsedRoot(t *testing.T) {
 	require.ErrorIs(t, err, ErrConfig)
 	require.ErrorContains(t, err, "is not empty")
 }
+
+// TestRunEstateRefusesUsedRoot: as RunMany, an estate refuses a root that
+// holds an earlier run's files before anything runs.
+func TestRunEstateRefusesUsedRoot(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "left"), nil, 0o644))
+	_, err := RunEstate(t.Context(), EstateConfig{Binary: "cdc2delta", Root: root})
+	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorContains(t, err, "is not empty")
+}

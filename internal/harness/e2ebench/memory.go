@@ -52,8 +52,11 @@ func resetPeakRSS() {
 }
 
 // peakRSS returns the process's peak resident set (VmHWM), 0 if unknown.
-func peakRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+func peakRSS() uint64 { return statusHWM("/proc/self/status") }
+
+// statusHWM reads VmHWM from a /proc status file, 0 if unknown.
+func statusHWM(path string) uint64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
