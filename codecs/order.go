@@ -175,11 +175,8 @@ func binlogSequence[T string | []byte](file T) (uint64, error) {
 	return n, nil
 }
 
-// pgLSN renders a PostgreSQL LSN as PostgreSQL does ("16/B374D848").
-func pgLSN(v uint64) string {
-	return string(appendPgLSN(nil, v))
-}
-
+// appendPgLSN appends a PostgreSQL LSN as PostgreSQL renders it
+// ("16/B374D848").
 func appendPgLSN(dst []byte, v uint64) []byte {
 	dst = appendUpperHex(dst, v>>32)
 	return appendUpperHex(append(dst, '/'), v&0xffffffff)

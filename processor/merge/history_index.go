@@ -163,12 +163,6 @@ func (x *hIndex) addRowAt(key string, slot int64, file, r uint32) uint32 {
 	return s
 }
 
-// hasRows says whether key has indexed rows.
-func (x *hIndex) hasRows(key string) bool {
-	_, ok := x.slotOf[key]
-	return ok
-}
-
 // keyPaths returns the paths of the files holding key's rows.
 func (x *hIndex) keyPaths(key string) []string {
 	s, ok := x.slotOf[key]
