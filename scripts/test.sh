@@ -179,11 +179,13 @@ release_check() {
 if [[ -z ${SKIP_FAST:-} ]]; then
 	step "go mod download" go mod download
 	step "fast: go vet" go vet ./...
+	# -timeout: the MERGE engine's package takes minutes, several times that
+	# under -race on 2 cores; go test's default of 10 minutes is too close.
 	# shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
-	step "fast: go test" gotest fast -count=1 ${GO_TEST_FLAGS:-} ./...
+	step "fast: go test" gotest fast -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./...
 	# The pipeline and the MERGE engine are where goroutines meet.
 	# shellcheck disable=SC2086
-	step "fast: go test -race (processor, merge)" gotest race -race -count=1 ${GO_TEST_FLAGS:-} ./processor/ ./processor/merge/
+	step "fast: go test -race (processor, merge)" gotest race -race -count=1 -timeout 30m ${GO_TEST_FLAGS:-} ./processor/ ./processor/merge/
 	# The compiled row decoders against goavro on generated inputs (ADR 0033);
 	# the seeds alone run in every go test.
 	step "fast: fuzz decoder vs goavro (60s)" go test -run '^$' -fuzz '^FuzzDecodeChange$' -fuzztime 60s ./codecs/
