@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -191,11 +190,8 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 		return res, fmt.Errorf("%w: Binary and Root are required", ErrConfig)
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "estate: "+format+"\n", args...) }
-	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
+	if err := newOutputDir(cfg.Root); err != nil {
 		return res, err
-	}
-	if des, err := os.ReadDir(cfg.Root); err != nil || len(des) > 0 {
-		return res, fmt.Errorf("%w: %s is not empty (%v): use a new output directory", ErrConfig, cfg.Root, err)
 	}
 	src, err := newEstateSource(ctx, cfg)
 	if err != nil {
@@ -219,16 +215,12 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 	if err := src.produceCreates(ctx); err != nil {
 		return res, err
 	}
-	ends, err := src.endOffsets(ctx)
-	if err != nil {
-		return res, err
-	}
 	create, err := startManyRun(cfg.Binary, cfgPath, filepath.Join(cfg.Root, "run-create.log"))
 	if err != nil {
 		return res, err
 	}
 	defer create.stop()
-	if err := src.waitApplied(ctx, create, ends, 10*time.Minute); err != nil {
+	if err := src.waitAllApplied(ctx, create, 10*time.Minute); err != nil {
 		return res, err
 	}
 	if err := create.terminate(2 * time.Minute); err != nil {
@@ -274,11 +266,7 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 	}
 	last := time.Now()
 	res.Seconds = last.Sub(start).Seconds()
-	if ends, err = src.endOffsets(ctx); err != nil {
-		stopLag()
-		return res, err
-	}
-	err = src.waitApplied(ctx, run, ends, 10*time.Minute)
+	err = src.waitAllApplied(ctx, run, 10*time.Minute)
 	res.DrainSeconds = time.Since(last).Seconds()
 	stopLag()
 	res.Lag = <-lagDone

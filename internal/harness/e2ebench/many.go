@@ -161,13 +161,8 @@ func RunMany(ctx context.Context, cfg ManyConfig) (res ManyResult, err error) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(cfg.Log, "many: "+format+"\n", args...)
 	}
-	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
+	if err := newOutputDir(cfg.Root); err != nil {
 		return res, err
-	}
-	// A table left by an earlier run would take this run's offsets, which
-	// start again at 0, as replays of what it already holds.
-	if des, err := os.ReadDir(cfg.Root); err != nil || len(des) > 0 {
-		return res, fmt.Errorf("%w: %s is not empty (%v): an earlier run's tables would skip this run's records; use a new output directory", ErrConfig, cfg.Root, err)
 	}
 	src, err := newManySource(ctx, cfg)
 	if err != nil {
@@ -188,16 +183,12 @@ func RunMany(ctx context.Context, cfg ManyConfig) (res ManyResult, err error) {
 	if err := src.produceSnapshots(ctx, cfg.Rows); err != nil {
 		return res, err
 	}
-	ends, err := src.endOffsets(ctx)
-	if err != nil {
-		return res, err
-	}
 	run, err := startManyRun(cfg.Binary, cfgPath, filepath.Join(cfg.Root, "run-1.log"))
 	if err != nil {
 		return res, err
 	}
 	defer run.stop()
-	if err := src.waitApplied(ctx, run, ends, 10*time.Minute); err != nil {
+	if err := src.waitAllApplied(ctx, run, 10*time.Minute); err != nil {
 		return res, err
 	}
 	logf("snapshots applied; measuring %s for %v", cfg.Scenario, cfg.Duration)
@@ -223,10 +214,7 @@ func RunMany(ctx context.Context, cfg ManyConfig) (res ManyResult, err error) {
 	res.Events = len(sent)
 	res.CPUSeconds = (cpu1 - cpu0).Seconds()
 	res.CPUShare = res.CPUSeconds / res.Seconds
-	if ends, err = src.endOffsets(ctx); err != nil {
-		return res, err
-	}
-	if err := src.waitApplied(ctx, run, ends, 5*time.Minute); err != nil {
+	if err := src.waitAllApplied(ctx, run, 5*time.Minute); err != nil {
 		return res, err
 	}
 	res.Metrics = scrapeMetrics(ctx, listen)
@@ -467,6 +455,15 @@ func (s *manySource) endOffsets(ctx context.Context) (map[cdctable.TopicPartitio
 	return out, nil
 }
 
+// waitAllApplied waits until run has applied every record produced so far.
+func (s *manySource) waitAllApplied(ctx context.Context, run *manyRun, timeout time.Duration) error {
+	ends, err := s.endOffsets(ctx)
+	if err != nil {
+		return err
+	}
+	return s.waitApplied(ctx, run, ends, timeout)
+}
+
 // waitApplied waits until the group's offsets (the txn + 1 of each table)
 // reach ends.
 func (s *manySource) waitApplied(ctx context.Context, run *manyRun, ends map[cdctable.TopicPartition]int64, timeout time.Duration) error {
@@ -484,6 +481,19 @@ func (s *manySource) waitApplied(ctx context.Context, run *manyRun, ends map[cdc
 			return fmt.Errorf("%w: %w (log: %s)", ErrCatchUp, err, run.logPath)
 		}
 	}
+}
+
+// newOutputDir makes root, which must hold nothing yet: a table left by an
+// earlier run would take this run's offsets, which start again at 0, as
+// replays of what it already holds.
+func newOutputDir(root string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	if des, err := os.ReadDir(root); err != nil || len(des) > 0 {
+		return fmt.Errorf("%w: %s is not empty (%v): an earlier run's tables would skip this run's records; use a new output directory", ErrConfig, root, err)
+	}
+	return nil
 }
 
 // writeManyConfig writes the run's configuration and returns its path and
