@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
@@ -443,6 +444,17 @@ func sameGoType(k Kind, v any) bool {
 // aligned with l.Columns and fields): the same values and errors, without
 // boxing each wire value before converting it.
 func (d *Decoder) convertRaw(l *Layout, fields []fieldDecoder, raw []rawValue, vals []any) (unavailable []int, err error) {
+	// The row's strings share one allocation: a string costs its box only.
+	size := 0
+	for i := range raw {
+		if !raw[i].null && fields[i].prim == primString && l.Columns[i].conv == convString {
+			size += len(raw[i].b)
+		}
+	}
+	var text []byte
+	if size > 0 {
+		text = make([]byte, 0, size)
+	}
 	for i := range l.Columns {
 		col := &l.Columns[i]
 		r := &raw[i]
@@ -453,7 +465,7 @@ func (d *Decoder) convertRaw(l *Layout, fields []fieldDecoder, raw []rawValue, v
 			vals[i] = nil
 			continue
 		}
-		out, err := col.fromRaw(&fields[i], r, &d.ph)
+		out, err := col.fromRaw(&fields[i], r, &d.ph, &text)
 		if err == errUnavailable {
 			vals[i] = nil
 			unavailable = append(unavailable, i)
@@ -471,7 +483,9 @@ func (d *Decoder) convertRaw(l *Layout, fields []fieldDecoder, raw []rawValue, v
 // the common wire types are done here, without the intermediate box; any
 // other pairing boxes the value as goavro would and converts it through
 // value, so both give the same results and errors.
-func (c *Column) fromRaw(f *fieldDecoder, r *rawValue, ph *placeholders) (any, error) {
+//
+// A string is copied into the end of text, which has room for it.
+func (c *Column) fromRaw(f *fieldDecoder, r *rawValue, ph *placeholders, text *[]byte) (any, error) {
 	switch f.prim {
 	case primLong:
 		switch c.conv {
@@ -520,7 +534,13 @@ func (c *Column) fromRaw(f *fieldDecoder, r *rawValue, ph *placeholders) (any, e
 			if ph.matchBytes(r.b) {
 				return nil, errUnavailable
 			}
-			return string(r.b), nil
+			if len(r.b) == 0 {
+				return "", nil
+			}
+			start := len(*text)
+			*text = append(*text, r.b...)
+			// The bytes are never written again: text only grows past them.
+			return unsafe.String(&(*text)[start], len(r.b)), nil
 		case convZoned:
 			return c.zoned(r.b, ph)
 		}
