@@ -356,8 +356,12 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	// Age).
 	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
 	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
+	if t.consumed == nil {
+		t.consumed = p.m.consumed.WithLabelValues(t.path)
+	}
+	consumed := t.consumed
 	p.mu.Unlock()
-	p.m.consumed.WithLabelValues(t.path).Inc()
+	consumed.Inc()
 	switch {
 	case e.kind == entrySkip:
 		p.m.tombstones.WithLabelValues(t.path).Inc()

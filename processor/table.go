@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/cdc2delta/cdc2delta/processor/route"
@@ -58,6 +60,9 @@ type table struct {
 	retry    retryState
 	registry retryState // decoding held by registry failures
 	pend     pending
+	// consumed is the table's events_consumed_total counter, looked up
+	// once rather than per record.
+	consumed prometheus.Counter
 	parts    map[cdctable.TopicPartition]*partition
 	flight   *flight // the apply in progress, if any
 	// idleSince is when the table lost its last partition (zero: has some).
