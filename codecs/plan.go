@@ -173,13 +173,10 @@ func imageErr(err error, op Op) error {
 	return nil
 }
 
-// decodeImage decodes the row image of step into vals, as natives (the Go
-// values goavro gives) for convertRow; d.goavroRows makes goavro decode it
-// even when the step has a rowDecoder.
+// decodeImage has goavro decode the row image of step into vals, as
+// natives for convertRow: for a step without a rowDecoder, or every step
+// under d.goavroRows (decodeEnvelope takes the rowDecoder's path).
 func (d *Decoder) decodeImage(l *Layout, step *envStep, image []byte, vals []any, op Op) error {
-	if step.row != nil && !d.goavroRows {
-		return imageErr(step.row.decode(image, vals), op)
-	}
 	native, _, err := step.codec.NativeFromBinary(image)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadBody, err)

@@ -136,25 +136,6 @@ type rawValue struct {
 	b    []byte
 }
 
-// decode reads one record from b, which it must consume exactly, into
-// vals (len(fields)) as the Go values goavro gives. Malformed bytes fail as
-// goavro fails on them.
-func (rd *rowDecoder) decode(b []byte, vals []any) error {
-	var stack [rawStack]rawValue
-	raw := rawScratch(&stack, len(rd.fields))
-	if err := rd.decodeRaw(b, raw); err != nil {
-		return err
-	}
-	for i := range rd.fields {
-		if raw[i].null {
-			vals[i] = nil
-			continue
-		}
-		vals[i] = rd.fields[i].box(&raw[i])
-	}
-	return nil
-}
-
 // rawStack is the row width whose raw values live on the stack.
 const rawStack = 32
 
@@ -166,8 +147,9 @@ func rawScratch(stack *[rawStack]rawValue, n int) []rawValue {
 	return make([]rawValue, n)
 }
 
-// decodeRaw is decode without boxing: raw (len(fields)) receives every
-// field's wire value, valid while b is.
+// decodeRaw reads one record from b, which it must consume exactly, into
+// raw (len(fields)): every field's wire value, valid while b is, for
+// convertRaw. Malformed bytes fail as goavro fails on them.
 func (rd *rowDecoder) decodeRaw(b []byte, raw []rawValue) error {
 	var err error
 	if rd.image {
