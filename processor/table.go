@@ -60,11 +60,11 @@ type table struct {
 	retry    retryState
 	registry retryState // decoding held by registry failures
 	pend     pending
-	// consumed is the table's events_consumed_total counter, looked up
-	// once rather than per record.
-	consumed prometheus.Counter
-	parts    map[cdctable.TopicPartition]*partition
-	flight   *flight // the apply in progress, if any
+	// consumed and tombstones are the table's events_consumed_total and
+	// tombstones counters, looked up once rather than per record.
+	consumed, tombstones prometheus.Counter
+	parts                map[cdctable.TopicPartition]*partition
+	flight               *flight // the apply in progress, if any
 	// idleSince is when the table lost its last partition (zero: has some).
 	idleSince time.Time
 	// slot is the commit budget's slot the table's ready batch reserved
