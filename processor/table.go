@@ -60,11 +60,8 @@ type table struct {
 	retry    retryState
 	registry retryState // decoding held by registry failures
 	pend     pending
-	// consumed and tombstones are the table's events_consumed_total and
-	// tombstones counters, looked up once rather than per record.
-	consumed, tombstones prometheus.Counter
-	parts                map[cdctable.TopicPartition]*partition
-	flight               *flight // the apply in progress, if any
+	parts    map[cdctable.TopicPartition]*partition
+	flight   *flight // the apply in progress, if any
 	// idleSince is when the table lost its last partition (zero: has some).
 	idleSince time.Time
 	// slot is the commit budget's slot the table's ready batch reserved
@@ -82,6 +79,11 @@ type table struct {
 	// backpressured is set while the table's partitions are paused for
 	// holding too much pending work.
 	backpressured bool
+
+	// consumed and tombstones are the table's events_consumed_total and
+	// tombstones counters, looked up once rather than per record (guarded
+	// by Processor.mu).
+	consumed, tombstones prometheus.Counter
 }
 
 // flight is a batch being applied. A revoke of one of its partitions waits
