@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 )
@@ -437,4 +438,245 @@ func sameGoType(k Kind, v any) bool {
 		return k == KindDouble
 	}
 	return false
+}
+
+// convertRaw is convertRow for a row a rowDecoder read unboxed (raw,
+// aligned with l.Columns and fields): the same values and errors, without
+// boxing each wire value before converting it.
+func (d *Decoder) convertRaw(l *Layout, fields []fieldDecoder, raw []rawValue, vals []any) (unavailable []int, err error) {
+	// The row's strings share one allocation: a string costs its box only.
+	size := 0
+	for i := range raw {
+		if !raw[i].null && fields[i].prim == primString && l.Columns[i].conv == convString {
+			size += len(raw[i].b)
+		}
+	}
+	var text []byte
+	if size > 0 {
+		text = make([]byte, 0, size)
+	}
+	for i := range l.Columns {
+		col := &l.Columns[i]
+		r := &raw[i]
+		if r.null {
+			if !col.Nullable {
+				return nil, fmt.Errorf("%w: required column %q is null", ErrBadBody, col.Name)
+			}
+			vals[i] = nil
+			continue
+		}
+		out, err := col.fromRaw(&fields[i], r, &d.ph, &text)
+		if err == errUnavailable {
+			vals[i] = nil
+			unavailable = append(unavailable, i)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = out
+	}
+	return unavailable, nil
+}
+
+// fromRaw is value for a field's unboxed wire value. The conversions of
+// the common wire types are done here, without the intermediate box; any
+// other pairing boxes the value as goavro would and converts it through
+// value, so both give the same results and errors.
+//
+// A string is copied into the end of text, which has room for it.
+func (c *Column) fromRaw(f *fieldDecoder, r *rawValue, ph *placeholders, text *[]byte) (any, error) {
+	switch f.prim {
+	case primLong:
+		switch c.conv {
+		case convPass:
+			if c.Type.Kind == KindLong {
+				return r.n, nil
+			}
+		case convTsMicros:
+			if r.n < minMicros || r.n > maxMicros {
+				break // value builds the error
+			}
+			return r.n, nil
+		case convTsNanos:
+			n := r.n
+			us := n / 1000
+			if n%1000 < 0 {
+				us--
+			}
+			return us, nil
+		case convTsMillis:
+			if r.n < minMicros/1000 || r.n > maxMicros/1000 {
+				break
+			}
+			return r.n * 1000, nil
+		}
+	case primInt:
+		switch c.conv {
+		case convPass:
+			if c.Type.Kind == KindInteger {
+				return int32(r.n), nil
+			}
+		case convDate:
+			if r.n < minDays || r.n > maxDays {
+				break
+			}
+			return int32(r.n), nil
+		case convShort:
+			if r.n < math.MinInt16 || r.n > math.MaxInt16 {
+				break
+			}
+			return int16(r.n), nil
+		}
+	case primString:
+		switch c.conv {
+		case convString:
+			if ph.matchBytes(r.b) {
+				return nil, errUnavailable
+			}
+			if len(r.b) == 0 {
+				return "", nil
+			}
+			start := len(*text)
+			*text = append(*text, r.b...)
+			// The bytes are never written again: text only grows past them.
+			return unsafe.String(&(*text)[start], len(r.b)), nil
+		case convZoned:
+			return c.zoned(r.b, ph)
+		}
+	case primBytes:
+		switch c.conv {
+		case convDecimalBytes:
+			if d, ok := decimal128.FromBytes(r.b); ok && d.FitsPrecision(c.Type.Precision) {
+				return d, nil
+			}
+		case convBytes:
+			if bytes.Equal(r.b, ph.raw) {
+				return nil, errUnavailable
+			}
+			return bytes.Clone(r.b), nil
+		}
+	}
+	return c.value(f.box(r), ph)
+}
+
+// matchBytes is matchString for a string's bytes.
+func (p *placeholders) matchBytes(b []byte) bool {
+	if len(b) < len(p.text) {
+		return false
+	}
+	return string(b) == p.text || string(b) == p.encoded[0] || string(b) == p.encoded[1] || string(b) == p.encoded[2]
+}
+
+// zoned converts a ZonedTimestamp's text as value does (time.Parse with
+// RFC3339Nano, then microseconds since the epoch), through parseZoned
+// when the text has RFC 3339's plain shape: no string, no time.Location
+// per value. Anything else goes through value, errors included.
+func (c *Column) zoned(b []byte, ph *placeholders) (any, error) {
+	if us, ok := parseZoned(b); ok && us >= minMicros && us <= maxMicros {
+		return us, nil
+	}
+	return c.value(string(b), ph)
+}
+
+// parseZoned reads "YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)" into
+// microseconds since the epoch with the checks of the standard library's
+// RFC 3339 fast path (time.Parse tries it first for RFC3339Nano), so that
+// whatever it accepts time.Parse accepts as the same instant. It reports
+// false for anything else; the caller then asks time.Parse.
+func parseZoned(s []byte) (int64, bool) {
+	ok := true
+	num := func(s []byte, lo, hi int) int {
+		x := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				ok = false
+				return lo
+			}
+			x = x*10 + int(c-'0')
+		}
+		if x < lo || x > hi {
+			ok = false
+			return lo
+		}
+		return x
+	}
+	if len(s) < len("2006-01-02T15:04:05") {
+		return 0, false
+	}
+	year := num(s[0:4], 0, 9999)
+	month := num(s[5:7], 1, 12)
+	day := num(s[8:10], 1, daysIn(month, year))
+	hour := num(s[11:13], 0, 23)
+	minute := num(s[14:16], 0, 59)
+	sec := num(s[17:19], 0, 59)
+	if !ok || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	s = s[19:]
+	var nsec int64
+	if len(s) >= 2 && s[0] == '.' && s[1] >= '0' && s[1] <= '9' {
+		n := 2
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		// As time's parseNanoseconds: at most nine digits count.
+		digits := s[1:min(n, 10)]
+		for _, c := range digits {
+			nsec = nsec*10 + int64(c-'0')
+		}
+		for i := len(digits); i < 9; i++ {
+			nsec *= 10
+		}
+		s = s[n:]
+	}
+	offset := 0
+	if len(s) != 1 || s[0] != 'Z' {
+		if len(s) != len("-07:00") {
+			return 0, false
+		}
+		hr := num(s[1:3], 0, 23)
+		mm := num(s[4:6], 0, 59)
+		if !ok || (s[0] != '-' && s[0] != '+') || s[3] != ':' {
+			return 0, false
+		}
+		offset = (hr*60 + mm) * 60
+		if s[0] == '-' {
+			offset = -offset
+		}
+	}
+	days := daysFromCivil(int64(year), int64(month), int64(day))
+	unix := days*86400 + int64(hour*3600+minute*60+sec) - int64(offset)
+	return unix*1_000_000 + nsec/1000, true
+}
+
+// daysIn is the number of days in month of year (proleptic Gregorian).
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-m-d
+// (proleptic Gregorian; Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }

@@ -157,6 +157,16 @@ func (d *Decoder) decodeEnvelope(vc *compiled, body []byte, ch *Change) error {
 		return err
 	}
 	ch.Layout, ch.Row = vc.layout, make([]any, len(vc.layout.Columns))
+	if step.row != nil && !d.goavroRows {
+		// The compiled row decoder's values go to convertRaw unboxed.
+		var stack [rawStack]rawValue
+		raw := rawScratch(&stack, len(step.row.fields))
+		if err := step.row.decodeRaw(image, raw); err != nil {
+			return imageErr(err, ch.Op)
+		}
+		ch.Unavailable, err = d.convertRaw(vc.layout, step.row.fields, raw, ch.Row)
+		return err
+	}
 	if err := d.decodeImage(vc.layout, step, image, ch.Row, ch.Op); err != nil {
 		return err
 	}

@@ -30,23 +30,30 @@ func (d *Decoder) keySchema(ctx context.Context, key []byte) (*compiled, int, er
 func (d *Decoder) decodeKey(kc *compiled, body []byte) ([]any, error) {
 	vals := make([]any, len(kc.layout.Columns))
 	if kc.row != nil && !d.goavroRows {
-		if err := kc.row.decode(body, vals); err != nil {
+		// Unboxed, as a row image: finishKey's conversion, by convertRaw.
+		var stack [rawStack]rawValue
+		raw := rawScratch(&stack, len(kc.row.fields))
+		if err := kc.row.decodeRaw(body, raw); err != nil {
 			return nil, fmt.Errorf("%w: key: %v", ErrBadBody, err)
 		}
-	} else {
-		native, rest, err := kc.codec.NativeFromBinary(body)
-		if err != nil {
-			return nil, fmt.Errorf("%w: key: %v", ErrBadBody, err)
+		unavailable, err := d.convertRaw(kc.layout, kc.row.fields, raw, vals)
+		if err := checkKey(kc, vals, unavailable, err); err != nil {
+			return nil, err
 		}
-		if len(rest) != 0 {
-			return nil, fmt.Errorf("%w: key: %d trailing bytes", ErrBadBody, len(rest))
-		}
-		m, ok := native.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%w: key is %T, not a record", ErrBadBody, native)
-		}
-		nativesFromMap(kc.layout, m, vals)
+		return vals, nil
 	}
+	native, rest, err := kc.codec.NativeFromBinary(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: key: %v", ErrBadBody, err)
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: key: %d trailing bytes", ErrBadBody, len(rest))
+	}
+	m, ok := native.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: key is %T, not a record", ErrBadBody, native)
+	}
+	nativesFromMap(kc.layout, m, vals)
 	if err := d.finishKey(kc, vals); err != nil {
 		return nil, err
 	}
@@ -57,6 +64,12 @@ func (d *Decoder) decodeKey(kc *compiled, body []byte) ([]any, error) {
 // column has a value.
 func (d *Decoder) finishKey(kc *compiled, vals []any) error {
 	unavailable, err := d.convertRow(kc.layout, vals)
+	return checkKey(kc, vals, unavailable, err)
+}
+
+// checkKey is finishKey's verdict on a converted key: the conversion's
+// error, an unavailable or a null key column.
+func checkKey(kc *compiled, vals []any, unavailable []int, err error) error {
 	if err != nil {
 		return fmt.Errorf("key: %w", err)
 	}

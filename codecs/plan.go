@@ -162,20 +162,21 @@ func (p *envPlan) decode(body []byte, ch *Change) ([]byte, *envStep, error) {
 	return image, step, nil
 }
 
-// decodeImage decodes the row image of step into vals, as natives (the Go
-// values goavro gives) for convertRow; d.goavroRows makes goavro decode it
-// even when the step has a rowDecoder.
-func (d *Decoder) decodeImage(l *Layout, step *envStep, image []byte, vals []any, op Op) error {
-	if step.row != nil && !d.goavroRows {
-		err := step.row.decode(image, vals)
-		if err == errNullImage {
-			return fmt.Errorf("%w: op %s without its row image", ErrBadEnvelope, op)
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadBody, err)
-		}
-		return nil
+// imageErr wraps a row decoder's error on an image of op.
+func imageErr(err error, op Op) error {
+	if err == errNullImage {
+		return fmt.Errorf("%w: op %s without its row image", ErrBadEnvelope, op)
 	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadBody, err)
+	}
+	return nil
+}
+
+// decodeImage has goavro decode the row image of step into vals, as
+// natives for convertRow: for a step without a rowDecoder, or every step
+// under d.goavroRows (decodeEnvelope takes the rowDecoder's path).
+func (d *Decoder) decodeImage(l *Layout, step *envStep, image []byte, vals []any, op Op) error {
 	native, _, err := step.codec.NativeFromBinary(image)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadBody, err)

@@ -127,9 +127,30 @@ func resolveRecord(node any, ns string, names map[string]map[string]any) map[str
 // errNullImage reports an image union on its null branch.
 var errNullImage = errors.New("null row image")
 
-// decode reads one record from b, which it must consume exactly, into
-// vals (len(fields)). Malformed bytes fail as goavro fails on them.
-func (rd *rowDecoder) decode(b []byte, vals []any) error {
+// rawValue is one field as its wire bytes gave it, unboxed: a boolean,
+// int or long in n, a float's or double's bits in n, bytes or a string's
+// bytes in b (aliasing the record). null marks a union's null branch.
+type rawValue struct {
+	null bool
+	n    int64
+	b    []byte
+}
+
+// rawStack is the row width whose raw values live on the stack.
+const rawStack = 32
+
+// rawScratch returns n raw values, in stack when they fit.
+func rawScratch(stack *[rawStack]rawValue, n int) []rawValue {
+	if n <= rawStack {
+		return stack[:n]
+	}
+	return make([]rawValue, n)
+}
+
+// decodeRaw reads one record from b, which it must consume exactly, into
+// raw (len(fields)): every field's wire value, valid while b is, for
+// convertRaw. Malformed bytes fail as goavro fails on them.
+func (rd *rowDecoder) decodeRaw(b []byte, raw []rawValue) error {
 	var err error
 	if rd.image {
 		var i int64
@@ -157,11 +178,11 @@ func (rd *rowDecoder) decode(b []byte, vals []any) error {
 				return fmt.Errorf("union index %d of 2", u)
 			}
 			if u == f.nullAt {
-				vals[i] = nil
+				raw[i] = rawValue{null: true}
 				continue
 			}
 		}
-		if vals[i], b, err = f.read(b); err != nil {
+		if b, err = f.read(b, &raw[i]); err != nil {
 			return err
 		}
 	}
@@ -171,50 +192,72 @@ func (rd *rowDecoder) decode(b []byte, vals []any) error {
 	return nil
 }
 
-// read reads one value of the field's primitive type.
-func (f *fieldDecoder) read(b []byte) (any, []byte, error) {
+// read reads one value of the field's primitive type into r.
+func (f *fieldDecoder) read(b []byte, r *rawValue) ([]byte, error) {
+	*r = rawValue{}
 	switch f.prim {
 	case primBoolean:
 		if len(b) < 1 {
-			return nil, nil, errShort
+			return nil, errShort
 		}
 		if b[0] > 1 {
-			return nil, nil, fmt.Errorf("boolean byte %d", b[0])
+			return nil, fmt.Errorf("boolean byte %d", b[0])
 		}
-		return b[0] == 1, b[1:], nil
+		r.n = int64(b[0])
+		return b[1:], nil
 	case primInt:
 		v, rest, err := readInt(b)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return v, rest, nil
+		r.n = int64(v)
+		return rest, nil
 	case primLong:
 		v, rest, err := readLong(b)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return v, rest, nil
+		r.n = v
+		return rest, nil
 	case primFloat:
 		if len(b) < 4 {
-			return nil, nil, errShort
+			return nil, errShort
 		}
-		return math.Float32frombits(binary.LittleEndian.Uint32(b)), b[4:], nil
+		r.n = int64(binary.LittleEndian.Uint32(b))
+		return b[4:], nil
 	case primDouble:
 		if len(b) < 8 {
-			return nil, nil, errShort
+			return nil, errShort
 		}
-		return math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:], nil
-	case primBytes:
-		v, rest, err := readBytes(b) // aliases b, as goavro does
-		if err != nil {
-			return nil, nil, err
-		}
-		return v, rest, nil
-	default: // primString
+		r.n = int64(binary.LittleEndian.Uint64(b))
+		return b[8:], nil
+	default: // primBytes, primString
 		v, rest, err := readBytes(b)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return string(v), rest, nil
+		r.b = v
+		return rest, nil
+	}
+}
+
+// box returns a non-null raw value as the Go value goavro gives: bytes
+// alias the record, as goavro's do; a string is copied.
+func (f *fieldDecoder) box(r *rawValue) any {
+	switch f.prim {
+	case primBoolean:
+		return r.n == 1
+	case primInt:
+		return int32(r.n)
+	case primLong:
+		return r.n
+	case primFloat:
+		return math.Float32frombits(uint32(r.n))
+	case primDouble:
+		return math.Float64frombits(uint64(r.n))
+	case primBytes:
+		return r.b
+	default: // primString
+		return string(r.b)
 	}
 }

@@ -356,11 +356,15 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	// Age).
 	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
 	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
+	if t.consumed == nil {
+		t.consumed, t.tombstones = p.m.consumed.WithLabelValues(t.path), p.m.tombstones.WithLabelValues(t.path)
+	}
+	consumed, tombstones := t.consumed, t.tombstones
 	p.mu.Unlock()
-	p.m.consumed.WithLabelValues(t.path).Inc()
+	consumed.Inc()
 	switch {
 	case e.kind == entrySkip:
-		p.m.tombstones.WithLabelValues(t.path).Inc()
+		tombstones.Inc()
 	case reason != "":
 		p.m.badInput.WithLabelValues(t.path, reason, string(t.policy)).Inc()
 		p.log.Warn("bad input", "table", t.path, "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,

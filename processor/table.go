@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 	"github.com/cdc2delta/cdc2delta/processor/route"
@@ -77,6 +79,11 @@ type table struct {
 	// backpressured is set while the table's partitions are paused for
 	// holding too much pending work.
 	backpressured bool
+
+	// consumed and tombstones are the table's events_consumed_total and
+	// tombstones counters, looked up once rather than per record (guarded
+	// by Processor.mu).
+	consumed, tombstones prometheus.Counter
 }
 
 // flight is a batch being applied. A revoke of one of its partitions waits

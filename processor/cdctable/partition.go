@@ -25,7 +25,9 @@ func (tp TopicPartition) AppID() string {
 }
 
 // TagName is the partition's name in PartitionsTag ("topic/partition").
-func (tp TopicPartition) TagName() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+func (tp TopicPartition) TagName() string {
+	return tp.Topic + "/" + strconv.FormatInt(int64(tp.Partition), 10)
+}
 
 // ParseAppID inverts TopicPartition.AppID. Kafka topic names cannot hold
 // '/', so the last one separates the partition.

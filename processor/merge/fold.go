@@ -42,30 +42,76 @@ type unresolvedColumns struct {
 // fold applies the events of a chain that stale does not reject. stored says
 // whether the key has a stored row to start from. Columns nothing could
 // fill are added to p.unresolved.
+//
+// Only the images that reach the outcome are built: the last event's, and
+// going back, each image a later one takes unavailable columns from. The
+// others are walked for what they decide (position, op, the columns they
+// owe the stored row or miss) without building their row.
 func (s *Sink) fold(p *mergePlan, evs []*Record, stale func(codecs.Position) bool, stored bool) (folded, error) {
 	soft := s.opts.DeleteMode == DeleteSoft
-	var f folded
-	var prev []any       // the latest earlier image in the batch
-	var prevStored []int // its fields taken from the stored row
+	hardDelete := func(c *codecs.Change) bool { return c.Op == codecs.OpDelete && !soft }
+
+	// The events applied, in order: newer than the stored row and than the
+	// event applied before.
+	var appliedBuf [16]*Record
+	applied := appliedBuf[:0]
 	for _, rec := range evs {
 		c := &rec.Change
-		if stale(c.Pos) || f.last != nil && c.Pos.Compare(f.last.Change.Pos) <= 0 {
+		if stale(c.Pos) || len(applied) > 0 && c.Pos.Compare(applied[len(applied)-1].Change.Pos) <= 0 {
 			continue
 		}
+		applied = append(applied, rec)
+	}
+	// need[k]: applied[k]'s image reaches the outcome.
+	var needBuf [16]bool
+	var need []bool
+	if len(applied) > len(needBuf) {
+		need = make([]bool, len(applied))
+	} else {
+		need = needBuf[:len(applied)]
+	}
+	for k := len(applied) - 1; k >= 0; k-- {
+		c := &applied[k].Change
+		switch {
+		case hardDelete(c):
+			// No image.
+		case k == len(applied)-1:
+			need[k] = true
+		default:
+			next := &applied[k+1].Change
+			need[k] = need[k+1] && c.Op != codecs.OpDelete && !hardDelete(next) && s.hasUnavailable(p.st, next)
+		}
+	}
+
+	var f folded
+	var prev []any       // the latest earlier image in the batch, when built
+	var hasPrev bool     // there is one
+	var prevStored []int // its fields taken from the stored row
+	for k, rec := range applied {
+		c := &rec.Change
 		f.last = rec
-		if c.Op == codecs.OpDelete && !soft {
-			f.row, f.fromStored, prev, prevStored, stored = nil, nil, nil, nil, false
+		if hardDelete(c) {
+			f.row, f.fromStored, prev, hasPrev, prevStored, stored = nil, nil, nil, false, nil, false
 			continue
 		}
-		row, unavailable, err := s.imageRow(p.st, c)
+		var row []any
+		var unavailable []int
+		var err error
+		if need[k] {
+			row, unavailable, err = s.imageRow(p.st, c)
+		} else {
+			unavailable, err = s.imageUnavailable(p.st, c)
+		}
 		if err != nil {
 			return f, err
 		}
 		var owed, missing []int
 		for _, i := range unavailable {
 			switch {
-			case prev != nil:
-				row[i] = prev[i]
+			case hasPrev:
+				if row != nil {
+					row[i] = prev[i]
+				}
 				if slices.Contains(prevStored, i) {
 					owed = append(owed, i)
 				}
@@ -84,12 +130,44 @@ func (s *Sink) fold(p *mergePlan, evs []*Record, stale func(codecs.Position) boo
 		// Later images reach the stored row through this one, and a
 		// (soft) deleted image is no earlier image.
 		f.row, f.fromStored, stored = row, owed, false
-		prev, prevStored = row, owed
+		prev, hasPrev, prevStored = row, true, owed
 		if c.Op == codecs.OpDelete {
-			prev, prevStored = nil, nil
+			prev, hasPrev, prevStored = nil, false, nil
 		}
 	}
 	return f, nil
+}
+
+// hasUnavailable reports whether a change leaves a table field unavailable
+// (imageRow's unavailable fields are not empty).
+func (s *Sink) hasUnavailable(st *tableState, c *codecs.Change) bool {
+	if len(c.Unavailable) == 0 || c.Row == nil || c.Layout == nil {
+		return false
+	}
+	for _, j := range st.mappers[c.Layout].src {
+		if j >= 0 && c.IsUnavailable(j) {
+			return true
+		}
+	}
+	return false
+}
+
+// imageUnavailable is imageRow without the row: its error and the fields
+// the change did not carry.
+func (s *Sink) imageUnavailable(st *tableState, c *codecs.Change) ([]int, error) {
+	if c.Row == nil || c.Layout == nil {
+		return nil, fmt.Errorf("table %s: %s event without a row image: %w", s.opts.TableName, c.Op, codecs.ErrBadEnvelope)
+	}
+	if len(c.Unavailable) == 0 {
+		return nil, nil
+	}
+	var unavailable []int
+	for i, j := range st.mappers[c.Layout].src {
+		if j >= 0 && c.IsUnavailable(j) {
+			unavailable = append(unavailable, i)
+		}
+	}
+	return unavailable, nil
 }
 
 // imageRow maps a change's row image onto the table's fields, with the

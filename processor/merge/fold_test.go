@@ -57,6 +57,41 @@ func TestFoldChains(t *testing.T) {
 			changes: []string{"update_preimage 1 a old", "update_postimage 1 a3 new"},
 		},
 		{
+			name:   "the LOB reaches back over two images without it",
+			stored: []ev{{op: opC, id: 1, pos: 1, name: "a", notes: "old", offset: 0}},
+			chain: []ev{
+				{op: opU, id: 1, pos: 2, name: "a2", notes: "n2", offset: 1},
+				{op: opU, id: 1, pos: 3, name: "a3", unavailable: true, offset: 2},
+				{op: opU, id: 1, pos: 4, name: "a4", unavailable: true, offset: 3},
+			},
+			want:    map[int32]want{1: {"a4", "n2", false}},
+			changes: []string{"update_preimage 1 a old", "update_postimage 1 a4 n2"},
+		},
+		{
+			name:   "a full image cuts the chain: the LOB comes from the latest one",
+			stored: []ev{{op: opC, id: 1, pos: 1, name: "a", notes: "old", offset: 0}},
+			chain: []ev{
+				{op: opU, id: 1, pos: 2, name: "a2", notes: "n2", offset: 1},
+				{op: opU, id: 1, pos: 3, name: "a3", unavailable: true, offset: 2},
+				{op: opU, id: 1, pos: 4, name: "a4", notes: "n4", offset: 3},
+				{op: opU, id: 1, pos: 5, name: "a5", unavailable: true, offset: 4},
+				{op: opU, id: 1, pos: 6, name: "a6", notes: "n6", offset: 5},
+				{op: opU, id: 1, pos: 7, name: "a7", unavailable: true, offset: 6},
+			},
+			want:    map[int32]want{1: {"a7", "n6", false}},
+			changes: []string{"update_preimage 1 a old", "update_postimage 1 a7 n6"},
+		},
+		{
+			name: "events without the LOB before any image are unresolved even when a later image is whole",
+			chain: []ev{
+				{op: opU, id: 1, pos: 2, name: "a2", unavailable: true, offset: 1},
+				{op: opU, id: 1, pos: 3, name: "a3", notes: "n3", offset: 2},
+			},
+			want:       map[int32]want{1: {"a3", "n3", false}},
+			unresolved: 1,
+			changes:    []string{"insert 1 a3 n3"},
+		},
+		{
 			name:   "insert, delete, insert: the last insert starts the chain",
 			stored: []ev{{op: opC, id: 1, pos: 1, name: "a", notes: "first", offset: 0}},
 			chain: []ev{

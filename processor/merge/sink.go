@@ -124,10 +124,15 @@ type Record struct {
 	Change codecs.Change
 }
 
-// partitionsOf yields the partition of each record.
+// partitionsOf yields the partitions of the records: each record's, but
+// not again for a run of records of one partition (a batch's records come
+// in runs), so the consumer pays per run rather than per record.
 func partitionsOf(recs []Record) iter.Seq[cdctable.TopicPartition] {
 	return func(yield func(cdctable.TopicPartition) bool) {
 		for i := range recs {
+			if i > 0 && recs[i].TopicPartition == recs[i-1].TopicPartition {
+				continue
+			}
 			if !yield(recs[i].TopicPartition) {
 				return
 			}

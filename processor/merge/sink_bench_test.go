@@ -325,3 +325,42 @@ func BenchmarkOpenTombstones(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyHotKeys merges batches of 50,000 updates over 20,000 hot
+// keys (each key changed a few times per batch, the steady hot-key
+// workload of cdc2bench e2e) into a 20,000-row table on local disk.
+//
+//	go test -run '^$' -bench 'ApplyHotKeys' -benchmem -count 6 -cpu 1 ./processor/merge/
+func BenchmarkApplyHotKeys(b *testing.B) {
+	const keys, changes = 20_000, 50_000
+	store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+	require.NoError(b, err)
+	s, err := Open(b.Context(), Options{Store: store, TableName: "items", Mode: ModeDV})
+	require.NoError(b, err)
+	tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+	tbl.load(b, s, keys)
+	batches := make([]Batch, 4)
+	for i := range batches {
+		batches[i].Records = make([]Record, 0, changes)
+		for range changes {
+			batches[i].Records = append(batches[i].Records, tbl.record(opU, int32(tbl.rng.IntN(keys))))
+		}
+	}
+	b.ReportAllocs()
+	cpu0, i := processCPU(), 0
+	for b.Loop() {
+		// Positions must grow: renumber the batch past the last one.
+		batch := batches[i%len(batches)]
+		for j := range batch.Records {
+			tbl.pos++
+			tbl.off++
+			r := &batch.Records[j]
+			r.Offset, r.Change.Pos, r.Change.CommitMillis = tbl.off, pos(tbl.pos), 1_700_000_000_000+int64(tbl.pos)
+		}
+		i++
+		_, err := s.Apply(b.Context(), batch)
+		require.NoError(b, err)
+	}
+	b.ReportMetric(float64(changes*b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(changes*b.N)/(processCPU()-cpu0).Seconds(), "events/cpu-s")
+}
