@@ -264,11 +264,12 @@ func appendInts(dst []parquet.Value, nd *wnode, c *Column, idx []int) ([]parquet
 		if st != nil {
 			st.int(x)
 		}
-		v := parquet.Int64Value(x)
-		if !wide {
-			v = parquet.Int32Value(int32(x))
+		if wide {
+			dst = append(dst, parquet.Int64Value(x))
+		} else {
+			dst = append(dst, parquet.Int32Value(int32(x)))
 		}
-		dst = append(dst, v.Level(0, def, nd.col))
+		setLevels(&dst[len(dst)-1], def, nd.col)
 	}
 	return dst, nil
 }
@@ -289,7 +290,15 @@ func appendStrs(dst []parquet.Value, nd *wnode, c *Column, idx []int) ([]parquet
 			st.str(x)
 		}
 		// Zero-copy view: parquet-go copies byte arrays into its column buffers.
-		dst = append(dst, parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x))).Level(0, def, nd.col))
+		dst = append(dst, parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x))))
+		setLevels(&dst[len(dst)-1], def, nd.col)
 	}
 	return dst, nil
+}
+
+// setLevels is v.Level(0, def, col) in place: Level copies the value twice
+// and is not inlined, a measurable part of a column of small values.
+func setLevels(v *parquet.Value, def, col int) {
+	v.SetDefinitionLevel(def)
+	v.SetColumnIndex(col)
 }
