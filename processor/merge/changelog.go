@@ -294,9 +294,9 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []*Record) (*deltalog.
 }
 
 // logColumns are the records as the change log's columns, aligned with
-// schema: the source columns as the decoder's values, the metadata columns
-// typed (datafile.WriteColumns turns them into Parquet values without
-// boxing each one). Each layout's column positions are looked up once, and
+// schema, typed where the column's type allows (datafile.WriteColumns turns
+// them into Parquet values without a type switch per value): the metadata
+// columns, and the source columns of strings and integers. Each layout's column positions are looked up once, and
 // the positions' texts are rendered into one string the columns slice.
 func logColumns(schema *deltalog.StructType, recs []*Record) []datafile.Column {
 	n := len(recs)
@@ -396,6 +396,9 @@ func logColumns(schema *deltalog.StructType, recs []*Record) []datafile.Column {
 		m[11].Ints[k] = int64(r.Partition)
 		m[12].Ints[k] = r.Offset
 	}
+	for i := range src {
+		typeColumn(&cols[i], src[i].Type)
+	}
 	all := string(text)
 	from := 0
 	commit := ""
@@ -417,4 +420,53 @@ func logColumns(schema *deltalog.StructType, recs []*Record) []datafile.Column {
 		from = ends[3*k+2]
 	}
 	return cols
+}
+
+// typeColumn turns a source column's values into Strs or Ints when its type
+// is a string or an integer and every value is the Go type datafile.Write
+// takes for it; otherwise the values stay, and Write's checks apply.
+func typeColumn(c *datafile.Column, t deltalog.Type) {
+	str := t == deltalog.TypeString
+	var want func(any) (int64, bool)
+	switch t {
+	case deltalog.TypeByte:
+		want = func(v any) (int64, bool) { x, ok := v.(int8); return int64(x), ok }
+	case deltalog.TypeShort:
+		want = func(v any) (int64, bool) { x, ok := v.(int16); return int64(x), ok }
+	case deltalog.TypeInteger, deltalog.TypeDate:
+		want = func(v any) (int64, bool) { x, ok := v.(int32); return int64(x), ok }
+	case deltalog.TypeLong:
+		want = func(v any) (int64, bool) { x, ok := v.(int64); return x, ok }
+	}
+	if !str && want == nil {
+		return
+	}
+	n := len(c.Values)
+	var null []bool
+	var strs []string
+	var ints []int64
+	if str {
+		strs = make([]string, n)
+	} else {
+		ints = make([]int64, n)
+	}
+	for k, v := range c.Values {
+		if v == nil {
+			if null == nil {
+				null = make([]bool, n)
+			}
+			null[k] = true
+			continue
+		}
+		ok := false
+		if str {
+			strs[k], ok = v.(string)
+		} else {
+			ints[k], ok = want(v)
+		}
+		if !ok {
+			return
+		}
+	}
+	*c = datafile.Column{Strs: strs, Ints: ints, Null: null}
 }

@@ -67,7 +67,8 @@ func logRowOneByOne(schema *deltalog.StructType, r *Record) []any {
 // the column's type, Go type for Go type, on batches that mix
 // layouts (a column added, one missing), SQL Server, PostgreSQL and MySQL
 // positions, transactions of several events, snapshot events, unavailable
-// columns, truncates, topics, partitions, commit days and absent values.
+// columns, truncates, topics, partitions, commit days, absent values and a
+// source value of a Go type a typed column does not take.
 func TestLogColumnsEqualOneByOne(t *testing.T) {
 	wide := &codecs.Layout{SchemaID: 9, Name: itemsLayout.Name, Columns: append(slices.Clone(itemsLayout.Columns), codecs.Column{Name: "extra", Type: kStr, Nullable: true})}
 	narrow := &codecs.Layout{SchemaID: 11, Name: itemsLayout.Name, Columns: slices.Clone(itemsLayout.Columns[:2])}
@@ -124,6 +125,11 @@ func TestLogColumnsEqualOneByOne(t *testing.T) {
 			case 0:
 				c.Layout = wide
 				c.Row = append(c.Row, "extra")
+				if round%2 == 1 && i%7 == 0 {
+					// A Go type the typed column does not take: the column
+					// stays values.
+					c.Row[len(c.Row)-1] = []byte("extra")
+				}
 			case 1:
 				c.Layout, c.Row = narrow, c.Row[:2]
 				c.Unavailable = nil
@@ -165,6 +171,10 @@ func cellOf(t *testing.T, c *datafile.Column, typ deltalog.Type, i int) any {
 		return c.Strs[i]
 	case c.Ints != nil:
 		switch typ {
+		case deltalog.TypeByte:
+			return int8(c.Ints[i])
+		case deltalog.TypeShort:
+			return int16(c.Ints[i])
 		case deltalog.TypeInteger, deltalog.TypeDate:
 			return int32(c.Ints[i])
 		case deltalog.TypeLong, deltalog.TypeTimestampNTZ:
