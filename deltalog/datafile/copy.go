@@ -157,7 +157,7 @@ func (w *Writer) appendRows(ctx context.Context, rows [][]any, copied bool) (err
 			return err
 		}
 		end := min(done+writeBatchRows, len(idx))
-		if err := w.writeBatch(rows, idx[done:end]); err != nil {
+		if err := w.writeBatch(batch{rows: rows}, idx[done:end]); err != nil {
 			return err
 		}
 		done = end

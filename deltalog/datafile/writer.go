@@ -193,19 +193,16 @@ func (w *Writer) Write(ctx context.Context, store deltalog.Store, rows [][]any) 
 			return nil, &ValueError{Row: i, Column: "*", Err: fmt.Errorf("%w: row has %d values, schema %d columns", ErrSchema, len(r), len(w.opts.Schema.Fields))}
 		}
 	}
+	src := batch{rows: rows}
 	if len(w.partIdx) == 0 {
-		idx := make([]int, len(rows))
-		for i := range idx {
-			idx[i] = i
-		}
-		return w.writeGroup(ctx, store, rows, idx, nil)
+		return w.writeGroup(ctx, store, src, allRows(len(rows)), nil)
 	}
 	groups, values, err := w.groupByPartition(rows)
 	if err != nil {
 		return nil, err
 	}
 	for g, idx := range groups {
-		a, err := w.writeGroup(ctx, store, rows, idx, values[g])
+		a, err := w.writeGroup(ctx, store, src, idx, values[g])
 		adds = append(adds, a...)
 		if err != nil {
 			return adds, err
@@ -214,24 +211,32 @@ func (w *Writer) Write(ctx context.Context, store deltalog.Store, rows [][]any) 
 	return adds, nil
 }
 
-// groupByPartition splits row indices by partition tuple, in order of first appearance.
-// Consecutive rows often share their partition (a batch of one day): a row whose
-// partition values equal the previous row's joins its group without serializing them.
+// groupByPartition is groupRows for rows of Go values.
 func (w *Writer) groupByPartition(rows [][]any) ([][]int, [][]*string, error) {
+	return w.groupRows(len(rows),
+		func(i int) bool { return w.samePartition(rows[i], rows[i-1]) },
+		func(i, fi int) any { return rows[i][fi] })
+}
+
+// groupRows splits the indices of n rows by partition tuple, in order of first
+// appearance; value(i, fi) is row i's value of schema field fi. Consecutive rows often
+// share their partition (a batch of one day): a row for which same(i) says its
+// partition values equal the previous row's joins its group without serializing them.
+func (w *Writer) groupRows(n int, same func(i int) bool, value func(i, fi int) any) ([][]int, [][]*string, error) {
 	var groups [][]int
 	var values [][]*string
 	seen := map[string]int{}
 	var key []byte
 	vals := make([]*string, len(w.partIdx))
 	prev := -1 // group of the previous row
-	for i, r := range rows {
-		if prev >= 0 && w.samePartition(r, rows[i-1]) {
+	for i := range n {
+		if prev >= 0 && same(i) {
 			groups[prev] = append(groups[prev], i)
 			continue
 		}
 		key = key[:0]
 		for j, fi := range w.partIdx {
-			s, err := PartitionValue(w.partTypes[j], r[fi])
+			s, err := PartitionValue(w.partTypes[j], value(i, fi))
 			if err != nil {
 				return nil, nil, &ValueError{Row: i, Column: w.opts.Schema.Fields[fi].Name, Err: err}
 			}
@@ -298,7 +303,7 @@ func sameScalar(a, b any) bool {
 }
 
 // writeGroup writes the rows idx of one partition into as many files as the target size needs.
-func (w *Writer) writeGroup(ctx context.Context, store deltalog.Store, rows [][]any, idx []int, part []*string) ([]deltalog.Add, error) {
+func (w *Writer) writeGroup(ctx context.Context, store deltalog.Store, rows batch, idx []int, part []*string) ([]deltalog.Add, error) {
 	var adds []deltalog.Add
 	for len(idx) > 0 || len(adds) == 0 {
 		n, err := w.fill(ctx, rows, idx)
@@ -320,7 +325,7 @@ func (w *Writer) writeGroup(ctx context.Context, store deltalog.Store, rows [][]
 
 // fill writes rows into a fresh file buffer until they run out or the file reaches the
 // target size, and returns how many it took.
-func (w *Writer) fill(ctx context.Context, rows [][]any, idx []int) (int, error) {
+func (w *Writer) fill(ctx context.Context, rows batch, idx []int) (int, error) {
 	w.newFile()
 	for _, s := range w.stats {
 		s.reset()
@@ -353,15 +358,22 @@ func (w *Writer) fill(ctx context.Context, rows [][]any, idx []int) (int, error)
 // writeBatch shreds and writes the rows idx. Flat schemas go column by column to
 // parquet-go's column writers, skipping the row-to-column split of WriteRows; nested
 // schemas need whole rows so parquet-go can keep repeated values of a row on one page.
-func (w *Writer) writeBatch(rows [][]any, idx []int) error {
+func (w *Writer) writeBatch(b batch, idx []int) error {
+	rows := b.rows
 	if w.shred.flat {
 		for i := range w.shred.cols {
 			w.shred.cols[i] = w.shred.cols[i][:0]
 		}
-		for _, ri := range idx {
-			w.project(rows[ri])
-			if err := w.shred.appendColumns(w.dataRow); err != nil {
-				return rowErr(err, ri)
+		if b.cols != nil {
+			if err := w.writeColumns(b.cols, idx); err != nil {
+				return err
+			}
+		} else {
+			for _, ri := range idx {
+				w.project(rows[ri])
+				if err := w.shred.appendColumns(w.dataRow); err != nil {
+					return rowErr(err, ri)
+				}
 			}
 		}
 		for i, cw := range w.pw.ColumnWriters() {

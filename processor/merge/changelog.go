@@ -206,14 +206,13 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 		m := meta
 		pre = append(pre, deltalog.Action{Protocol: &proto}, deltalog.Action{Metadata: &m})
 	}
-	rows := logRows(next, recs)
 	var adds []deltalog.Action
-	if len(rows) > 0 {
+	if len(recs) > 0 {
 		w, err := datafile.NewWriter(datafile.Options{Schema: next, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration, Now: l.opts.Now})
 		if err != nil {
 			return -1, err
 		}
-		written, err := w.Write(ctx, l.opts.Store, rows)
+		written, err := w.WriteColumns(ctx, l.opts.Store, logColumns(next, recs))
 		if err != nil {
 			return -1, fmt.Errorf("writing change log %s: %w", l.opts.TableName, err)
 		}
@@ -227,7 +226,7 @@ func (l *ChangeLog) append(ctx context.Context, b Batch) (int64, error) {
 	}
 	slices.SortFunc(txns, func(a, b deltalog.Action) int { return strings.Compare(a.Txn.AppID, b.Txn.AppID) })
 	op := deltalog.Operation{Name: deltalog.OpWrite, Parameters: map[string]string{"mode": "Append"},
-		Metrics: map[string]string{"numFiles": strconv.Itoa(len(adds)), "numOutputRows": strconv.Itoa(len(rows))}}
+		Metrics: map[string]string{"numFiles": strconv.Itoa(len(adds)), "numOutputRows": strconv.Itoa(len(recs))}}
 	res, err := l.table.Commit(ctx, l.snap, slices.Concat(pre, adds, txns), op, deltalog.ReadAppIDs(appIDs(last)...))
 	if err != nil {
 		return -1, fmt.Errorf("committing change log %s: %w", l.opts.TableName, err)
@@ -294,27 +293,45 @@ func (l *ChangeLog) evolve(cur *deltalog.StructType, recs []*Record) (*deltalog.
 	return cur, changed, nil
 }
 
-// logRows are the records as change log rows, aligned with schema. The
-// rows share one backing array, each layout's column positions are looked
-// up once, the positions' texts are rendered into one string, and values
-// that repeat from row to row (a transaction's commit LSN and time, the
-// topic, partition and commit date) are boxed once.
-func logRows(schema *deltalog.StructType, recs []*Record) [][]any {
+// logColumns are the records as the change log's columns, aligned with
+// schema, typed where the column's type allows (datafile.WriteColumns turns
+// them into Parquet values without a type switch per value): the metadata
+// columns, and the source columns of strings and integers. Each layout's column positions are looked up once, and
+// the positions' texts are rendered into one string the columns slice.
+func logColumns(schema *deltalog.StructType, recs []*Record) []datafile.Column {
+	n := len(recs)
 	width := len(schema.Fields)
-	src := schema.Fields[:width-cdctable.ChangeLogMetaCount]
-	cells := make([]any, len(recs)*width)
-	rows := make([][]any, len(recs))
+	nsrc := width - cdctable.ChangeLogMetaCount
+	cols := make([]datafile.Column, width)
+	values := make([]any, nsrc*n)
+	for i := range nsrc {
+		cols[i].Values = values[i*n : (i+1)*n : (i+1)*n]
+	}
+	m := cols[nsrc:]
+	strs := make([]string, 7*n)
+	for i, at := range []int{0, 1, 2, 3, 7, 9, 10} {
+		m[at].Strs = strs[i*n : (i+1)*n : (i+1)*n]
+	}
+	ints := make([]int64, 6*n)
+	for i, at := range []int{4, 5, 6, 8, 11, 12} {
+		m[at].Ints = ints[i*n : (i+1)*n : (i+1)*n]
+	}
+	null := func(c *datafile.Column, k int) {
+		if c.Null == nil {
+			c.Null = make([]bool, n)
+		}
+		c.Null[k] = true
+	}
 	// ends[3k:3k+3] are where row k's position, commit and change texts end
 	// in text.
-	ends := make([]int, 3*len(recs))
-	text := make([]byte, 0, len(recs)*(codecs.PositionHexLen+2*22))
+	ends := make([]int, 3*n)
+	text := make([]byte, 0, n*(codecs.PositionHexLen+2*22))
 	var (
 		layouts [][]int // per layout in seen: the layout's index of each source field, -1 when absent
 		seen    []*codecs.Layout
 	)
+	src := schema.Fields[:nsrc]
 	for k, r := range recs {
-		row := cells[k*width : (k+1)*width : (k+1)*width]
-		rows[k] = row
 		c := &r.Change
 		var unavailable []string
 		if c.Layout != nil && c.Row != nil {
@@ -334,7 +351,7 @@ func logRows(schema *deltalog.StructType, recs []*Record) [][]any {
 					unavailable = append(unavailable, c.Layout.Columns[j].Name)
 					continue
 				}
-				row[i] = c.Row[j]
+				cols[i].Values[k] = c.Row[j]
 			}
 		}
 		// In the source's notation: SQL Server's LSNs, PostgreSQL's last
@@ -347,62 +364,109 @@ func logRows(schema *deltalog.StructType, recs []*Record) [][]any {
 		ends[3*k+1] = len(text)
 		text = c.Pos.AppendChangeText(text)
 		ends[3*k+2] = len(text)
-		m := row[width-cdctable.ChangeLogMetaCount:]
-		m[0] = opValue(c.Op)
+		m[0].Strs[k] = opText(c.Op)
 		if c.Pos.Serial > 0 {
-			m[4] = c.Pos.Serial
+			m[4].Ints[k] = c.Pos.Serial
+		} else {
+			null(&m[4], k)
+		}
+		if c.CommitMillis > 0 {
+			m[5].Ints[k] = c.CommitMillis * 1000
+			m[6].Ints[k] = int64(int32(c.CommitMillis / 86_400_000))
+		} else {
+			null(&m[5], k)
+			null(&m[6], k)
 		}
 		if c.TxID != "" {
-			m[7] = c.TxID
+			m[7].Strs[k] = c.TxID
+		} else {
+			null(&m[7], k)
 		}
 		if c.TxOrder > 0 {
-			m[8] = c.TxOrder
+			m[8].Ints[k] = c.TxOrder
+		} else {
+			null(&m[8], k)
 		}
 		if len(unavailable) > 0 {
-			m[9] = strings.Join(unavailable, ",")
+			m[9].Strs[k] = strings.Join(unavailable, ",")
+		} else {
+			null(&m[9], k)
 		}
-		m[12] = r.Offset
+		m[10].Strs[k] = r.Topic
+		m[11].Ints[k] = int64(r.Partition)
+		m[12].Ints[k] = r.Offset
+	}
+	for i := range src {
+		typeColumn(&cols[i], src[i].Type)
 	}
 	all := string(text)
-	var (
-		from                   int
-		micros, day            int64
-		microsV, dayV          any
-		topic                  string
-		part                   int32
-		commitV, topicV, partV any
-	)
+	from := 0
+	commit := ""
 	for k, r := range recs {
-		c := &r.Change
-		m := rows[k][width-cdctable.ChangeLogMetaCount:]
-		m[1] = all[from:ends[3*k]]
-		if k == 0 || c.Pos.Commit != recs[k-1].Change.Pos.Commit {
-			commitV = nil
-			if at := ends[3*k]; ends[3*k+1] > at {
-				commitV = all[at:ends[3*k+1]]
-			}
+		m[1].Strs[k] = all[from:ends[3*k]]
+		if k == 0 || r.Change.Pos.Commit != recs[k-1].Change.Pos.Commit {
+			commit = all[ends[3*k]:ends[3*k+1]]
 		}
-		m[2] = commitV
+		if commit != "" {
+			m[2].Strs[k] = commit
+		} else {
+			null(&m[2], k)
+		}
 		if at := ends[3*k+1]; ends[3*k+2] > at {
-			m[3] = all[at:ends[3*k+2]]
+			m[3].Strs[k] = all[at:ends[3*k+2]]
+		} else {
+			null(&m[3], k)
 		}
 		from = ends[3*k+2]
-		if c.CommitMillis > 0 {
-			if us := c.CommitMillis * 1000; microsV == nil || us != micros {
-				micros, microsV = us, us
-			}
-			if d := c.CommitMillis / 86_400_000; dayV == nil || d != day {
-				day, dayV = d, int32(d)
-			}
-			m[5], m[6] = microsV, dayV
-		}
-		if topicV == nil || r.Topic != topic {
-			topic, topicV = r.Topic, r.Topic
-		}
-		if partV == nil || r.Partition != part {
-			part, partV = r.Partition, r.Partition
-		}
-		m[10], m[11] = topicV, partV
 	}
-	return rows
+	return cols
+}
+
+// typeColumn turns a source column's values into Strs or Ints when its type
+// is a string or an integer and every value is the Go type datafile.Write
+// takes for it; otherwise the values stay, and Write's checks apply.
+func typeColumn(c *datafile.Column, t deltalog.Type) {
+	str := t == deltalog.TypeString
+	var want func(any) (int64, bool)
+	switch t {
+	case deltalog.TypeByte:
+		want = func(v any) (int64, bool) { x, ok := v.(int8); return int64(x), ok }
+	case deltalog.TypeShort:
+		want = func(v any) (int64, bool) { x, ok := v.(int16); return int64(x), ok }
+	case deltalog.TypeInteger, deltalog.TypeDate:
+		want = func(v any) (int64, bool) { x, ok := v.(int32); return int64(x), ok }
+	case deltalog.TypeLong:
+		want = func(v any) (int64, bool) { x, ok := v.(int64); return x, ok }
+	}
+	if !str && want == nil {
+		return
+	}
+	n := len(c.Values)
+	var null []bool
+	var strs []string
+	var ints []int64
+	if str {
+		strs = make([]string, n)
+	} else {
+		ints = make([]int64, n)
+	}
+	for k, v := range c.Values {
+		if v == nil {
+			if null == nil {
+				null = make([]bool, n)
+			}
+			null[k] = true
+			continue
+		}
+		ok := false
+		if str {
+			strs[k], ok = v.(string)
+		} else {
+			ints[k], ok = want(v)
+		}
+		if !ok {
+			return
+		}
+	}
+	*c = datafile.Column{Strs: strs, Ints: ints, Null: null}
 }

@@ -81,4 +81,9 @@ func BenchmarkChangeLogAppend(b *testing.B) {
 		cpu += processCPU() - cpu0
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(changes*b.N), "cpu-us/event")
+	var size int64
+	for _, f := range log.Snapshot().Files() {
+		size += f.Size
+	}
+	b.ReportMetric(float64(size)/float64(changes*b.N), "file-bytes/event")
 }

@@ -10,11 +10,13 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
 // logRowOneByOne is the change log row of one record as it was built before
-// logRows shared work across a batch: the reference logRows must equal.
+// logColumns shared work across a batch and typed its columns: the
+// reference logColumns must equal.
 func logRowOneByOne(schema *deltalog.StructType, r *Record) []any {
 	c := &r.Change
 	row := make([]any, len(schema.Fields))
@@ -60,12 +62,14 @@ func logRowOneByOne(schema *deltalog.StructType, r *Record) []any {
 	return row
 }
 
-// TestLogRowsEqualOneByOne: the batch-wise rows equal the record-by-record
-// ones, value for value and Go type for Go type, on batches that mix
+// TestLogColumnsEqualOneByOne: the batch-wise columns equal the
+// record-by-record rows, value for value and, read as datafile.Write takes
+// the column's type, Go type for Go type, on batches that mix
 // layouts (a column added, one missing), SQL Server, PostgreSQL and MySQL
 // positions, transactions of several events, snapshot events, unavailable
-// columns, truncates, topics, partitions, commit days and absent values.
-func TestLogRowsEqualOneByOne(t *testing.T) {
+// columns, truncates, topics, partitions, commit days, absent values and a
+// source value of a Go type a typed column does not take.
+func TestLogColumnsEqualOneByOne(t *testing.T) {
 	wide := &codecs.Layout{SchemaID: 9, Name: itemsLayout.Name, Columns: append(slices.Clone(itemsLayout.Columns), codecs.Column{Name: "extra", Type: kStr, Nullable: true})}
 	narrow := &codecs.Layout{SchemaID: 11, Name: itemsLayout.Name, Columns: slices.Clone(itemsLayout.Columns[:2])}
 	schema := &deltalog.StructType{}
@@ -121,6 +125,11 @@ func TestLogRowsEqualOneByOne(t *testing.T) {
 			case 0:
 				c.Layout = wide
 				c.Row = append(c.Row, "extra")
+				if round%2 == 1 && i%7 == 0 {
+					// A Go type the typed column does not take: the column
+					// stays values.
+					c.Row[len(c.Row)-1] = []byte("extra")
+				}
 			case 1:
 				c.Layout, c.Row = narrow, c.Row[:2]
 				c.Unavailable = nil
@@ -135,15 +144,43 @@ func TestLogRowsEqualOneByOne(t *testing.T) {
 		for i := range recs {
 			ptrs[i] = &recs[i]
 		}
-		got := logRows(schema, ptrs)
-		require.Len(t, got, len(recs))
+		got := logColumns(schema, ptrs)
+		require.Len(t, got, len(schema.Fields))
+		for j, c := range got {
+			require.Equal(t, len(recs), c.Len(), "column %s", schema.Fields[j].Name)
+		}
 		for i := range recs {
 			want := logRowOneByOne(schema, &recs[i])
-			require.Len(t, got[i], len(want))
+			require.Len(t, want, len(got))
 			for j := range want {
-				require.IsType(t, want[j], got[i][j], "row %d column %s", i, schema.Fields[j].Name)
-				require.Equal(t, want[j], got[i][j], "row %d column %s", i, schema.Fields[j].Name)
+				cell := cellOf(t, &got[j], schema.Fields[j].Type, i)
+				require.IsType(t, want[j], cell, "row %d column %s", i, schema.Fields[j].Name)
+				require.Equal(t, want[j], cell, "row %d column %s", i, schema.Fields[j].Name)
 			}
 		}
 	}
+}
+
+// cellOf is row i of c as the Go value a row of datafile.Write would hold
+// for type t.
+func cellOf(t *testing.T, c *datafile.Column, typ deltalog.Type, i int) any {
+	switch {
+	case c.Null != nil && c.Null[i]:
+		return nil
+	case c.Strs != nil:
+		return c.Strs[i]
+	case c.Ints != nil:
+		switch typ {
+		case deltalog.TypeByte:
+			return int8(c.Ints[i])
+		case deltalog.TypeShort:
+			return int16(c.Ints[i])
+		case deltalog.TypeInteger, deltalog.TypeDate:
+			return int32(c.Ints[i])
+		case deltalog.TypeLong, deltalog.TypeTimestampNTZ:
+			return c.Ints[i]
+		}
+		t.Fatalf("integers for a column of type %s", typ)
+	}
+	return c.Values[i]
 }

@@ -22,3 +22,22 @@ func opValue(op codecs.Op) any {
 	}
 	return string(op)
 }
+
+// opText is opValue as a string.
+func opText(op codecs.Op) string {
+	switch op {
+	case codecs.OpCreate:
+		return "c"
+	case codecs.OpUpdate:
+		return "u"
+	case codecs.OpDelete:
+		return "d"
+	case codecs.OpRead:
+		return "r"
+	case codecs.OpTruncate:
+		return "t"
+	case codecs.OpTombstone:
+		return "-"
+	}
+	return string(rune(op))
+}
