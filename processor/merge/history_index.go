@@ -203,6 +203,7 @@ func (x *hIndex) setNewest(s uint32, v *hVersion) {
 		return
 	}
 	c := *v
+	c.vals = slices.Clone(v.vals) // not the batch's slab
 	x.slots[s].newest = wideVersion(file, v.fromRow)
 	x.wide[s] = &c
 }
