@@ -204,6 +204,10 @@ func (x *hIndex) setNewest(s uint32, v *hVersion) {
 	}
 	c := *v
 	c.vals = slices.Clone(v.vals) // not the batch's slab
+	if v.end != nil {
+		end := *v.end
+		c.end = &end
+	}
 	x.slots[s].newest = wideVersion(file, v.fromRow)
 	x.wide[s] = &c
 }
@@ -214,11 +218,12 @@ func (x *hIndex) newestOf(key string) *hVersion {
 	if !ok {
 		return nil
 	}
-	return x.newestAt(s)
+	return x.newestAt(s, nil)
 }
 
-// newestAt returns slot s's newest version when known: a fresh copy.
-func (x *hIndex) newestAt(s uint32) *hVersion {
+// newestAt returns slot s's newest version when known: a fresh copy, from
+// slab (nil: new).
+func (x *hIndex) newestAt(s uint32, slab *hSlab) *hVersion {
 	b := x.slots[s].newest
 	if b == "" {
 		return nil
@@ -227,7 +232,7 @@ func (x *hIndex) newestAt(s uint32) *hVersion {
 		c := *x.wide[s]
 		return &c
 	}
-	v, file := decodeVersion(b)
+	v, file := decodeVersion(b, slab)
 	v.fromFile = x.files[file].path
 	return v
 }

@@ -44,7 +44,36 @@ type hPlan struct {
 type hSlab struct {
 	evs  []hEvent
 	kss  []hKeyState
+	vs   []hVersion
+	pos  []codecs.Position
 	vals []any
+}
+
+// version returns a zero version (a new one from a nil slab).
+func (s *hSlab) version() *hVersion {
+	if s == nil {
+		return new(hVersion)
+	}
+	if len(s.vs) == 0 {
+		s.vs = make([]hVersion, 1024)
+	}
+	v := &s.vs[0]
+	s.vs = s.vs[1:]
+	return v
+}
+
+// position returns a pointer to a copy of p.
+func (s *hSlab) position(p codecs.Position) *codecs.Position {
+	if s == nil {
+		return &p
+	}
+	if len(s.pos) == 0 {
+		s.pos = make([]codecs.Position, 1024)
+	}
+	c := &s.pos[0]
+	s.pos = s.pos[1:]
+	*c = p
+	return c
 }
 
 func (s *hSlab) event() *hEvent {
@@ -181,7 +210,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 					continue
 				}
 				ks.slot = int64(s)
-				if v := x.newestAt(s); v != nil && after(ks.events, v) {
+				if v := x.newestAt(s, &p.slab); v != nil && after(ks.events, v) {
 					ks.stored = append(ks.stored, v)
 					continue
 				}
@@ -269,7 +298,7 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		evs = slices.Concat(ks.events, truncates)
 	}
 	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
-	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked}
+	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked, slab: &p.slab}
 	for _, e := range evs {
 		tl.apply(e)
 	}
@@ -278,8 +307,8 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		newest := i == len(tl.vs)-1
 		if v.fromFile != "" && !v.dirty {
 			if newest {
-				n := *v
-				ks.newest = &n
+				ks.newest = p.slab.version()
+				*ks.newest = *v
 			}
 			continue
 		}
@@ -293,9 +322,10 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 			p.removed++
 		}
 		if newest {
-			n := *v
+			n := p.slab.version()
+			*n = *v
 			n.fromFile, n.fromRow, n.dirty = "", 0, false
-			ks.newest, ks.newestRow = &n, len(p.rows)
+			ks.newest, ks.newestRow = n, len(p.rows)
 		}
 		p.rows = append(p.rows, ts.row(v, &p.hex, &p.slab))
 		p.rowKeys = append(p.rowKeys, ks)
