@@ -122,8 +122,10 @@ type hKeyState struct {
 // with what is stored.
 func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
-		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
-	keys := map[string]*hKeyState{}
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{},
+		// An update usually writes two rows: the version it closes and its own.
+		rows: make([][]any, 0, 2*len(recs)), rowKeys: make([]*hKeyState, 0, 2*len(recs))}
+	keys := make(map[string]*hKeyState, len(recs))
 	p.keys = keys
 	var truncates []*hEvent
 	for i := range recs {
