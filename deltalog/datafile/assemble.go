@@ -5,7 +5,8 @@ import "github.com/RoaringBitmap/roaring/v2/roaring64"
 // assemble rebuilds rows from the decoded columns (Dremel record assembly): for each row
 // every leaf has a range [lo, hi) of values; nested nodes split the ranges of their
 // leaves into elements where the repetition level drops to their own.
-func assemble(top []*rnode, leaves []*leafReader, numRows int64, deleted *roaring64.Bitmap) [][]any {
+// dropped, when set, is deleted as a rowSet.
+func assemble(top []*rnode, leaves []*leafReader, numRows int64, deleted *roaring64.Bitmap, dropped rowSet) [][]any {
 	a := assembler{leaves: leaves, lo: make([]int, len(leaves)), hi: make([]int, len(leaves))}
 	live := numRows
 	if deleted != nil {
@@ -13,7 +14,7 @@ func assemble(top []*rnode, leaves []*leafReader, numRows int64, deleted *roarin
 	}
 	rows := make([][]any, 0, max(live, 0))
 	for i := range int(numRows) {
-		if deleted != nil && deleted.Contains(uint64(i)) {
+		if dropped != nil && dropped.has(i) || dropped == nil && deleted != nil && deleted.Contains(uint64(i)) {
 			continue
 		}
 		for j, l := range leaves {

@@ -223,25 +223,65 @@ func decode(ctx context.Context, data []byte, fields []*deltalog.StructField, pa
 			return nil, fmt.Errorf("footer claims %d rows but the file has no columns", numRows)
 		}
 	}
+	dropped := droppedRows(deleted, numRows)
 	for _, l := range p.leaves {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := l.read(numRows); err != nil {
+		if err := l.read(numRows, dropped); err != nil {
 			return nil, fmt.Errorf("column %s: %w", strings.Join(l.col.Path(), "."), err)
 		}
 	}
-	return assemble(top, p.leaves, numRows, deleted), nil
+	return assemble(top, p.leaves, numRows, deleted, dropped), nil
+}
+
+// maxPrealloc bounds the values a column's buffers are sized for up front: a footer's
+// row count is not trusted with more.
+const maxPrealloc = 1 << 20
+
+// rowSet is a set of row numbers of a file, one bit a row.
+type rowSet []uint64
+
+func (s rowSet) has(r int) bool { return s[r>>6]&(1<<(r&63)) != 0 }
+
+// droppedRows is deleted as a rowSet over the file's rows (nil: none), when
+// it drops most of them: a read of a few rows of a file skips converting
+// the others' values.
+func droppedRows(deleted *roaring64.Bitmap, numRows int64) rowSet {
+	if deleted == nil || numRows <= 0 || deleted.GetCardinality() < uint64(numRows)/2 {
+		return nil
+	}
+	live := roaring64.New()
+	live.AddRange(0, uint64(numRows))
+	live.AndNot(deleted)
+	s := make(rowSet, (numRows+63)/64)
+	for i := range s {
+		s[i] = ^uint64(0)
+	}
+	for it := live.Iterator(); it.HasNext(); {
+		r := it.Next()
+		s[r>>6] &^= 1 << (r & 63)
+	}
+	return s
 }
 
 // read decodes every page of the column, converting values as it goes because page
-// buffers are recycled.
-func (l *leafReader) read(numRows int64) error {
+// buffers are recycled. The values of dropped rows (of a column that is not repeated)
+// are left nil: assemble leaves those rows out.
+func (l *leafReader) read(numRows int64, dropped rowSet) error {
+	flat := l.col.MaxRepetitionLevel() == 0
+	if n := min(numRows, maxPrealloc); flat && n > 0 {
+		l.vals = make([]any, 0, n)
+		l.def = make([]uint8, 0, n)
+		l.rep = make([]uint8, 0, n)
+	}
+	skip := flat && dropped != nil
 	err := eachValues(l.col.Pages(), make([]parquet.Value, 1024), func(vals []parquet.Value) error {
 		for _, v := range vals {
 			d, r := v.DefinitionLevel(), v.RepetitionLevel()
 			var x any
-			if d == l.maxDef && l.conv != nil && !v.IsNull() {
+			keep := !skip || len(l.vals) >= int(numRows) || !dropped.has(len(l.vals))
+			if keep && d == l.maxDef && l.conv != nil && !v.IsNull() {
 				var err error
 				if x, err = l.conv(v); err != nil {
 					return err

@@ -70,6 +70,57 @@ func TestReadAppliesDeletedRows(t *testing.T) {
 	require.Equal(t, [][]any{{int64(1)}, {int64(2)}, {int64(4)}, {int64(5)}, {int64(6)}, {int64(7)}, {int64(8)}}, got)
 }
 
+// A read that keeps a few rows of a file (it skips converting the others'
+// values) returns what a whole read does for them, in flat, nullable and
+// repeated columns alike, across pages and row groups.
+func TestReadOfFewRowsMatchesWholeRead(t *testing.T) {
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{
+		field("id", deltalog.TypeLong, false),
+		field("s", deltalog.TypeString, true),
+		field("list", &deltalog.ArrayType{ElementType: deltalog.TypeInteger}, true),
+		field("d", deltalog.TypeDouble, true),
+	}}
+	rows := make([][]any, 30000)
+	for i := range rows {
+		rows[i] = []any{int64(i), fmt.Sprintf("value %d", i), nil, nil}
+		if i%3 == 0 {
+			rows[i][1] = nil
+		}
+		if i%4 != 0 {
+			rows[i][2] = []any{int32(i), int32(-i)}[:i%3]
+		}
+		if i%5 != 0 {
+			rows[i][3] = float64(i) / 2
+		}
+	}
+	s := newStore()
+	w, err := NewWriter(Options{Schema: schema, RowGroupSize: 64 << 10})
+	require.NoError(t, err)
+	adds, err := w.Write(t.Context(), s, rows)
+	require.NoError(t, err)
+	require.Len(t, adds, 1)
+	require.Greater(t, len(openFile(t, s, adds[0]).RowGroups()), 1)
+	all, err := Read(t.Context(), s, &adds[0], schema, ReadOptions{DeletedRows: roaring64.New()})
+	require.NoError(t, err)
+	require.Len(t, all, len(rows))
+	for _, keep := range [][]uint64{{0}, {1, 2, 3, 29999}, {7, 4096, 4097, 15000, 20001}, {}} {
+		deleted := roaring64.New()
+		deleted.AddRange(0, uint64(len(rows)))
+		var want [][]any
+		for _, r := range keep {
+			deleted.Remove(r)
+			want = append(want, all[r])
+		}
+		got, err := Read(t.Context(), s, &adds[0], schema, ReadOptions{DeletedRows: deleted})
+		require.NoError(t, err)
+		if len(want) == 0 {
+			require.Empty(t, got)
+			continue
+		}
+		require.Equal(t, want, got, "rows %v", keep)
+	}
+}
+
 func TestReadErrorsNameTheFile(t *testing.T) {
 	s := newStore()
 	w, err := NewWriter(Options{Schema: idSchema()})

@@ -201,13 +201,32 @@ func (h *History) unapplied(b Batch, res *Result) ([]Record, map[cdctable.TopicP
 	if h.snap != nil {
 		applied = cdctable.Offsets(h.snap)
 	}
-	recs := make([]Record, 0, len(b.Records))
 	last := map[cdctable.TopicPartition]int64{}
 	for tp, off := range b.LastOffsets {
 		if v, ok := applied[tp]; !ok || off > v {
 			last[tp] = off
 		}
 	}
+	// Usually every record is new and none a tombstone: the batch's
+	// records are the ones to apply, without a copy.
+	all := true
+	for i := range b.Records {
+		r := &b.Records[i]
+		if v, ok := applied[r.TopicPartition]; ok && r.Offset <= v || r.Change.Op == codecs.OpTombstone {
+			all = false
+			break
+		}
+	}
+	if all {
+		for i := range b.Records {
+			r := &b.Records[i]
+			if cur, ok := last[r.TopicPartition]; !ok || r.Offset > cur {
+				last[r.TopicPartition] = r.Offset
+			}
+		}
+		return b.Records, last
+	}
+	recs := make([]Record, 0, len(b.Records))
 	for _, r := range b.Records {
 		if v, ok := applied[r.TopicPartition]; ok && r.Offset <= v {
 			res.SkippedReplayed++

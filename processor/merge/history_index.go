@@ -184,7 +184,8 @@ func (x *hIndex) rowsOutside(key string, paths map[string]bool) bool {
 
 // forget drops slot s's newest version: unknown while it has rows.
 func (x *hIndex) forget(s uint32) {
-	if isWide(x.slots[s].newest) {
+	// Without wide versions the old one is not read: a cache miss a key.
+	if len(x.wide) > 0 && isWide(x.slots[s].newest) {
 		delete(x.wide, s)
 	}
 	x.slots[s].newest = ""
@@ -193,16 +194,27 @@ func (x *hIndex) forget(s uint32) {
 // setNewest makes v slot s's newest version; v.fromFile is an indexed
 // file.
 func (x *hIndex) setNewest(s uint32, v *hVersion) {
-	x.forget(s)
 	file, ok := x.fileIDs[v.fromFile]
 	if !ok {
+		x.forget(s)
 		return // not indexed: unknown
 	}
+	x.setNewestIn(s, v, file)
+}
+
+// setNewestIn is setNewest with the number of v's file, which is indexed.
+func (x *hIndex) setNewestIn(s uint32, v *hVersion, file uint32) {
+	x.forget(s)
 	if b, ok := encodeVersion(x.enc[:0], v, file); ok {
 		x.slots[s].newest, x.enc = string(b), b
 		return
 	}
 	c := *v
+	c.vals = slices.Clone(v.vals) // not the batch's slab
+	if v.end != nil {
+		end := *v.end
+		c.end = &end
+	}
 	x.slots[s].newest = wideVersion(file, v.fromRow)
 	x.wide[s] = &c
 }
@@ -213,11 +225,12 @@ func (x *hIndex) newestOf(key string) *hVersion {
 	if !ok {
 		return nil
 	}
-	return x.newestAt(s)
+	return x.newestAt(s, nil)
 }
 
-// newestAt returns slot s's newest version when known: a fresh copy.
-func (x *hIndex) newestAt(s uint32) *hVersion {
+// newestAt returns slot s's newest version when known: a fresh copy, from
+// slab (nil: new).
+func (x *hIndex) newestAt(s uint32, slab *hSlab) *hVersion {
 	b := x.slots[s].newest
 	if b == "" {
 		return nil
@@ -226,7 +239,7 @@ func (x *hIndex) newestAt(s uint32) *hVersion {
 		c := *x.wide[s]
 		return &c
 	}
-	v, file := decodeVersion(b)
+	v, file := decodeVersion(b, slab)
 	v.fromFile = x.files[file].path
 	return v
 }
@@ -413,8 +426,9 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 	if len(locs) != len(p.rows) {
 		ordered = false
 	}
+	var ids []uint32 // the index's numbers of written
 	if ordered {
-		ids := make([]uint32, len(written))
+		ids = make([]uint32, len(written))
 		for i := range written {
 			ids[i] = x.file(written[i].Path)
 			x.files[ids[i]].slots = make([]uint32, 0, len(locs))
@@ -450,7 +464,7 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			v := *n
 			l := locs[ks.newestRow]
 			v.fromFile, v.fromRow = written[l.file].Path, uint64(l.row)
-			x.setNewest(s, &v)
+			x.setNewestIn(s, &v, ids[l.file])
 		default:
 			if f, row, known := x.newestFrom(s); known && x.files[f].path == n.fromFile && row == n.fromRow {
 				continue // the version the index has

@@ -191,19 +191,19 @@ func versionStart(b string) codecs.Position {
 
 // decodeVersion decodes encodeVersion's encoding (not a wide one); the
 // caller sets fromFile from the file number.
-func decodeVersion(b string) (*hVersion, uint32) {
+func decodeVersion(b string, slab *hSlab) (*hVersion, uint32) {
 	flags := b[0]
 	d := hDec{b: b[1:]}
 	file := uint32(d.uvarint())
-	v := &hVersion{fromRow: d.uvarint()}
+	v := slab.version()
+	v.fromRow = d.uvarint()
 	v.start = d.pos()
 	v.last = v.start
 	if flags&encLastIsStart == 0 {
 		v.last = d.pos()
 	}
 	if flags&encEnd != 0 {
-		end := d.pos()
-		v.end = &end
+		v.end = slab.position(d.pos())
 	}
 	if flags&encNoStartAt == 0 {
 		v.startAt = d.varint()
@@ -218,7 +218,11 @@ func decodeVersion(b string) (*hVersion, uint32) {
 	default:
 		v.lastAt = d.varint()
 	}
-	v.vals = make([]any, d.uvarint())
+	if n := int(d.uvarint()); slab != nil {
+		v.vals = slab.values(n)
+	} else {
+		v.vals = make([]any, n)
+	}
 	for i := range v.vals {
 		v.vals[i] = d.value()
 	}

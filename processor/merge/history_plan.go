@@ -33,6 +33,76 @@ type hPlan struct {
 	keys map[string]*hKeyState
 	// snapFiles are the snapshot's files by path.
 	snapFiles map[string]*deltalog.Add
+	// slab hands out the batch's events, key states and rows.
+	slab hSlab
+}
+
+// hSlab hands out a batch's events, key states and value slices from a
+// few large allocations instead of a few an event: less work for the
+// allocator and the garbage collector. What it hands out lives as long as
+// the plan; what outlives it (the index's versions) is copied.
+type hSlab struct {
+	evs  []hEvent
+	kss  []hKeyState
+	vs   []hVersion
+	pos  []codecs.Position
+	vals []any
+}
+
+// version returns a zero version (a new one from a nil slab).
+func (s *hSlab) version() *hVersion {
+	if s == nil {
+		return new(hVersion)
+	}
+	if len(s.vs) == 0 {
+		s.vs = make([]hVersion, 1024)
+	}
+	v := &s.vs[0]
+	s.vs = s.vs[1:]
+	return v
+}
+
+// position returns a pointer to a copy of p.
+func (s *hSlab) position(p codecs.Position) *codecs.Position {
+	if s == nil {
+		return &p
+	}
+	if len(s.pos) == 0 {
+		s.pos = make([]codecs.Position, 1024)
+	}
+	c := &s.pos[0]
+	s.pos = s.pos[1:]
+	*c = p
+	return c
+}
+
+func (s *hSlab) event() *hEvent {
+	if len(s.evs) == 0 {
+		s.evs = make([]hEvent, 1024)
+	}
+	e := &s.evs[0]
+	s.evs = s.evs[1:]
+	return e
+}
+
+func (s *hSlab) keyState(key string) *hKeyState {
+	if len(s.kss) == 0 {
+		s.kss = make([]hKeyState, 1024)
+	}
+	ks := &s.kss[0]
+	s.kss = s.kss[1:]
+	ks.key, ks.slot = key, -1
+	return ks
+}
+
+// values returns n nil values, whose capacity is n.
+func (s *hSlab) values(n int) []any {
+	if len(s.vals) < n {
+		s.vals = make([]any, max(n, 16384))
+	}
+	v := s.vals[:n:n]
+	s.vals = s.vals[n:]
+	return v
 }
 
 // hKeyState is a key's stored versions and the batch's events of it.
@@ -52,12 +122,14 @@ type hKeyState struct {
 // with what is stored.
 func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan, error) {
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
-		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{}}
-	keys := map[string]*hKeyState{}
+		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{},
+		// An update usually writes two rows: the version it closes and its own.
+		rows: make([][]any, 0, 2*len(recs)), rowKeys: make([]*hKeyState, 0, 2*len(recs))}
+	keys := make(map[string]*hKeyState, len(recs))
 	p.keys = keys
 	var truncates []*hEvent
 	for i := range recs {
-		e, key, err := ts.event(&recs[i].Change)
+		e, key, err := ts.event(&recs[i].Change, &p.slab)
 		if err != nil {
 			return nil, fmt.Errorf("history table %s, %s offset %d: %w", h.opts.TableName, recs[i].AppID(), recs[i].Offset, err)
 		}
@@ -67,7 +139,7 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 		}
 		ks := keys[key]
 		if ks == nil {
-			ks = &hKeyState{key: key, slot: -1}
+			ks = p.slab.keyState(key)
 			keys[key] = ks
 		}
 		ks.events = append(ks.events, e)
@@ -140,7 +212,7 @@ func (h *History) readStored(ctx context.Context, ts *hSchema, p *hPlan, keys ma
 					continue
 				}
 				ks.slot = int64(s)
-				if v := x.newestAt(s); v != nil && after(ks.events, v) {
+				if v := x.newestAt(s, &p.slab); v != nil && after(ks.events, v) {
 					ks.stored = append(ks.stored, v)
 					continue
 				}
@@ -228,7 +300,7 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		evs = slices.Concat(ks.events, truncates)
 	}
 	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
-	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked}
+	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked, slab: &p.slab}
 	for _, e := range evs {
 		tl.apply(e)
 	}
@@ -237,8 +309,8 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		newest := i == len(tl.vs)-1
 		if v.fromFile != "" && !v.dirty {
 			if newest {
-				n := *v
-				ks.newest = &n
+				ks.newest = p.slab.version()
+				*ks.newest = *v
 			}
 			continue
 		}
@@ -252,19 +324,21 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 			p.removed++
 		}
 		if newest {
-			n := *v
+			n := p.slab.version()
+			*n = *v
 			n.fromFile, n.fromRow, n.dirty = "", 0, false
-			ks.newest, ks.newestRow = &n, len(p.rows)
+			ks.newest, ks.newestRow = n, len(p.rows)
 		}
-		p.rows = append(p.rows, ts.row(v, &p.hex))
+		p.rows = append(p.rows, ts.row(v, &p.hex, &p.slab))
 		p.rowKeys = append(p.rowKeys, ks)
 		p.added++
 	}
 }
 
 // event is a change as the timeline takes it, and its key.
-func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
-	e := &hEvent{op: c.Op, pos: c.Pos}
+func (ts *hSchema) event(c *codecs.Change, slab *hSlab) (*hEvent, string, error) {
+	e := slab.event()
+	e.op, e.pos = c.Op, c.Pos
 	if c.CommitMillis > 0 {
 		e.at = c.CommitMillis * 1000
 	}
@@ -274,7 +348,7 @@ func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
 	if c.Layout == nil || c.Row == nil {
 		return nil, "", fmt.Errorf("a %c event without a row image", c.Op)
 	}
-	e.vals, e.unavailable = make([]any, ts.nsrc), make([]bool, ts.nsrc)
+	e.vals = slab.values(ts.nsrc)
 	cols := ts.layoutCols(c.Layout)
 	for i := range ts.nsrc {
 		j := cols[i]
@@ -282,6 +356,9 @@ func (ts *hSchema) event(c *codecs.Change) (*hEvent, string, error) {
 			continue
 		}
 		if c.IsUnavailable(j) {
+			if e.unavailable == nil {
+				e.unavailable = make([]bool, ts.nsrc)
+			}
 			e.unavailable[i] = true
 			continue
 		}
@@ -313,17 +390,24 @@ func (ts *hSchema) layoutCols(l *codecs.Layout) []int {
 
 // rowKey is the stored form of a row's key.
 func (ts *hSchema) rowKey(row []any) (string, error) {
-	vals := make([]any, len(ts.keyIdx))
-	for i, j := range ts.keyIdx {
-		vals[i] = row[j]
+	if len(ts.keyIdx) == 1 {
+		b, err := cdctable.AppendKey(ts.keyBuf[:0], row[ts.keyIdx[0]:ts.keyIdx[0]+1])
+		ts.keyBuf = b
+		return string(b), err
 	}
-	b, err := cdctable.AppendKey(nil, vals)
+	vals := ts.keyVals[:0]
+	for _, j := range ts.keyIdx {
+		vals = append(vals, row[j])
+	}
+	b, err := cdctable.AppendKey(ts.keyBuf[:0], vals)
+	clear(vals)
+	ts.keyVals, ts.keyBuf = vals, b
 	return string(b), err
 }
 
 // row is a version as a history table row.
-func (ts *hSchema) row(v *hVersion, hex *posHex) []any {
-	row := make([]any, len(ts.schema.Fields))
+func (ts *hSchema) row(v *hVersion, hex *posHex, slab *hSlab) []any {
+	row := slab.values(len(ts.schema.Fields))
 	copy(row, v.vals)
 	m := row[ts.nsrc:]
 	m[0], m[1], m[2], m[4], m[5] = v.startAt, v.endAt, hex.of(v.start), hex.of(v.last), v.lastAt

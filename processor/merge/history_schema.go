@@ -23,6 +23,9 @@ type hSchema struct {
 	dv      bool // old rows leave through deletion vectors
 	// cols caches layoutCols.
 	cols map[*codecs.Layout][]int
+	// keyVals and keyBuf are rowKey's scratch.
+	keyVals []any
+	keyBuf  []byte
 }
 
 // schemaFor returns the history table's schema for the records: the
@@ -38,11 +41,15 @@ func (h *History) schemaFor(recs []Record) (*hSchema, []deltalog.Action, error) 
 		cur, meta, proto = h.snap.Schema(), h.snap.Metadata(), h.snap.Protocol()
 	}
 	changed := false
+	// A layout is checked once: its columns are in the schema after that
+	// (the first record of it names a column that stops the table).
+	seen := map[*codecs.Layout]bool{}
 	for i := range recs {
 		c := &recs[i].Change
-		if c.Layout == nil {
+		if c.Layout == nil || seen[c.Layout] {
 			continue
 		}
+		seen[c.Layout] = true
 		if cur == nil {
 			m, err := h.newMetadata(c)
 			if err != nil {

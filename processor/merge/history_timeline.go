@@ -40,15 +40,19 @@ func (v *hVersion) contains(p codecs.Position) bool {
 	return v.start.Compare(p) < 0 && (v.end == nil || p.Compare(*v.end) < 0)
 }
 
-// tail is the part of v from its last folded event on, as a new version.
-func (v *hVersion) tail() *hVersion {
-	return &hVersion{vals: v.vals, start: v.last, startAt: v.lastAt, end: v.end, endAt: v.endAt, last: v.last, lastAt: v.lastAt}
+// tail is the part of v from its last folded event on, as a new version
+// from slab.
+func (v *hVersion) tail(slab *hSlab) *hVersion {
+	t := slab.version()
+	*t = hVersion{vals: v.vals, start: v.last, startAt: v.lastAt, end: v.end, endAt: v.endAt, last: v.last, lastAt: v.lastAt}
+	return t
 }
 
 // timeline is one key's versions, ordered by start position.
 type timeline struct {
 	vs      []*hVersion
 	tracked []bool // per source field: a change opens a new version
+	slab    *hSlab // allocates versions and positions (nil: new ones)
 }
 
 // apply places e among the versions by its position (ADR 0046): inside a
@@ -79,10 +83,9 @@ func (t *timeline) apply(e *hEvent) {
 		v := t.vs[in]
 		var tail *hVersion
 		if v.last.Compare(e.pos) > 0 {
-			tail = v.tail()
+			tail = v.tail(t.slab)
 		}
-		end := e.pos
-		v.end, v.endAt, v.dirty = &end, e.at, true
+		v.end, v.endAt, v.dirty = t.slab.position(e.pos), e.at, true
 		if tail != nil {
 			t.vs = slices.Insert(t.vs, in+1, tail)
 		}
@@ -100,7 +103,8 @@ func (t *timeline) apply(e *hEvent) {
 			}
 		}
 	}
-	nv := &hVersion{vals: img, start: e.pos, startAt: e.at, last: e.pos, lastAt: e.at}
+	nv := t.slab.version()
+	*nv = hVersion{vals: img, start: e.pos, startAt: e.at, last: e.pos, lastAt: e.at}
 	if in >= 0 {
 		v := t.vs[in]
 		if t.sameTracked(img, v.vals) {
@@ -112,12 +116,11 @@ func (t *timeline) apply(e *hEvent) {
 		nv.end, nv.endAt = v.end, v.endAt
 		ins := []*hVersion{nv}
 		if v.last.Compare(e.pos) > 0 {
-			tail := v.tail()
+			tail := v.tail(t.slab)
 			nv.end, nv.endAt = &tail.start, tail.startAt
 			ins = append(ins, tail)
 		}
-		end := e.pos
-		v.end, v.endAt, v.dirty = &end, e.at, true
+		v.end, v.endAt, v.dirty = t.slab.position(e.pos), e.at, true
 		t.vs = slices.Insert(t.vs, in+1, ins...)
 		return
 	}
@@ -133,8 +136,7 @@ func (t *timeline) apply(e *hEvent) {
 		nx.start, nx.startAt, nx.dirty = e.pos, e.at, true
 		return
 	}
-	s := t.vs[next].start
-	nv.end, nv.endAt = &s, t.vs[next].startAt
+	nv.end, nv.endAt = t.slab.position(t.vs[next].start), t.vs[next].startAt
 	t.vs = slices.Insert(t.vs, next, nv)
 }
 

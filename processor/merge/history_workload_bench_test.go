@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/decimal128"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
@@ -33,6 +34,8 @@ import (
 // The two tables take turns batch by batch (and which goes first), so a
 // shared machine's load falls on both. Each reports its CPU per batch and
 // rows/s; history/table-cpu is the ratio the issue bounds (at most 2).
+// Each also reports the rows it added per batch (the rows its live files
+// gained, deleted ones included) and its CPU per row added.
 // Before the batches the history table's index is dropped and rebuilt, as
 // at a restart: history-index-bytes/row is its heap, history-open-s the
 // time of the first batch, which rebuilds it.
@@ -92,6 +95,7 @@ func BenchmarkHistoryWorkloads(b *testing.B) {
 
 			var tableCPU, histCPU, tableWall, histWall time.Duration
 			events := 0
+			tableRows0, histRows0 := benchFileRows(b, s.Snapshot()), benchFileRows(b, h.Snapshot())
 			stopProfile := benchProfile(b, "history-"+w.name)
 			i := 0
 			for b.Loop() {
@@ -123,6 +127,12 @@ func BenchmarkHistoryWorkloads(b *testing.B) {
 			}
 			stopProfile()
 			n := float64(b.N)
+			tableRows := float64(benchFileRows(b, s.Snapshot())-tableRows0) / n
+			histRows := float64(benchFileRows(b, h.Snapshot())-histRows0) / n
+			b.ReportMetric(tableRows, "table-rows-added/batch")
+			b.ReportMetric(histRows, "history-rows-added/batch")
+			b.ReportMetric(float64(tableCPU.Microseconds())/n/tableRows, "table-cpu-us/row-added")
+			b.ReportMetric(float64(histCPU.Microseconds())/n/histRows, "history-cpu-us/row-added")
 			b.ReportMetric(float64(tableCPU.Microseconds())/1000/n, "table-cpu-ms/batch")
 			b.ReportMetric(float64(histCPU.Microseconds())/1000/n, "history-cpu-ms/batch")
 			b.ReportMetric(histCPU.Seconds()/tableCPU.Seconds(), "history/table-cpu")
@@ -135,6 +145,20 @@ func BenchmarkHistoryWorkloads(b *testing.B) {
 				rows, len(h.Snapshot().Files()), len(s.Snapshot().Files()))
 		})
 	}
+}
+
+// benchFileRows counts the rows of snap's live files, deleted ones too: a
+// table with deletion vectors that rewrites no file grows by the rows each
+// batch writes.
+func benchFileRows(b *testing.B, snap *deltalog.Snapshot) int64 {
+	var n int64
+	for _, a := range snap.Files() {
+		st, ok, err := deltalog.ParseStatsSummary(a.Stats)
+		require.NoError(b, err)
+		require.True(b, ok, "file %s has no statistics", a.Path)
+		n += st.NumRecords
+	}
+	return n
 }
 
 // histBenchGen generates the benchmark's events over keys 0..next-1, as
