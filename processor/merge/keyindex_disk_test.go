@@ -338,3 +338,36 @@ func TestIndexOnDiskCollectsFiles(t *testing.T) {
 	}
 	require.ElementsMatch(t, m.Runs, runs)
 }
+
+// TestIndexOnDiskSavesALongCatchUp: an open whose catch-up over another
+// writer's commits writes runs saves the index then, so that an open after
+// a kill does not read those files again. The control, a second open of a
+// directory whose catch-up wrote no run, shows the count would see it.
+func TestIndexOnDiskSavesALongCatchUp(t *testing.T) {
+	d := newDiskIndexTable(t)
+	s := d.open()
+	d.apply(s, 2)
+	require.NoError(t, s.Close())
+
+	// Another writer, with its own index directory, commits 20 batches.
+	other := *d
+	other.dir = t.TempDir()
+	o := other.open()
+	other.apply(o, 20)
+	require.NoError(t, o.Close())
+	d.next = other.next
+
+	d.store.reads()
+	s = d.open()
+	caughtUp := d.store.reads()
+	require.Positive(t, caughtUp, "the first open reads the other writer's files")
+	d.check(s)
+
+	// Killed (no Close): the next open starts from the saved catch-up.
+	d.store.reads()
+	s = d.open()
+	again := d.store.reads()
+	require.Less(t, again, caughtUp/4, "data files read again by an open after a kill")
+	t.Logf("the catch-up read %d data files; the open after a kill %d", caughtUp, again)
+	d.check(s)
+}

@@ -78,10 +78,7 @@ func (x *keyIndex) saveManifest(snap *deltalog.Snapshot) error {
 		return fmt.Errorf("saving key index: %w", err)
 	}
 	r := x.runs
-	m := indexManifest{Format: manifestFormat, Version: snap.Version()}
-	for _, run := range r.runs {
-		m.Runs = append(m.Runs, run.name)
-	}
+	m := indexManifest{Format: manifestFormat, Version: snap.Version(), Runs: r.names()}
 	for _, add := range snap.Files() {
 		id, ok := x.fileIDs[add.Path]
 		if !ok {

@@ -47,6 +47,14 @@ func (s *Sink) openIndex(ctx context.Context, st *tableState) (*keyIndex, error)
 			if err == nil {
 				s.log.Info("key index opened", "manifest", name, "version", st.snap.Version(), "runs", len(m.Runs),
 					"duration", time.Since(start).Round(time.Millisecond))
+				// A catch-up long enough to write runs (a bulk load, another
+				// writer's commits) is saved at once: otherwise every open
+				// until the next full flush, a kill's above all, repeats it.
+				if !slices.Equal(x.runs.names(), m.Runs) {
+					if err := x.saveManifest(st.snap); err != nil {
+						s.log.Warn("the key index caught up but was not saved; the next open catches up again", "err", err)
+					}
+				}
 				return x, nil
 			}
 		}

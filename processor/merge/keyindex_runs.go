@@ -127,6 +127,15 @@ func (r *indexRuns) writeRun(keys int, add func(w *keyrun.Writer) error) (*diskR
 }
 
 // close closes the open run files.
+// names returns the runs' file names, newest first, as a manifest lists them.
+func (r *indexRuns) names() []string {
+	names := make([]string, 0, len(r.runs))
+	for _, run := range r.runs {
+		names = append(names, run.name)
+	}
+	return names
+}
+
 func (r *indexRuns) close() {
 	for _, run := range r.runs {
 		run.f.Close()
