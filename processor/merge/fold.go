@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -79,7 +80,7 @@ func (s *Sink) fold(p *mergePlan, evs []*Record, stale func(codecs.Position) boo
 			need[k] = true
 		default:
 			next := &applied[k+1].Change
-			need[k] = need[k+1] && c.Op != codecs.OpDelete && !hardDelete(next) && s.hasUnavailable(p.st, next)
+			need[k] = need[k+1] && c.Op != codecs.OpDelete && !hardDelete(next) && hasUnavailable(p.st, next)
 		}
 	}
 
@@ -138,16 +139,25 @@ func (s *Sink) fold(p *mergePlan, evs []*Record, stale func(codecs.Position) boo
 	return f, nil
 }
 
-// hasUnavailable reports whether a change leaves a table field unavailable
-// (imageRow's unavailable fields are not empty).
-func (s *Sink) hasUnavailable(st *tableState, c *codecs.Change) bool {
-	if len(c.Unavailable) == 0 || c.Row == nil || c.Layout == nil {
-		return false
-	}
-	for _, j := range st.mappers[c.Layout].src {
-		if j >= 0 && c.IsUnavailable(j) {
-			return true
+// unavailableFields yields the table fields a change's row image did not
+// carry (Debezium's unavailable-value placeholder).
+func unavailableFields(st *tableState, c *codecs.Change) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if len(c.Unavailable) == 0 || c.Row == nil || c.Layout == nil {
+			return
 		}
+		for i, j := range st.mappers[c.Layout].src {
+			if j >= 0 && c.IsUnavailable(j) && !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// hasUnavailable reports whether a change leaves a table field unavailable.
+func hasUnavailable(st *tableState, c *codecs.Change) bool {
+	for range unavailableFields(st, c) {
+		return true
 	}
 	return false
 }
@@ -158,16 +168,7 @@ func (s *Sink) imageUnavailable(st *tableState, c *codecs.Change) ([]int, error)
 	if c.Row == nil || c.Layout == nil {
 		return nil, fmt.Errorf("table %s: %s event without a row image: %w", s.opts.TableName, c.Op, codecs.ErrBadEnvelope)
 	}
-	if len(c.Unavailable) == 0 {
-		return nil, nil
-	}
-	var unavailable []int
-	for i, j := range st.mappers[c.Layout].src {
-		if j >= 0 && c.IsUnavailable(j) {
-			unavailable = append(unavailable, i)
-		}
-	}
-	return unavailable, nil
+	return slices.Collect(unavailableFields(st, c)), nil
 }
 
 // imageRow maps a change's row image onto the table's fields, with the
@@ -178,16 +179,14 @@ func (s *Sink) imageRow(st *tableState, c *codecs.Change) ([]any, []int, error) 
 	}
 	m := st.mappers[c.Layout]
 	row := make([]any, len(st.Schema.Fields))
-	var unavailable []int
 	for i, j := range m.src {
-		if j < 0 {
-			continue
+		if j >= 0 {
+			row[i] = c.Row[j]
 		}
-		if c.IsUnavailable(j) {
-			unavailable = append(unavailable, i)
-			continue
-		}
-		row[i] = c.Row[j]
+	}
+	unavailable := slices.Collect(unavailableFields(st, c))
+	for _, i := range unavailable {
+		row[i] = nil // the placeholder is no value
 	}
 	row[st.PosField] = c.Pos.Hex()
 	row[st.OpField] = opValue(c.Op)
