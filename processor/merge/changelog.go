@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -399,7 +400,9 @@ func logColumns(schema *deltalog.StructType, recs []*Record) []datafile.Column {
 	for i := range src {
 		typeColumn(&cols[i], src[i].Type)
 	}
-	all := string(text)
+	// text is complete and never written again: its strings can view it
+	// rather than copy a batch's worth of texts.
+	all := unsafe.String(unsafe.SliceData(text), len(text))
 	from := 0
 	commit := ""
 	for k, r := range recs {
