@@ -205,29 +205,27 @@ func (w *Writer) writeColumns(cols []Column, idx []int) error {
 	return nil
 }
 
-func nullValue(nd *wnode, ri int) (parquet.Value, error) {
-	if !nd.optional {
-		return parquet.Value{}, &ValueError{Row: ri, Column: nd.path, Err: ErrNull}
-	}
-	if nd.stats != nil {
-		nd.stats.nulls++
-	}
-	return parquet.NullValue().Level(0, int(nd.def-1), nd.col), nil
-}
-
 // appendTyped appends the rows idx of an Ints or Strs column to dst as
 // Parquet values at nd's levels, and adds them to nd's statistics.
 func appendTyped(dst []parquet.Value, nd *wnode, c *Column, idx []int) ([]parquet.Value, error) {
 	lo, hi, wide := intRange(nd.leaf)
 	st, def, ints := nd.stats, int(nd.def), c.Ints != nil
 	dst = slices.Grow(dst, len(idx))
+	// One null for the column: building it per row (Value.Level, not
+	// inlined) was a third of this loop's time on mostly null columns.
+	null := parquet.NullValue()
+	if nd.optional {
+		setLevels(&null, def-1, nd.col)
+	}
 	for _, ri := range idx {
 		if c.null(ri) {
-			v, err := nullValue(nd, ri)
-			if err != nil {
-				return dst, err
+			if !nd.optional {
+				return dst, &ValueError{Row: ri, Column: nd.path, Err: ErrNull}
 			}
-			dst = append(dst, v)
+			if st != nil {
+				st.nulls++
+			}
+			dst = append(dst, null)
 			continue
 		}
 		var v parquet.Value
