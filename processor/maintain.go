@@ -376,7 +376,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 		target = datafile.DefaultTargetFileSize
 	}
 	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes,
-		UnionTag: cdctable.PartitionsTag}
+		UnionTag: cdctable.PartitionsTag, DeltaEncodings: u.log}
 	if !u.log && !u.hist {
 		// Instances that share the table compact disjoint files (ADR 0036).
 		opts.Select = cdctable.Compacts(owned, snap)

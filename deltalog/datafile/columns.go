@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -94,31 +95,7 @@ func (w *Writer) WriteColumns(ctx context.Context, store deltalog.Store, cols []
 		}
 		return w.Write(ctx, store, rows)
 	}
-	src := batch{cols: cols}
-	if len(w.partIdx) == 0 {
-		return w.writeGroup(ctx, store, src, allRows(n), nil)
-	}
-	groups, values, err := w.groupRows(n,
-		func(i int) bool {
-			for _, fi := range w.partIdx {
-				if !cols[fi].same(i, i-1) {
-					return false
-				}
-			}
-			return true
-		},
-		func(i, fi int) any { return cols[fi].at(i, w.leafOf(fi)) })
-	if err != nil {
-		return nil, err
-	}
-	for g, idx := range groups {
-		a, err := w.writeGroup(ctx, store, src, idx, values[g])
-		adds = append(adds, a...)
-		if err != nil {
-			return adds, err
-		}
-	}
-	return adds, nil
+	return w.writeGroups(ctx, store, batch{cols: cols})
 }
 
 // same reports whether rows i and j hold the same typed value (false for
@@ -189,6 +166,13 @@ type batch struct {
 	cols []Column
 }
 
+func (b batch) len() int {
+	if b.cols != nil {
+		return b.cols[0].Len()
+	}
+	return len(b.rows)
+}
+
 func allRows(n int) []int {
 	idx := make([]int, n)
 	for i := range idx {
@@ -214,86 +198,76 @@ func (w *Writer) writeColumns(cols []Column, idx []int) error {
 			continue
 		}
 		var err error
-		if c.Ints != nil {
-			s.cols[nd.col], err = appendInts(s.cols[nd.col], nd, c, idx)
-		} else {
-			s.cols[nd.col], err = appendStrs(s.cols[nd.col], nd, c, idx)
-		}
-		if err != nil {
+		if s.cols[nd.col], err = appendTyped(s.cols[nd.col], nd, c, idx); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func nullValue(nd *wnode, ri int) (parquet.Value, error) {
-	if !nd.optional {
-		return parquet.Value{}, &ValueError{Row: ri, Column: nd.path, Err: ErrNull}
+// appendTyped appends the rows idx of an Ints or Strs column to dst as
+// Parquet values at nd's levels, and adds them to nd's statistics.
+func appendTyped(dst []parquet.Value, nd *wnode, c *Column, idx []int) ([]parquet.Value, error) {
+	lo, hi, wide := intRange(nd.leaf)
+	st, def, ints := nd.stats, int(nd.def), c.Ints != nil
+	dst = slices.Grow(dst, len(idx))
+	// One null for the column: building it per row (Value.Level, not
+	// inlined) was a third of this loop's time on mostly null columns.
+	null := parquet.NullValue()
+	if nd.optional {
+		setLevels(&null, def-1, nd.col)
 	}
-	if nd.stats != nil {
-		nd.stats.nulls++
-	}
-	return parquet.NullValue().Level(0, int(nd.def-1), nd.col), nil
-}
-
-func appendInts(dst []parquet.Value, nd *wnode, c *Column, idx []int) ([]parquet.Value, error) {
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	wide := true
-	switch nd.leaf {
-	case leafInt8:
-		lo, hi, wide = math.MinInt8, math.MaxInt8, false
-	case leafInt16:
-		lo, hi, wide = math.MinInt16, math.MaxInt16, false
-	case leafInt32, leafDate:
-		lo, hi, wide = math.MinInt32, math.MaxInt32, false
-	}
-	st, def := nd.stats, int(nd.def)
 	for _, ri := range idx {
 		if c.null(ri) {
-			v, err := nullValue(nd, ri)
-			if err != nil {
-				return dst, err
+			if !nd.optional {
+				return dst, &ValueError{Row: ri, Column: nd.path, Err: ErrNull}
 			}
-			dst = append(dst, v)
+			if st != nil {
+				st.nulls++
+			}
+			dst = append(dst, null)
 			continue
 		}
-		x := c.Ints[ri]
-		if x < lo || x > hi {
-			return dst, &ValueError{Row: ri, Column: nd.path, Err: fmt.Errorf("%w: %d out of range for %s", ErrValueType, x, nd.typ)}
-		}
-		if st != nil {
-			st.int(x)
-		}
-		if wide {
-			dst = append(dst, parquet.Int64Value(x))
+		var v parquet.Value
+		if ints {
+			x := c.Ints[ri]
+			if x < lo || x > hi {
+				return dst, &ValueError{Row: ri, Column: nd.path, Err: fmt.Errorf("%w: %d out of range for %s", ErrValueType, x, nd.typ)}
+			}
+			if st != nil {
+				st.int(x)
+			}
+			if wide {
+				v = parquet.Int64Value(x)
+			} else {
+				v = parquet.Int32Value(int32(x))
+			}
 		} else {
-			dst = append(dst, parquet.Int32Value(int32(x)))
+			x := c.Strs[ri]
+			if st != nil {
+				st.str(x)
+			}
+			// Zero-copy view: parquet-go copies byte arrays into its column buffers.
+			v = parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x)))
 		}
-		setLevels(&dst[len(dst)-1], def, nd.col)
+		setLevels(&v, def, nd.col)
+		dst = append(dst, v)
 	}
 	return dst, nil
 }
 
-func appendStrs(dst []parquet.Value, nd *wnode, c *Column, idx []int) ([]parquet.Value, error) {
-	st, def := nd.stats, int(nd.def)
-	for _, ri := range idx {
-		if c.null(ri) {
-			v, err := nullValue(nd, ri)
-			if err != nil {
-				return dst, err
-			}
-			dst = append(dst, v)
-			continue
-		}
-		x := c.Strs[ri]
-		if st != nil {
-			st.str(x)
-		}
-		// Zero-copy view: parquet-go copies byte arrays into its column buffers.
-		dst = append(dst, parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x))))
-		setLevels(&dst[len(dst)-1], def, nd.col)
+// intRange is the range of values a leaf of kind k holds, and whether it is
+// stored as INT64.
+func intRange(k leafKind) (lo, hi int64, wide bool) {
+	switch k {
+	case leafInt8:
+		return math.MinInt8, math.MaxInt8, false
+	case leafInt16:
+		return math.MinInt16, math.MaxInt16, false
+	case leafInt32, leafDate:
+		return math.MinInt32, math.MaxInt32, false
 	}
-	return dst, nil
+	return math.MinInt64, math.MaxInt64, true
 }
 
 // setLevels is v.Level(0, def, col) in place: Level copies the value twice

@@ -168,7 +168,7 @@ func TestGroupByPartitionRuns(t *testing.T) {
 		{int64(4), 1, "a"}, {int64(5), nil, "a"}, {int64(6), nil, "a"}, {int64(7), int32(2), "b"}, {int64(8), int32(2), "b"},
 		{int64(9), int32(2), "a"}, {int64(10), int32(1), ""}, {int64(11), int32(1), nil},
 	}
-	groups, values, err := w.groupByPartition(rows)
+	groups, values, err := w.groupRows(batch{rows: rows})
 	require.NoError(t, err)
 	require.Equal(t, [][]int{{0, 1, 3, 4}, {2, 9}, {5, 6}, {7, 8}, {10, 11}}, groups)
 	var got []string

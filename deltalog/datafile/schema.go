@@ -72,21 +72,30 @@ func fieldID(f *deltalog.StructField) (int, bool) {
 	return 0, false
 }
 
+// nodeOptions say how Delta types become Parquet nodes.
+type nodeOptions struct {
+	mode mappingMode
+	// delta encodes byte arrays DELTA_BYTE_ARRAY and integers
+	// DELTA_BINARY_PACKED (Options.DeltaEncodings).
+	delta bool
+}
+
 // parquetSchema builds the Parquet schema of the data fields (partition columns
 // excluded), in schema order, with physical names and field ids under column mapping.
-func parquetSchema(fields []deltalog.StructField, mode mappingMode) (*parquet.Schema, error) {
-	root, err := structNode(fields, mode)
+func parquetSchema(fields []deltalog.StructField, o nodeOptions) (*parquet.Schema, error) {
+	root, err := structNode(fields, o)
 	if err != nil {
 		return nil, err
 	}
 	return parquet.NewSchema(parquetSchemaName, root), nil
 }
 
-func structNode(fields []deltalog.StructField, mode mappingMode) (parquet.Node, error) {
+func structNode(fields []deltalog.StructField, o nodeOptions) (parquet.Node, error) {
+	mode := o.mode
 	g := &orderedGroup{Group: parquet.Group{}}
 	for i := range fields {
 		f := &fields[i]
-		n, err := typeNode(f.Type, mode)
+		n, err := typeNode(f.Type, o)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
@@ -114,36 +123,20 @@ func repetition(n parquet.Node, nullable bool) parquet.Node {
 }
 
 // typeNode maps a Delta type to a Parquet node per protocol §3.3.
-func typeNode(t deltalog.Type, mode mappingMode) (parquet.Node, error) {
+func typeNode(t deltalog.Type, o nodeOptions) (parquet.Node, error) {
 	switch t := t.(type) {
 	case deltalog.PrimitiveType:
-		switch t {
-		case deltalog.TypeBoolean:
-			return parquet.Leaf(parquet.BooleanType), nil
-		case deltalog.TypeByte:
-			return parquet.Int(8), nil
-		case deltalog.TypeShort:
-			return parquet.Int(16), nil
-		case deltalog.TypeInteger:
-			return parquet.Int(32), nil
-		case deltalog.TypeLong:
-			return parquet.Int(64), nil
-		case deltalog.TypeFloat:
-			return parquet.Leaf(parquet.FloatType), nil
-		case deltalog.TypeDouble:
-			return parquet.Leaf(parquet.DoubleType), nil
-		case deltalog.TypeString:
-			return parquet.String(), nil
-		case deltalog.TypeBinary:
-			return parquet.Leaf(parquet.ByteArrayType), nil
-		case deltalog.TypeDate:
-			return parquet.Date(), nil
-		case deltalog.TypeTimestamp:
-			return parquet.TimestampAdjusted(parquet.Microsecond, true), nil
-		case deltalog.TypeTimestampNTZ:
-			return parquet.TimestampAdjusted(parquet.Microsecond, false), nil
+		n, err := primitiveNode(t)
+		if err != nil || !o.delta {
+			return n, err
 		}
-		return nil, fmt.Errorf("datafile: unsupported type %q", string(t))
+		switch n.Type().Kind() {
+		case parquet.ByteArray:
+			return parquet.Encoded(n, &parquet.DeltaByteArray), nil
+		case parquet.Int32, parquet.Int64:
+			return parquet.Encoded(n, &parquet.DeltaBinaryPacked), nil
+		}
+		return n, nil
 	case deltalog.DecimalType:
 		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
 			return nil, fmt.Errorf("datafile: invalid decimal(%d,%d)", t.Precision, t.Scale)
@@ -160,25 +153,56 @@ func typeNode(t deltalog.Type, mode mappingMode) (parquet.Node, error) {
 		if len(t.Fields) == 0 {
 			return nil, fmt.Errorf("datafile: empty struct")
 		}
-		return structNode(t.Fields, mode)
+		return structNode(t.Fields, o)
 	case *deltalog.ArrayType:
-		elem, err := typeNode(t.ElementType, mode)
+		elem, err := typeNode(t.ElementType, o)
 		if err != nil {
 			return nil, err
 		}
 		return parquet.List(repetition(elem, t.ContainsNull)), nil
 	case *deltalog.MapType:
-		k, err := typeNode(t.KeyType, mode)
+		k, err := typeNode(t.KeyType, o)
 		if err != nil {
 			return nil, err
 		}
-		v, err := typeNode(t.ValueType, mode)
+		v, err := typeNode(t.ValueType, o)
 		if err != nil {
 			return nil, err
 		}
 		return parquet.Map(k, repetition(v, t.ValueContainsNull)), nil
 	}
 	return nil, fmt.Errorf("datafile: unsupported type %v", t)
+}
+
+// primitiveNode is a primitive type's Parquet node, in the default encoding.
+func primitiveNode(t deltalog.PrimitiveType) (parquet.Node, error) {
+	switch t {
+	case deltalog.TypeBoolean:
+		return parquet.Leaf(parquet.BooleanType), nil
+	case deltalog.TypeByte:
+		return parquet.Int(8), nil
+	case deltalog.TypeShort:
+		return parquet.Int(16), nil
+	case deltalog.TypeInteger:
+		return parquet.Int(32), nil
+	case deltalog.TypeLong:
+		return parquet.Int(64), nil
+	case deltalog.TypeFloat:
+		return parquet.Leaf(parquet.FloatType), nil
+	case deltalog.TypeDouble:
+		return parquet.Leaf(parquet.DoubleType), nil
+	case deltalog.TypeString:
+		return parquet.String(), nil
+	case deltalog.TypeBinary:
+		return parquet.Leaf(parquet.ByteArrayType), nil
+	case deltalog.TypeDate:
+		return parquet.Date(), nil
+	case deltalog.TypeTimestamp:
+		return parquet.TimestampAdjusted(parquet.Microsecond, true), nil
+	case deltalog.TypeTimestampNTZ:
+		return parquet.TimestampAdjusted(parquet.Microsecond, false), nil
+	}
+	return nil, fmt.Errorf("datafile: unsupported type %q", string(t))
 }
 
 // orderedGroup is a Parquet group that keeps the Delta field order; parquet.Group sorts

@@ -43,6 +43,10 @@ type OptimizeOptions struct {
 	// UnionTag names a tag whose value is a ","-separated set: a compacted file
 	// carries the union of its inputs' values, or none if one of them has none.
 	UnionTag string
+	// DeltaEncodings writes the compacted files with datafile's delta
+	// encodings (datafile.Options.DeltaEncodings), as a change log's own
+	// appends are written, so that compaction keeps their smaller files.
+	DeltaEncodings bool
 }
 
 // purge reports whether f's deletion vector is worth a rewrite on its own.
@@ -123,7 +127,7 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	}
 	w, err := datafile.NewWriter(datafile.Options{
 		Schema: schema, PartitionColumns: meta.PartitionColumns, Properties: meta.Configuration,
-		TargetFileSize: opts.TargetSize, NoDataChange: true,
+		TargetFileSize: opts.TargetSize, NoDataChange: true, DeltaEncodings: opts.DeltaEncodings,
 	})
 	if err != nil {
 		return OptimizeMetrics{}, err

@@ -1,9 +1,15 @@
 package tableops_test
 
 import (
+	"bytes"
+	"io"
+	"net/url"
+	"slices"
 	"strconv"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -154,5 +160,36 @@ func TestOptimizeMaxInputBytes(t *testing.T) {
 		if tt.max > 0 {
 			require.Equal(t, us, f.files(t)["us"], "us waits for the next run")
 		}
+	}
+}
+
+// TestOptimizeDeltaEncodings: with DeltaEncodings the compacted file's
+// string and long columns are DELTA_BYTE_ARRAY and DELTA_BINARY_PACKED (a
+// change log keeps its encodings through compaction), and readers see the
+// same rows; without it, neither.
+func TestOptimizeDeltaEncodings(t *testing.T) {
+	for _, delta := range []bool{false, true} {
+		f := newFixture(t)
+		rowsBefore := f.rows(t, -1)
+		_, err := tableops.Optimize(t.Context(), f.table, f.snapshot(t, -1), tableops.OptimizeOptions{TargetSize: 1 << 20, DeltaEncodings: delta})
+		require.NoError(t, err)
+		require.ElementsMatch(t, rowsBefore, f.rows(t, -1))
+		added := f.files(t)["eu"]
+		require.Len(t, added, 1)
+		key, err := url.PathUnescape(added[0].Path)
+		require.NoError(t, err)
+		rc, err := f.store.Get(t.Context(), key)
+		require.NoError(t, err)
+		data, err := io.ReadAll(rc)
+		require.NoError(t, rc.Close())
+		require.NoError(t, err)
+		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		require.NoError(t, err)
+		enc := map[string][]format.Encoding{}
+		for _, c := range pf.Metadata().RowGroups[0].Columns {
+			enc[c.MetaData.PathInSchema[0]] = c.MetaData.Encoding
+		}
+		require.Equal(t, delta, slices.Contains(enc["id"], format.DeltaBinaryPacked), "id: %v", enc["id"])
+		require.NotContains(t, enc["amount"], format.DeltaBinaryPacked, "decimals keep their encoding")
 	}
 }

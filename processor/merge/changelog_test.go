@@ -1,15 +1,21 @@
 package merge
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
@@ -167,4 +173,47 @@ func TestChangeLogReloadFailure(t *testing.T) {
 		"sales.dbo.items/0/2 u id=1 name=b notes= unavailable=<nil>",
 		"sales.dbo.items/0/3 u id=1 name=c notes= unavailable=<nil>",
 	}, readLog(t, mem))
+}
+
+// TestChangeLogDeltaEncodings: the log's files encode its strings
+// DELTA_BYTE_ARRAY and its integers DELTA_BINARY_PACKED (positions and
+// offsets rise event by event), and read back as logged.
+func TestChangeLogDeltaEncodings(t *testing.T) {
+	store := newMemStore()
+	l, err := OpenChangeLog(t.Context(), ChangeLogOptions{Store: store, TableName: "items_changes"})
+	require.NoError(t, err)
+	var evs []ev
+	for i := range 500 {
+		evs = append(evs, ev{op: opU, id: int32(i % 50), pos: i + 1, name: fmt.Sprint("n", i), offset: int64(i + 1)})
+	}
+	_, err = l.Append(t.Context(), batchOf(evs...))
+	require.NoError(t, err)
+	require.Len(t, readLog(t, store), len(evs))
+	snap := l.Snapshot()
+	phys := map[string]string{}
+	for _, f := range snap.Schema().Fields {
+		name, _ := f.Metadata["delta.columnMapping.physicalName"].(string)
+		phys[cmp.Or(name, f.Name)] = f.Name
+	}
+	files := snap.Files()
+	require.NotEmpty(t, files)
+	for _, add := range files {
+		key, err := url.PathUnescape(add.Path)
+		require.NoError(t, err)
+		rc, err := store.Get(t.Context(), key)
+		require.NoError(t, err)
+		data, err := io.ReadAll(rc)
+		require.NoError(t, rc.Close())
+		require.NoError(t, err)
+		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		require.NoError(t, err)
+		got := map[string][]format.Encoding{}
+		for _, c := range pf.Metadata().RowGroups[0].Columns {
+			got[phys[c.MetaData.PathInSchema[0]]] = c.MetaData.Encoding
+		}
+		require.Contains(t, got[cdctable.LogPosition], format.DeltaByteArray)
+		require.Contains(t, got[cdctable.LogOp], format.DeltaByteArray)
+		require.Contains(t, got[cdctable.LogKafkaOffset], format.DeltaBinaryPacked)
+		require.Contains(t, got[cdctable.LogCommitTime], format.DeltaBinaryPacked)
+	}
 }
