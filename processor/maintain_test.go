@@ -1,10 +1,13 @@
 package processor
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -91,6 +96,13 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 		require.Positive(t, optimized)
 		require.Equal(t, float64(optimized), maintenanceRuns(t, r.reg, path, "ok"))
 
+		// A change log's compacted files keep its delta encodings; a
+		// table's files keep the default ones.
+		isLog := strings.HasSuffix(path, "_changes")
+		for _, add := range snap.Files() {
+			require.Equal(t, isLog, usesDeltaEncoding(t, store, add.Path), "%s: file %s", path, add.Path)
+		}
+
 		ckpts := checkpointVersions(t, store)
 		require.NotEmpty(t, ckpts, "%s: maintenance checkpoints", path)
 		prev := int64(-1)
@@ -103,6 +115,28 @@ func TestMaintenanceBoundsTables(t *testing.T) {
 	for _, tb := range pl.tables {
 		checkChangeLog(t, pl, tb, pl.consumeAll(tb.Topic(), opts.Decoder))
 	}
+}
+
+// usesDeltaEncoding reports whether any column of the data file at path
+// (a Delta add path) is DELTA_BINARY_PACKED or DELTA_BYTE_ARRAY.
+func usesDeltaEncoding(t *testing.T, store deltalog.Store, path string) bool {
+	t.Helper()
+	key, err := url.PathUnescape(path)
+	require.NoError(t, err)
+	rc, err := store.Get(t.Context(), key)
+	require.NoError(t, err)
+	data, err := io.ReadAll(rc)
+	require.NoError(t, errors.Join(err, rc.Close()))
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, c := range rg.Columns {
+			if slices.Contains(c.MetaData.Encoding, format.DeltaBinaryPacked) || slices.Contains(c.MetaData.Encoding, format.DeltaByteArray) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkpointVersions lists the versions the table has checkpoints of.
