@@ -411,7 +411,7 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 		file int // in written
 		row  uint32
 	}
-	locs := make([]wloc, 0, len(p.rows))
+	locs := make([]wloc, 0, len(p.rowKeys))
 	ordered := x.cache
 	for i := range written {
 		st, ok, err := deltalog.ParseStatsSummary(written[i].Stats)
@@ -423,7 +423,7 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			locs = append(locs, wloc{file: i, row: uint32(r)})
 		}
 	}
-	if len(locs) != len(p.rows) {
+	if len(locs) != len(p.rowKeys) {
 		ordered = false
 	}
 	var ids []uint32 // the index's numbers of written
