@@ -298,7 +298,7 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		evs = slices.Concat(ks.events, truncates)
 	}
 	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
-	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked, slab: &p.slab}
+	tl := timeline{vs: ks.stored, tracked: ts.tracked, slab: &p.slab}
 	for _, e := range evs {
 		tl.apply(e)
 	}
@@ -307,8 +307,7 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		newest := i == len(tl.vs)-1
 		if v.fromFile != "" && !v.dirty {
 			if newest {
-				ks.newest = p.slab.version()
-				*ks.newest = *v
+				ks.newest = v // the timeline is done with it
 			}
 			continue
 		}
@@ -322,10 +321,9 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 			p.removed++
 		}
 		if newest {
-			n := p.slab.version()
-			*n = *v
-			n.fromFile, n.fromRow, n.dirty = "", 0, false
-			ks.newest, ks.newestRow = n, p.rows.n
+			// Written anew: its file and row are the written ones.
+			v.fromFile, v.fromRow, v.dirty = "", 0, false
+			ks.newest, ks.newestRow = v, p.rows.n
 		}
 		p.rows.addVersion(v)
 		p.rowKeys = append(p.rowKeys, ks)

@@ -1,6 +1,8 @@
 package merge
 
 import (
+	"unsafe"
+
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
 )
@@ -12,22 +14,17 @@ import (
 type hRows struct {
 	n   int
 	src [][]any // per source field: a value per row
-	// times: __START_AT, __END_AT and _cdc_commit_time (µs; null marked).
-	times     [3][]int64
-	timesNull [3][]bool
-	// spans: _cdc_start_position, _cdc_end_position and _cdc_position, as
-	// spans of text (end position null: to < 0).
-	spans [3][]hSpan
-	text  []byte
-	// last is the last position rendered and its span: a version's last
+	// meta are the metadata columns, typed.
+	meta [6]datafile.Column
+	// text holds the positions' texts; it only grows, so the strings
+	// sliced from it stay as they are.
+	text []byte
+	// last is the last position rendered and its text: a version's last
 	// position is often its start, a closed version's end its successor's
 	// start.
 	last     codecs.Position
-	lastSpan hSpan
+	lastText string
 }
-
-// hSpan is a string's bytes in hRows.text.
-type hSpan struct{ from, to int32 }
 
 // The metadata columns, in table order after the source columns.
 const (
@@ -41,15 +38,20 @@ const (
 
 // newHRows makes room for about n rows of nsrc source fields.
 func newHRows(nsrc, n int) *hRows {
-	r := &hRows{src: make([][]any, nsrc), lastSpan: hSpan{-1, -1}}
+	r := &hRows{src: make([][]any, nsrc)}
 	vals := make([]any, nsrc*n)
 	for i := range r.src {
 		r.src[i] = vals[i*n : i*n : (i+1)*n]
 	}
-	for i := range r.times {
-		r.times[i] = make([]int64, 0, n)
-		r.spans[i] = make([]hSpan, 0, n)
+	ints := make([]int64, 3*n)
+	strs := make([]string, 3*n)
+	for i, c := range []int{hStartAt, hEndAt, hLastAt} {
+		r.meta[c].Ints = ints[i*n : i*n : (i+1)*n]
 	}
+	for i, c := range []int{hStartPos, hEndPos, hLastPos} {
+		r.meta[c].Strs = strs[i*n : i*n : (i+1)*n]
+	}
+	// An update renders about two positions a row.
 	r.text = make([]byte, 0, 2*n*codecs.PositionHexLen)
 	return r
 }
@@ -63,16 +65,16 @@ func (r *hRows) addVersion(v *hVersion) {
 		}
 		r.src[i] = append(r.src[i], x)
 	}
-	r.time(0, v.startAt)
-	r.time(1, v.endAt)
-	r.time(2, v.lastAt)
-	r.spans[0] = append(r.spans[0], r.pos(v.start))
-	end := hSpan{-1, -1}
+	r.time(hStartAt, v.startAt)
+	r.time(hEndAt, v.endAt)
+	r.time(hLastAt, v.lastAt)
+	r.str(hStartPos, r.pos(v.start), true)
 	if v.end != nil {
-		end = r.pos(*v.end)
+		r.str(hEndPos, r.pos(*v.end), true)
+	} else {
+		r.str(hEndPos, "", false)
 	}
-	r.spans[1] = append(r.spans[1], end)
-	r.spans[2] = append(r.spans[2], r.pos(v.last))
+	r.str(hLastPos, r.pos(v.last), true)
 	r.n++
 }
 
@@ -83,77 +85,62 @@ func (r *hRows) addStored(row []any, nsrc int) {
 		r.src[i] = append(r.src[i], row[i])
 	}
 	m := row[nsrc:]
-	r.time(0, micros(m[hStartAt]))
-	r.time(1, micros(m[hEndAt]))
-	r.time(2, micros(m[hLastAt]))
-	for i, c := range []int{hStartPos, hEndPos, hLastPos} {
+	for _, c := range []int{hStartAt, hEndAt, hLastAt} {
+		r.time(c, micros(m[c]))
+	}
+	for _, c := range []int{hStartPos, hEndPos, hLastPos} {
 		s, ok := m[c].(string)
-		if !ok {
-			r.spans[i] = append(r.spans[i], hSpan{-1, -1})
-			continue
-		}
-		from := int32(len(r.text))
-		r.text = append(r.text, s...)
-		r.spans[i] = append(r.spans[i], hSpan{from, int32(len(r.text))})
+		r.str(c, s, ok)
 	}
 	r.n++
 }
 
-// time appends a commit time: µs as int64, or nil.
+// time appends a commit time to column c: µs as int64, or nil.
 func (r *hRows) time(c int, t any) {
+	col := &r.meta[c]
 	x, ok := t.(int64)
-	if !ok {
-		if r.timesNull[c] == nil {
-			r.timesNull[c] = make([]bool, r.n, cap(r.times[c]))
+	col.Ints = append(col.Ints, x)
+	r.null(col, !ok)
+}
+
+// str appends s to column c, or a null.
+func (r *hRows) str(c int, s string, ok bool) {
+	col := &r.meta[c]
+	col.Strs = append(col.Strs, s)
+	r.null(col, !ok)
+}
+
+// null marks the row being appended to col null or not.
+func (r *hRows) null(col *datafile.Column, null bool) {
+	if col.Null == nil {
+		if !null {
+			return
 		}
-		r.timesNull[c] = append(r.timesNull[c], true)
-		r.times[c] = append(r.times[c], 0)
-		return
+		col.Null = make([]bool, r.n, max(r.n+1, cap(col.Ints)+cap(col.Strs)))
 	}
-	if r.timesNull[c] != nil {
-		r.timesNull[c] = append(r.timesNull[c], false)
-	}
-	r.times[c] = append(r.times[c], x)
+	col.Null = append(col.Null, null)
 }
 
 // pos renders p into text, unless it is the last one rendered.
-func (r *hRows) pos(p codecs.Position) hSpan {
-	if r.lastSpan.from >= 0 && p == r.last {
-		return r.lastSpan
+func (r *hRows) pos(p codecs.Position) string {
+	if r.lastText != "" && p == r.last {
+		return r.lastText
 	}
-	from := int32(len(r.text))
+	from := len(r.text)
 	r.text = p.AppendHex(r.text)
-	r.last, r.lastSpan = p, hSpan{from, int32(len(r.text))}
-	return r.lastSpan
+	// The bytes are never written again: text only grows past them.
+	r.last, r.lastText = p, unsafe.String(&r.text[from], len(r.text)-from)
+	return r.lastText
 }
 
-// columns are the rows as the table's columns (nsrc source fields, then
+// columns are the rows as the table's columns (the source fields, then
 // the metadata columns), source columns typed where their type allows.
 func (r *hRows) columns(ts *hSchema) []datafile.Column {
-	cols := make([]datafile.Column, len(ts.schema.Fields))
+	cols := make([]datafile.Column, 0, len(ts.schema.Fields))
 	for i := range r.src {
-		cols[i].Values = r.src[i]
-		typeColumn(&cols[i], ts.schema.Fields[i].Type)
+		c := datafile.Column{Values: r.src[i]}
+		typeColumn(&c, ts.schema.Fields[i].Type)
+		cols = append(cols, c)
 	}
-	m := cols[len(r.src):]
-	for i, c := range []int{hStartAt, hEndAt, hLastAt} {
-		m[c] = datafile.Column{Ints: r.times[i], Null: r.timesNull[i]}
-	}
-	text := string(r.text)
-	strs := make([]string, 3*r.n)
-	for i, c := range []int{hStartPos, hEndPos, hLastPos} {
-		col := datafile.Column{Strs: strs[i*r.n : (i+1)*r.n : (i+1)*r.n]}
-		for k, s := range r.spans[i] {
-			if s.to < 0 {
-				if col.Null == nil {
-					col.Null = make([]bool, r.n)
-				}
-				col.Null[k] = true
-				continue
-			}
-			col.Strs[k] = text[s.from:s.to]
-		}
-		m[c] = col
-	}
-	return cols
+	return append(cols, r.meta[:]...)
 }
