@@ -113,6 +113,8 @@ type hKeyState struct {
 	// (fromFile set) or written as hPlan.rows[newestRow].
 	newest    *hVersion
 	newestRow int
+	// registered says the index has its written newest version.
+	registered bool
 }
 
 // plan reads the stored versions of the batch's keys (every key when the

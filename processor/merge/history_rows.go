@@ -51,8 +51,9 @@ func newHRows(nsrc, n int) *hRows {
 	for i, c := range []int{hStartPos, hEndPos, hLastPos} {
 		r.meta[c].Strs = strs[i*n : i*n : (i+1)*n]
 	}
-	// An update renders about two positions a row.
-	r.text = make([]byte, 0, 2*n*codecs.PositionHexLen)
+	// An update renders three positions for its two rows (text grows when
+	// a batch needs more).
+	r.text = make([]byte, 0, 3*n/2*codecs.PositionHexLen)
 	return r
 }
 
@@ -68,13 +69,19 @@ func (r *hRows) addVersion(v *hVersion) {
 	r.time(hStartAt, v.startAt)
 	r.time(hEndAt, v.endAt)
 	r.time(hLastAt, v.lastAt)
-	r.str(hStartPos, r.pos(v.start), true)
+	start := r.pos(v.start)
+	r.str(hStartPos, start, true)
 	if v.end != nil {
 		r.str(hEndPos, r.pos(*v.end), true)
 	} else {
 		r.str(hEndPos, "", false)
 	}
-	r.str(hLastPos, r.pos(v.last), true)
+	// A version of one event ends where it started.
+	last := start
+	if v.last != v.start {
+		last = r.pos(v.last)
+	}
+	r.str(hLastPos, last, true)
 	r.n++
 }
 
