@@ -23,6 +23,8 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 		return nil, nil, nil, err
 	}
 	dvs := map[string]hDV{}
+	// The live rows of files rewritten (no deletion vectors) follow the
+	// plan's rows, which the index registers by their order.
 	rows := p.rows
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
