@@ -411,7 +411,7 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 		file int // in written
 		row  uint32
 	}
-	locs := make([]wloc, 0, len(p.rows))
+	locs := make([]wloc, 0, len(p.rowKeys))
 	ordered := x.cache
 	for i := range written {
 		st, ok, err := deltalog.ParseStatsSummary(written[i].Stats)
@@ -423,7 +423,7 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			locs = append(locs, wloc{file: i, row: uint32(r)})
 		}
 	}
-	if len(locs) != len(p.rows) {
+	if len(locs) != len(p.rowKeys) {
 		ordered = false
 	}
 	var ids []uint32 // the index's numbers of written
@@ -434,9 +434,28 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 			x.files[ids[i]].slots = make([]uint32, 0, len(locs))
 			x.dvs[written[i].Path] = hDV{rows: roaring64.New()}
 		}
-		for i, ks := range p.rowKeys {
-			l := locs[i]
-			ks.slot = int64(x.addRowAt(ks.key, ks.slot, ids[l.file], l.row))
+		// A key's rows are consecutive: they are registered, and its new
+		// newest version set, while its slot is in the cache.
+		for i := 0; i < len(p.rowKeys); {
+			ks := p.rowKeys[i]
+			j := i + 1
+			for j < len(p.rowKeys) && p.rowKeys[j] == ks {
+				j++
+			}
+			s := x.addRowAt(ks.key, ks.slot, ids[locs[i].file], locs[i].row)
+			x.slots[s].locs = slices.Grow(x.slots[s].locs, j-i-1)
+			for k := i + 1; k < j; k++ {
+				x.addRowAt(ks.key, int64(s), ids[locs[k].file], locs[k].row)
+			}
+			ks.slot = int64(s)
+			if n := ks.newest; n != nil && n.fromFile == "" && ks.newestRow >= i && ks.newestRow < j {
+				v := *n
+				l := locs[ks.newestRow]
+				v.fromFile, v.fromRow = written[l.file].Path, uint64(l.row)
+				x.setNewestIn(s, &v, ids[l.file])
+				ks.registered = true
+			}
+			i = j
 		}
 		for i := range written {
 			x.files[ids[i]].slots = slices.Clip(x.files[ids[i]].slots)
@@ -446,6 +465,9 @@ func (x *hIndex) committed(p *hPlan, written []deltalog.Add, dvs map[string]hDV)
 		return
 	}
 	for key, ks := range p.keys {
+		if ks.registered {
+			continue
+		}
 		n := ks.newest
 		s, ok := uint32(ks.slot), x.isSlot(ks.slot, key)
 		if !ok {

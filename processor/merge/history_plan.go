@@ -17,7 +17,7 @@ import (
 // hPlan is what one batch does to the history table: rows to append and
 // stored rows to delete.
 type hPlan struct {
-	rows      [][]any
+	rows      *hRows
 	rowKeys   []*hKeyState                 // the key of each of rows
 	dels      map[string]*roaring64.Bitmap // by file path: physical rows
 	files     map[string]*deltalog.Add
@@ -27,8 +27,6 @@ type hPlan struct {
 	readPaths []string
 	added     int
 	removed   int
-	// hex is the position last rendered for a row.
-	hex posHex
 	// keys are the batch's keys (every stored key with a truncate).
 	keys map[string]*hKeyState
 	// snapFiles are the snapshot's files by path.
@@ -115,6 +113,8 @@ type hKeyState struct {
 	// (fromFile set) or written as hPlan.rows[newestRow].
 	newest    *hVersion
 	newestRow int
+	// registered says the index has its written newest version.
+	registered bool
 }
 
 // plan reads the stored versions of the batch's keys (every key when the
@@ -124,7 +124,7 @@ func (h *History) plan(ctx context.Context, ts *hSchema, recs []Record) (*hPlan,
 	p := &hPlan{dels: map[string]*roaring64.Bitmap{}, files: map[string]*deltalog.Add{},
 		physical: map[string][][]any{}, deleted: map[string]*roaring64.Bitmap{}, nrows: map[string]int{},
 		// An update usually writes two rows: the version it closes and its own.
-		rows: make([][]any, 0, 2*len(recs)), rowKeys: make([]*hKeyState, 0, 2*len(recs))}
+		rows: newHRows(ts.nsrc, 2*len(recs)), rowKeys: make([]*hKeyState, 0, 2*len(recs))}
 	keys := make(map[string]*hKeyState, len(recs))
 	p.keys = keys
 	var truncates []*hEvent
@@ -300,7 +300,7 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		evs = slices.Concat(ks.events, truncates)
 	}
 	slices.SortStableFunc(evs, func(a, b *hEvent) int { return a.pos.Compare(b.pos) })
-	tl := timeline{vs: slices.Clone(ks.stored), tracked: ts.tracked, slab: &p.slab}
+	tl := timeline{vs: ks.stored, tracked: ts.tracked, slab: &p.slab}
 	for _, e := range evs {
 		tl.apply(e)
 	}
@@ -309,8 +309,7 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 		newest := i == len(tl.vs)-1
 		if v.fromFile != "" && !v.dirty {
 			if newest {
-				ks.newest = p.slab.version()
-				*ks.newest = *v
+				ks.newest = v // the timeline is done with it
 			}
 			continue
 		}
@@ -324,12 +323,11 @@ func (h *History) planKey(ts *hSchema, p *hPlan, key string, ks *hKeyState, trun
 			p.removed++
 		}
 		if newest {
-			n := p.slab.version()
-			*n = *v
-			n.fromFile, n.fromRow, n.dirty = "", 0, false
-			ks.newest, ks.newestRow = n, len(p.rows)
+			// Written anew: its file and row are the written ones.
+			v.fromFile, v.fromRow, v.dirty = "", 0, false
+			ks.newest, ks.newestRow = v, p.rows.n
 		}
-		p.rows = append(p.rows, ts.row(v, &p.hex, &p.slab))
+		p.rows.addVersion(v)
 		p.rowKeys = append(p.rowKeys, ks)
 		p.added++
 	}
@@ -403,33 +401,6 @@ func (ts *hSchema) rowKey(row []any) (string, error) {
 	clear(vals)
 	ts.keyVals, ts.keyBuf = vals, b
 	return string(b), err
-}
-
-// row is a version as a history table row.
-func (ts *hSchema) row(v *hVersion, hex *posHex, slab *hSlab) []any {
-	row := slab.values(len(ts.schema.Fields))
-	copy(row, v.vals)
-	m := row[ts.nsrc:]
-	m[0], m[1], m[2], m[4], m[5] = v.startAt, v.endAt, hex.of(v.start), hex.of(v.last), v.lastAt
-	if v.end != nil {
-		m[3] = hex.of(*v.end)
-	}
-	return row
-}
-
-// posHex renders positions as hex, the last one once: a version's last
-// position is often its start, a closed version's end its successor's
-// start.
-type posHex struct {
-	pos codecs.Position
-	hex string
-}
-
-func (h *posHex) of(p codecs.Position) string {
-	if h.hex == "" || h.pos != p {
-		h.pos, h.hex = p, p.Hex()
-	}
-	return h.hex
 }
 
 // version is a stored row as a version.

@@ -23,6 +23,8 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 		return nil, nil, nil, err
 	}
 	dvs := map[string]hDV{}
+	// The live rows of files rewritten (no deletion vectors) follow the
+	// plan's rows, which the index registers by their order.
 	rows := p.rows
 	paths := make([]string, 0, len(p.dels))
 	for path := range p.dels {
@@ -42,7 +44,7 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 		if !ts.dv {
 			for r, row := range p.physical[path] {
 				if !gone.Contains(uint64(r)) {
-					rows = append(rows, row)
+					rows.addStored(row, ts.nsrc)
 				}
 			}
 			continue
@@ -70,8 +72,8 @@ func (h *History) write(ctx context.Context, ts *hSchema, p *hPlan) ([]deltalog.
 		}
 	}
 	var written []deltalog.Add
-	if len(rows) > 0 {
-		if written, err = w.Write(ctx, h.opts.Store, rows); err != nil {
+	if rows.n > 0 {
+		if written, err = w.WriteColumns(ctx, h.opts.Store, rows.columns(ts)); err != nil {
 			return nil, nil, nil, fmt.Errorf("writing history table %s: %w", h.opts.TableName, err)
 		}
 		for i := range written {
