@@ -22,8 +22,10 @@ type heapProfiler struct {
 	check time.Duration
 	gap   time.Duration
 	errw  io.Writer
-	// memory returns the figure whose peaks trigger a profile.
+	// memory returns the figure whose peaks trigger a profile; save
+	// writes one (write, but for tests).
 	memory func() uint64
+	save   func() bool
 }
 
 // startHeapProfile starts the profiler when prefix is set and returns the
@@ -34,6 +36,7 @@ func startHeapProfile(prefix string, errw io.Writer) (stop func()) {
 	}
 	h := &heapProfiler{path: fmt.Sprintf("%s.%d.heap.pprof", prefix, os.Getpid()),
 		check: 3 * time.Second, gap: 30 * time.Second, errw: errw, memory: processMemory}
+	h.save = h.write
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -59,7 +62,7 @@ func (h *heapProfiler) watch(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			if m := h.memory(); m > written || last.IsZero() {
-				h.write()
+				h.save()
 			}
 			return
 		case <-t.C:
@@ -70,7 +73,7 @@ func (h *heapProfiler) watch(ctx context.Context) {
 		if m <= written || time.Since(last) < h.gap {
 			continue
 		}
-		if h.write() {
+		if h.save() {
 			written, last = m, time.Now()
 		}
 	}
