@@ -322,6 +322,25 @@ func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roa
 // do the newer one is the key's value. check says which run entries are
 // live; the in-memory table is flushed to a run when it is full.
 func (x *keyIndex) putNewer(path string, entries []keyEntry, check *liveCheck) error {
+	// On disk, a file's entries go in parts no larger than the table's free
+	// room, flushing between them: a file of millions of rows (bulk loaded,
+	// or compacted and read again) then holds memKeys keys and one part's
+	// lookups in memory, not all of its keys.
+	for len(entries) > 0 {
+		n := len(entries)
+		if x.runs != nil {
+			n = min(n, max(x.runs.memKeys-x.keys.len(), 1))
+		}
+		if err := x.putNewerPart(path, entries[:n], check); err != nil {
+			return err
+		}
+		entries = entries[n:]
+	}
+	return nil
+}
+
+// putNewerPart is putNewer of entries that fit the in-memory table.
+func (x *keyIndex) putNewerPart(path string, entries []keyEntry, check *liveCheck) error {
 	if !x.onDisk() {
 		x.putEntries(path, entries, func(old rowLoc, e keyEntry) bool { return old.pos.Compare(e.pos) < 0 })
 		return x.flushIfFull()

@@ -126,7 +126,7 @@ func peakSample(samples []MemSample) *MemSample {
 // goMemory fills s's runtime figures from /metrics (the Go collector's
 // go_memstats_*); they stay 0 when it does not answer.
 func goMemory(ctx context.Context, listen string, s *MemSample) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listen+"/metrics", nil)
 	resp, err := http.DefaultClient.Do(req)

@@ -1,0 +1,61 @@
+package merge
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/codecs"
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
+
+// TestPutNewerFlushesWithinAFile: an on-disk index reading a file of many
+// more keys than its in-memory table holds (a bulk-loaded file caught up,
+// a compacted one read again) flushes as it goes, so the table never holds
+// more than memKeys keys, and every key is then found at its row.
+func TestPutNewerFlushesWithinAFile(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		memKeys, keys int
+		minFlushes    int
+	}{
+		{"ten times the table", 100, 1000, 10},
+		{"just over", 100, 101, 1},
+		{"fits", 100, 60, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newKeyIndex(&indexRuns{indexDir: &indexDir{path: t.TempDir(), writer: "t", memKeys: tc.memKeys}})
+			defer x.close()
+			files := map[string]*deltalog.Add{}
+			check := newLiveCheck(t.Context(), x, files, nil)
+			for f, path := range []string{"old.parquet", "new.parquet"} {
+				files[path] = &deltalog.Add{Path: path}
+				entries := make([]keyEntry, tc.keys)
+				for i := range entries {
+					p, err := codecs.PositionFromHex(fmt.Sprintf("%0*x", codecs.PositionHexLen, 1+f*tc.keys+i))
+					require.NoError(t, err)
+					entries[i] = keyEntry{key: fmt.Sprintf("k%06d", i), row: i, pos: p}
+				}
+				seq := x.runs.seq
+				require.NoError(t, x.putNewer(path, entries, check))
+				require.LessOrEqual(t, x.keys.len(), tc.memKeys)
+				// Each flush writes a run of at most memKeys keys (and a
+				// merge may write one more): fewer runs than this means a
+				// flush held more.
+				require.GreaterOrEqual(t, x.runs.seq-seq, tc.minFlushes, "runs written for %d keys", tc.keys)
+			}
+			keys := make([]string, tc.keys)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("k%06d", i)
+			}
+			locs, found, err := x.lookup(keys, check)
+			require.NoError(t, err)
+			for i := range keys {
+				require.True(t, found[i], keys[i])
+				require.Equal(t, "new.parquet", x.files[locs[i].file], keys[i])
+				require.Equal(t, uint32(i), locs[i].row, keys[i])
+			}
+		})
+	}
+}
