@@ -59,3 +59,35 @@ func TestPutNewerFlushesWithinAFile(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexOnDiskSavesARereadThatWroteRuns: a batch folds a file whose keys
+// are in runs into a new file, and the index reads that file's keys again,
+// writing runs. The index is saved at that version, so an open after a kill
+// does not read the file again.
+func TestIndexOnDiskSavesARereadThatWroteRuns(t *testing.T) {
+	store := &dataReadStore{Store: newMemStore(), read: map[string]bool{}}
+	dir := t.TempDir()
+	open := func() *Sink {
+		s, err := Open(t.Context(), Options{Store: store, TableName: "items", IndexDir: dir, IndexMemoryKeys: 100})
+		require.NoError(t, err)
+		return s
+	}
+	s := open()
+	var evs []ev
+	const n = absorbMaxRows + 1 // a file of its own
+	for i := range n {
+		evs = append(evs, ev{op: codecs.OpCreate, id: int32(i), pos: i + 1, name: "x", offset: int64(i)})
+	}
+	_, err := s.Apply(t.Context(), batchOf(evs...))
+	require.NoError(t, err)
+	// One update folds that file (below the tail size and tailMaxRows) into
+	// a new one: its n keys are read again, 100 at a time.
+	_, err = s.Apply(t.Context(), batchOf(ev{op: codecs.OpUpdate, id: 7, pos: n + 1, name: "y", offset: n}))
+	require.NoError(t, err)
+	require.Equal(t, 1, s.Snapshot().NumFiles(), "the update was folded")
+
+	store.reads()
+	s = open() // no Close: killed
+	require.Zero(t, store.reads(), "data files read by the open after a kill")
+	requireIndexMatchesFiles(t, s)
+}
