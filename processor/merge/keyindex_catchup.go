@@ -85,7 +85,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 		}
 	}
 	err := readFileKeys(ctx, store, st, fresh, func(path string, entries []keyEntry) error {
-		d.added[path] = entries
+		d.added[path] = append(d.added[path], entries...)
 		return nil
 	})
 	if err != nil {
