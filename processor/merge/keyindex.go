@@ -448,6 +448,28 @@ func (x *keyIndex) flushIfFull() error {
 	return nil
 }
 
+// readKeySources reads the keys of files, a few at a time.
+func readKeySources(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add) (map[string]*keySource, error) {
+	var mu sync.Mutex
+	out := make(map[string]*keySource, len(files))
+	dvs := deltalog.NewDVReader(store)
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, add := range files {
+		g.Go(func() error {
+			src, err := readKeySource(ctx, store, dvs, st, add)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out[add.Path] = src
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
 // readFileKeys reads the keys of files, a few at a time, and passes each
 // file's entries to use in parts of at most keyPart, in row order, one call
 // at a time: a file's parts follow each other.
