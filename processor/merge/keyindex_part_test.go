@@ -91,3 +91,51 @@ func TestIndexOnDiskSavesARereadThatWroteRuns(t *testing.T) {
 	require.Zero(t, store.reads(), "data files read by the open after a kill")
 	requireIndexMatchesFiles(t, s)
 }
+
+// TestIndexOnDiskSavesACatchUpThatWroteRuns: another writer commits a
+// file of more keys than the in-memory table holds (as a compaction does);
+// the Sink's catch-up reads them into runs and saves the index, so an open
+// after a kill does not read the file again.
+func TestIndexOnDiskSavesACatchUpThatWroteRuns(t *testing.T) {
+	store := &dataReadStore{Store: newMemStore(), read: map[string]bool{}}
+	openIn := func(dir string) *Sink {
+		s, err := Open(t.Context(), Options{Store: store, TableName: "items", IndexDir: dir, IndexMemoryKeys: 100})
+		require.NoError(t, err)
+		return s
+	}
+	dir := t.TempDir()
+	s := openIn(dir)
+	_, err := s.Apply(t.Context(), batchOf(ev{op: codecs.OpCreate, id: 0, pos: 1, name: "x", offset: 0}))
+	require.NoError(t, err)
+
+	other := openIn(t.TempDir())
+	before := map[string]bool{}
+	for _, f := range other.Snapshot().Files() {
+		before[f.Path] = true
+	}
+	var evs []ev
+	for i := 1; i <= absorbMaxRows+1; i++ {
+		evs = append(evs, ev{op: codecs.OpCreate, id: int32(i), pos: i + 1, name: "x", offset: int64(i)})
+	}
+	_, err = other.Apply(t.Context(), batchOf(evs...))
+	require.NoError(t, err)
+	var big string
+	for _, f := range other.Snapshot().Files() {
+		if !before[f.Path] {
+			big = f.Path
+		}
+	}
+	require.NoError(t, other.Close())
+
+	s.Behind()
+	_, err = s.Apply(t.Context(), batchOf(ev{op: codecs.OpCreate, id: 5000, pos: 5000, name: "y", offset: 5000}))
+	require.NoError(t, err)
+
+	store.reads()
+	s = openIn(dir) // no Close: killed
+	store.mu.Lock()
+	reread := store.read[big]
+	store.mu.Unlock()
+	require.False(t, reread, "the other writer's file read again by the open after a kill")
+	requireIndexMatchesFiles(t, s)
+}
