@@ -301,6 +301,7 @@ func renderEstate(w io.Writer, rep *estateReport) {
 			p("| %s | %.2f | %.2f | %.2f | %d |\n", cl.Name, f.P50Seconds, f.P99Seconds, f.MaxSeconds, f.Events)
 		}
 	}
+	renderEstateResources(w, r)
 	if len(rep.Reads) > 0 {
 		p("\n| table read | class | rank | full scan s | after OPTIMIZE s | ratio |\n|---|---|---:|---:|---:|---:|\n")
 		for _, rd := range rep.Reads {

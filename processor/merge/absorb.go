@@ -22,6 +22,25 @@ const DefaultTailFileSize = 1 << 20
 // batch writes files of its own, which compaction packs later.
 const absorbMaxRows = 1000
 
+// tailMaxRows bounds the rows a batch copies when it folds files, as
+// TailFileSize bounds their bytes: rows that compress well (a bulk load's
+// sequential keys) put hundreds of thousands in a file below TailFileSize,
+// and each fold rewrites them and, with the key index on disk, reads all
+// their keys again, so a commit's cost and memory would grow with the
+// table's rows instead of the batch's.
+const tailMaxRows = 1 << 15
+
+// foldRows is f's rows for the tailMaxRows bound: its physical rows (a
+// fold reads them all), or 0 without statistics, where the bytes bound
+// alone holds.
+func foldRows(f *deltalog.Add) int64 {
+	st, ok, err := deltalog.ParseStatsSummary(f.Stats)
+	if err != nil || !ok {
+		return 0
+	}
+	return st.NumRecords
+}
+
 // absorb folds a small batch's new rows into the table's smallest data file
 // below Options.TailFileSize, the tail: the tail's live rows and the new
 // rows are written as one file that replaces it, and the batch's deletes in
@@ -43,16 +62,19 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 		return false, nil
 	}
 	var tail *deltalog.Add
+	var tailRows int64
 	for _, f := range p.files {
 		if f.Size < limit && p.owners.MayFold(f) && (tail == nil || f.Size < tail.Size || f.Size == tail.Size && f.Path < tail.Path) {
-			tail = f
+			if n := foldRows(f); n < tailMaxRows { // statistics read only for a smaller candidate
+				tail, tailRows = f, n
+			}
 		}
 	}
 	if tail == nil {
 		return false, nil
 	}
 	fold := []*deltalog.Add{tail}
-	size := tail.Size
+	size, rows := tail.Size, tailRows
 	var touched []*deltalog.Add
 	for path := range p.dels {
 		if f := p.files[path]; f != nil && f != tail && f.Size < limit && p.owners.MayFold(f) {
@@ -66,7 +88,11 @@ func (s *Sink) absorb(ctx context.Context, p *mergePlan) (bool, error) {
 		if size+f.Size >= limit {
 			break
 		}
-		fold, size = append(fold, f), size+f.Size
+		n := foldRows(f)
+		if rows+n >= tailMaxRows {
+			continue // a smaller file further on may still fit the rows
+		}
+		fold, size, rows = append(fold, f), size+f.Size, rows+n
 	}
 	srcs := make([]datafile.Source, len(fold))
 	for i, f := range fold {

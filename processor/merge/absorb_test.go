@@ -89,7 +89,8 @@ func TestAbsorbKeepsATrickledTableInOneFile(t *testing.T) {
 }
 
 // TestAbsorbLeavesLargeBatchesAndFiles checks when a batch writes its own
-// file: more than absorbMaxRows new rows, or no file below the tail size.
+// file: more than absorbMaxRows new rows, or no file below the tail size
+// and tailMaxRows.
 func TestAbsorbLeavesLargeBatchesAndFiles(t *testing.T) {
 	bulk := func(from, n int) Batch {
 		var evs []ev
@@ -117,6 +118,21 @@ func TestAbsorbLeavesLargeBatchesAndFiles(t *testing.T) {
 		_, err = s.Apply(t.Context(), bulk(10+absorbMaxRows+1, 5))
 		require.NoError(t, err)
 		require.Equal(t, 2, files(t, store), "a small batch goes to the smaller file")
+	})
+	t.Run("a file below the tail size of too many rows", func(t *testing.T) {
+		store := newMemStore()
+		const tailSize = 64 << 20
+		s, err := Open(t.Context(), Options{Store: store, TableName: "items", TailFileSize: tailSize})
+		require.NoError(t, err)
+		_, err = s.Apply(t.Context(), bulk(0, tailMaxRows))
+		require.NoError(t, err)
+		require.Less(t, s.Snapshot().Files()[0].Size, int64(tailSize))
+		_, err = s.Apply(t.Context(), bulk(tailMaxRows, 5))
+		require.NoError(t, err)
+		require.Equal(t, 2, files(t, store), "a small batch is not folded into a file of tailMaxRows rows")
+		_, err = s.Apply(t.Context(), bulk(tailMaxRows+5, 5))
+		require.NoError(t, err)
+		require.Equal(t, 2, files(t, store), "the next one goes to the small file")
 	})
 	t.Run("no file below the tail size", func(t *testing.T) {
 		store := newMemStore()

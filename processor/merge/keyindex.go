@@ -246,6 +246,31 @@ type keyEntry struct {
 
 // readKeyEntries reads the key and position of every live row of add.
 func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) ([]keyEntry, error) {
+	src, err := readKeySource(ctx, store, dvs, st, add)
+	if err != nil {
+		return nil, err
+	}
+	if src.flat == nil {
+		return src.entries, nil
+	}
+	return flatKeyEntries(add.Path, src.flat, 0, src.rows, src.dv)
+}
+
+// keySource is a data file's keys as read: the flat columns, whose entries
+// are made a part at a time (a file of millions of rows would otherwise
+// hold an entry per row on top of its columns), or entries read row by row.
+type keySource struct {
+	path    string
+	flat    []datafile.FlatColumn
+	rows    int64
+	dv      *roaring64.Bitmap
+	entries []keyEntry
+}
+
+// keyPart is the rows whose entries a keySource makes at a time.
+const keyPart = 1 << 16
+
+func readKeySource(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) (*keySource, error) {
 	cols := append(append([]string(nil), st.KeyNames...), cdctable.ColPosition)
 	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns,
@@ -260,9 +285,40 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVR
 				return nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
 			}
 		}
-		return flatKeyEntries(add.Path, flat, n, dv)
+		return &keySource{path: add.Path, flat: flat, rows: n, dv: dv}, nil
 	}
-	return readKeyEntriesRows(ctx, store, dvs, st, add, cols)
+	entries, err := readKeyEntriesRows(ctx, store, dvs, st, add, cols)
+	if err != nil {
+		return nil, err
+	}
+	return &keySource{path: add.Path, entries: entries}, nil
+}
+
+// each passes the file's entries to fn in parts of at most keyPart, in row
+// order; fn may keep them.
+func (s *keySource) each(fn func([]keyEntry) error) error {
+	if s.flat == nil {
+		for len(s.entries) > 0 {
+			n := min(len(s.entries), keyPart)
+			if err := fn(s.entries[:n:n]); err != nil {
+				return err
+			}
+			s.entries = s.entries[n:]
+		}
+		return nil
+	}
+	for from := int64(0); from < s.rows; from += keyPart {
+		entries, err := flatKeyEntries(s.path, s.flat, from, min(from+keyPart, s.rows), s.dv)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			if err := fn(entries); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // readKeyEntriesRows is readKeyEntries through datafile.Read's rows, for
@@ -293,14 +349,14 @@ func readKeyEntriesRows(ctx context.Context, store deltalog.Store, dvs *deltalog
 	return entries, nil
 }
 
-// flatKeyEntries is readKeyEntries of columns read by datafile.ReadFlat:
-// the keys, then the position; rows in dv are left out. Keys are encoded as
+// flatKeyEntries is readKeyEntries of rows [from, to) of columns read by
+// datafile.ReadFlat: the keys, then the position; rows in dv are left out. Keys are encoded as
 // cdctable.AppendKey encodes the values Read returns.
-func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roaring64.Bitmap) ([]keyEntry, error) {
+func flatKeyEntries(path string, cols []datafile.FlatColumn, from, to int64, dv *roaring64.Bitmap) ([]keyEntry, error) {
 	keys, posCol := cols[:len(cols)-1], cols[len(cols)-1]
-	entries := make([]keyEntry, 0, rows-int64(dv.GetCardinality()))
+	entries := make([]keyEntry, 0, to-from)
 	var buf []byte
-	for r := range int(rows) {
+	for r := int(from); r < int(to); r++ {
 		if dv.Contains(uint64(r)) {
 			continue
 		}
@@ -322,6 +378,25 @@ func flatKeyEntries(path string, cols []datafile.FlatColumn, rows int64, dv *roa
 // do the newer one is the key's value. check says which run entries are
 // live; the in-memory table is flushed to a run when it is full.
 func (x *keyIndex) putNewer(path string, entries []keyEntry, check *liveCheck) error {
+	// On disk, a file's entries go in parts no larger than the table's free
+	// room, flushing between them: a file of millions of rows (bulk loaded,
+	// or compacted and read again) then holds memKeys keys and one part's
+	// lookups in memory, not all of its keys.
+	for len(entries) > 0 {
+		n := len(entries)
+		if x.runs != nil {
+			n = min(n, max(x.runs.memKeys-x.keys.len(), 1))
+		}
+		if err := x.putNewerPart(path, entries[:n], check); err != nil {
+			return err
+		}
+		entries = entries[n:]
+	}
+	return nil
+}
+
+// putNewerPart is putNewer of entries that fit the in-memory table.
+func (x *keyIndex) putNewerPart(path string, entries []keyEntry, check *liveCheck) error {
 	if !x.onDisk() {
 		x.putEntries(path, entries, func(old rowLoc, e keyEntry) bool { return old.pos.Compare(e.pos) < 0 })
 		return x.flushIfFull()
@@ -373,8 +448,31 @@ func (x *keyIndex) flushIfFull() error {
 	return nil
 }
 
+// readKeySources reads the keys of files, a few at a time.
+func readKeySources(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add) (map[string]*keySource, error) {
+	var mu sync.Mutex
+	out := make(map[string]*keySource, len(files))
+	dvs := deltalog.NewDVReader(store)
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, add := range files {
+		g.Go(func() error {
+			src, err := readKeySource(ctx, store, dvs, st, add)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out[add.Path] = src
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
 // readFileKeys reads the keys of files, a few at a time, and passes each
-// file's entries to use, one call at a time.
+// file's entries to use in parts of at most keyPart, in row order, one call
+// at a time: a file's parts follow each other.
 func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry) error) error {
 	var mu sync.Mutex
 	dvs := deltalog.NewDVReader(store)
@@ -382,13 +480,13 @@ func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, fil
 	g.SetLimit(4)
 	for _, add := range files {
 		g.Go(func() error {
-			entries, err := readKeyEntries(ctx, store, dvs, st, add)
+			src, err := readKeySource(ctx, store, dvs, st, add)
 			if err != nil {
 				return err
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			return use(add.Path, entries)
+			return src.each(func(entries []keyEntry) error { return use(add.Path, entries) })
 		})
 	}
 	return g.Wait()
@@ -411,10 +509,13 @@ func buildKeyIndex(ctx context.Context, store deltalog.Store, st *tableState, ru
 	check := liveCheckOf(ctx, x, store, st.snap)
 	now := time.Now()
 	prog := buildProgress{log: log, total: len(adds), start: now, last: now}
-	keys := 0
+	keys, last := 0, ""
 	if err := readFileKeys(ctx, store, st, adds, func(path string, entries []keyEntry) error {
 		keys += len(entries)
-		prog.file(keys)
+		if path != last { // a file's parts follow each other
+			last = path
+			prog.file(keys)
+		}
 		return x.putNewer(path, entries, check)
 	}); err != nil {
 		if runs != nil {

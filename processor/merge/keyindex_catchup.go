@@ -23,8 +23,10 @@ type indexDelta struct {
 	gone map[uint32]*roaring64.Bitmap
 	// removed are the paths that left the table.
 	removed []string
-	// added are the live rows of the files new to the table.
-	added map[string][]keyEntry
+	// added are the keys of the files new to the table, read; their
+	// entries are made a part at a time as they are applied, so a large
+	// file (a compaction's) is not held twice over.
+	added map[string]*keySource
 	// goneRows counts the rows of gone (for a removed file, the rows it had
 	// live); -1 when a removed file has no statistics to count them.
 	goneRows int64
@@ -47,7 +49,7 @@ func sameDV(a, b *deltalog.DeletionVector) bool {
 // and the rows of new files. A deletion vector that lost rows (undeleted)
 // gives errCatchUpUnsupported.
 func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot) (*indexDelta, error) {
-	d := &indexDelta{gone: map[uint32]*roaring64.Bitmap{}, added: map[string][]keyEntry{}}
+	d := &indexDelta{gone: map[uint32]*roaring64.Bitmap{}}
 	curFiles := cur.Files()
 	now := make(map[string]*deltalog.Add, len(curFiles))
 	for i := range curFiles {
@@ -84,11 +86,8 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 			fresh = append(fresh, add)
 		}
 	}
-	err := readFileKeys(ctx, store, st, fresh, func(path string, entries []keyEntry) error {
-		d.added[path] = entries
-		return nil
-	})
-	if err != nil {
+	var err error
+	if d.added, err = readKeySources(ctx, store, st, fresh); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -168,14 +167,16 @@ func (d deadRows) has(loc rowLoc) bool {
 func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck) error {
 	dead := newDeadRows(d.gone, len(x.files))
 	if x.runs == nil && d.goneRows >= 0 {
-		x.applyCounted(d, deleted, dead)
+		if err := x.applyCounted(d, deleted, dead); err != nil {
+			return err
+		}
 	} else {
 		if len(d.gone) > 0 {
 			x.keys.deleteFunc(dead.has)
 			x.walks++
 		}
-		for path, entries := range d.added {
-			if err := x.putNewer(path, entries, check); err != nil {
+		for path, src := range d.added {
+			if err := src.each(func(entries []keyEntry) error { return x.putNewer(path, entries, check) }); err != nil {
 				return err
 			}
 		}
@@ -200,7 +201,7 @@ func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck)
 // many keys have left gone rows as there are gone rows, none is left.
 // Otherwise (deletes without tombstones, rows of no key) one pass drops the
 // rest, as before: the count only ever saves work.
-func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) {
+func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) error {
 	var left int64
 	replaces := func(old rowLoc, e keyEntry) bool {
 		if dead.has(old) {
@@ -209,8 +210,13 @@ func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) 
 		}
 		return old.pos.Compare(e.pos) < 0
 	}
-	for path, entries := range d.added {
-		x.putEntries(path, entries, replaces)
+	for path, src := range d.added {
+		if err := src.each(func(entries []keyEntry) error {
+			x.putEntries(path, entries, replaces)
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 	for _, k := range deleted {
 		if old, ok := x.keys.get(k); ok && dead.has(old) {
@@ -226,4 +232,5 @@ func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) 
 		x.keys.deleteFunc(dead.has)
 		x.walks++
 	}
+	return nil
 }

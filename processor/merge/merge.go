@@ -951,7 +951,9 @@ func (s *Sink) afterCommitRuns(ctx context.Context, st *tableState, reread []str
 	if x.runs == nil {
 		return nil
 	}
+	wrote := false
 	if len(reread) > 0 {
+		was := x.runs.names()
 		check := liveCheckOf(ctx, x, s.opts.Store, st.snap)
 		var adds []*deltalog.Add
 		for _, path := range reread {
@@ -964,8 +966,11 @@ func (s *Sink) afterCommitRuns(ctx context.Context, st *tableState, reread []str
 		}); err != nil {
 			return err
 		}
+		// A reread long enough to write runs is saved at once, as an open's
+		// catch-up is: the next open would otherwise read those files again.
+		wrote = !slices.Equal(x.runs.names(), was)
 	}
-	if x.keys.len() >= x.runs.memKeys {
+	if wrote || x.keys.len() >= x.runs.memKeys {
 		if err := x.saveManifest(st.snap); err != nil {
 			// The index is still whole (runs and table); only the next
 			// open has further to catch up.

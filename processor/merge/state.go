@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -129,10 +130,21 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
+	var was []string
+	if old.index.runs != nil {
+		was = old.index.runs.names()
+	}
 	if err := old.index.applyDelta(d, deleted, liveCheckOf(ctx, old.index, s.opts.Store, snap)); err != nil {
 		// The index is part-way: only a rebuild is sure.
 		s.setState(nil)
 		return fmt.Errorf("%w: catching up the key index: %v", errCatchUpUnsupported, err)
+	}
+	// A catch-up that wrote runs (over a compaction's files, say) is saved
+	// at once, as an open's is: a restart would otherwise read them again.
+	if x := old.index; x.runs != nil && !slices.Equal(x.runs.names(), was) {
+		if err := x.saveManifest(snap); err != nil {
+			s.log.Warn("the key index caught up but was not saved; the next open catches up again", "err", err)
+		}
 	}
 	st.index, st.tombs = old.index, old.tombs
 	s.state = st

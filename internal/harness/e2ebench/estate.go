@@ -166,6 +166,16 @@ type EstateResult struct {
 	// KillRestartSeconds is from SIGKILL of the run to a new run's /readyz
 	// naming every table.
 	KillRestartSeconds float64 `json:"kill_restart_seconds"`
+	// Memory samples the run's resident set and the Go runtime's share of
+	// it every few seconds from its start (the open included) to the end
+	// of the drain; MemoryPeak is the sample of the highest resident set.
+	Memory     []MemSample `json:"memory,omitempty"`
+	MemoryPeak *MemSample  `json:"memory_peak,omitempty"`
+	// IO is the measured phase's I/O (nil if /proc does not tell).
+	IO *EstateIO `json:"io,omitempty"`
+	// Phase is what the run's histograms gained over the measured phase:
+	// commits and their summed seconds, and upkeep seconds by kind.
+	Phase *EstatePhase `json:"phase,omitempty"`
 	// Metrics are the run's cdc2delta_* counters at the end of the drain.
 	Metrics     map[string]float64 `json:"metrics,omitempty"`
 	TableStates []EstateTable      `json:"table_states"`
@@ -246,6 +256,10 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 	}
 	defer run.stop()
 	t0 = time.Now()
+	memCtx, stopMem := context.WithCancel(ctx)
+	defer stopMem()
+	memDone := make(chan []MemSample, 1)
+	go func() { memDone <- watchMemory(memCtx, run.cmd.Process.Pid, listen, t0, memoryEvery) }()
 	if err := waitReady(ctx, run, listen, len(src.tables), 30*time.Minute); err != nil {
 		return res, err
 	}
@@ -255,6 +269,8 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 	if err != nil {
 		return res, err
 	}
+	io0, ioErr := markIO(run.cmd.Process.Pid, tablesDir)
+	metrics0 := scrapeMetrics(ctx, listen)
 	start := time.Now()
 	lagCtx, stopLag := context.WithCancel(ctx)
 	lagDone := make(chan []LagSample, 1)
@@ -280,7 +296,14 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 	res.CPUSeconds = (cpu1 - cpu0).Seconds()
 	res.Cores = res.CPUSeconds / time.Since(start).Seconds()
 	res.PeakRSSBytes = procPeakRSS(run.cmd.Process.Pid)
+	if io1, err := markIO(run.cmd.Process.Pid, tablesDir); err == nil && ioErr == nil {
+		res.IO = ioBetween(io0, io1)
+	}
+	stopMem()
+	res.Memory = <-memDone
+	res.MemoryPeak = peakSample(res.Memory)
 	res.Metrics = scrapeMetrics(ctx, listen)
+	res.Phase = phaseOf(metrics0, res.Metrics)
 	for _, st := range src.states {
 		res.Events += st.Events
 	}

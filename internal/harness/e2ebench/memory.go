@@ -55,14 +55,18 @@ func resetPeakRSS() {
 func peakRSS() uint64 { return statusHWM("/proc/self/status") }
 
 // statusHWM reads VmHWM from a /proc status file, 0 if unknown.
-func statusHWM(path string) uint64 {
+func statusHWM(path string) uint64 { return statusField(path, "VmHWM:") }
+
+// statusField reads one "Key:  N kB" line of a /proc status file in
+// bytes, 0 if unknown.
+func statusField(path, key string) uint64 {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:"))
+		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(key))
 		if !ok {
 			continue
 		}
