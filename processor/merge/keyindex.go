@@ -450,30 +450,26 @@ func (x *keyIndex) flushIfFull() error {
 
 // readKeySources reads the keys of files, a few at a time.
 func readKeySources(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add) (map[string]*keySource, error) {
-	var mu sync.Mutex
 	out := make(map[string]*keySource, len(files))
-	dvs := deltalog.NewDVReader(store)
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for _, add := range files {
-		g.Go(func() error {
-			src, err := readKeySource(ctx, store, dvs, st, add)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			out[add.Path] = src
-			return nil
-		})
-	}
-	return out, g.Wait()
+	err := eachKeySource(ctx, store, st, files, func(add *deltalog.Add, src *keySource) error {
+		out[add.Path] = src
+		return nil
+	})
+	return out, err
 }
 
 // readFileKeys reads the keys of files, a few at a time, and passes each
 // file's entries to use in parts of at most keyPart, in row order, one call
 // at a time: a file's parts follow each other.
 func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry) error) error {
+	return eachKeySource(ctx, store, st, files, func(add *deltalog.Add, src *keySource) error {
+		return src.each(func(entries []keyEntry) error { return use(add.Path, entries) })
+	})
+}
+
+// eachKeySource reads the keys of files, a few at a time, and passes each
+// file's to use, one call at a time.
+func eachKeySource(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(add *deltalog.Add, src *keySource) error) error {
 	var mu sync.Mutex
 	dvs := deltalog.NewDVReader(store)
 	g, ctx := errgroup.WithContext(ctx)
@@ -486,7 +482,7 @@ func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, fil
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			return src.each(func(entries []keyEntry) error { return use(add.Path, entries) })
+			return use(add, src)
 		})
 	}
 	return g.Wait()
