@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/cdc2delta/cdc2delta/internal/procstatus"
 )
 
 // usage is what a system's process tree consumed.
@@ -117,22 +119,7 @@ func treeMembers(procs map[int]procStat, root int) (rssPages, ticks int64, pids 
 
 // highWaterRSS reads a process's peak resident set (VmHWM) in bytes: it
 // catches peaks shorter than the sampling interval.
-func highWaterRSS(pid int) int64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for line := range bytes.Lines(data) {
-		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
-			kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
+func highWaterRSS(pid int) int64 { return int64(procstatus.Field(procstatus.Of(pid), "VmHWM:")) }
 
 // runSampled runs cmd in its own process group, sampling the tree's memory
 // and CPU every interval, and kills the group when ctx ends.

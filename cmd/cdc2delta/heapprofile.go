@@ -7,10 +7,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/cdc2delta/cdc2delta/internal/procstatus"
 )
 
 // heapProfiler writes a heap profile when the process's memory reaches a new
@@ -103,23 +103,10 @@ func (h *heapProfiler) write() bool {
 // processMemory is the resident set from /proc/self/status (VmRSS), or the
 // Go heap in use where /proc is missing.
 func processMemory() uint64 {
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		if v, ok := statusKiB(string(b), "VmRSS:"); ok {
-			return v << 10
-		}
+	if v := procstatus.Field("/proc/self/status", "VmRSS:"); v > 0 {
+		return v
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
-}
-
-// statusKiB reads one "Key:   123 kB" line of /proc/PID/status.
-func statusKiB(status, key string) (uint64, bool) {
-	for line := range strings.Lines(status) {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			v, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
+	"github.com/cdc2delta/cdc2delta/internal/procstatus"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
@@ -737,4 +738,4 @@ func writeEstateConfig(cfg EstateConfig, s *estateSource, tablesDir string) (str
 }
 
 // procPeakRSS is a process's peak resident set (VmHWM), 0 if unknown.
-func procPeakRSS(pid int) uint64 { return statusHWM("/proc/" + strconv.Itoa(pid) + "/status") }
+func procPeakRSS(pid int) uint64 { return statusHWM(procstatus.Of(pid)) }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cdc2delta/cdc2delta/internal/procstatus"
 )
 
 // MemSample is the run's memory at one moment: the resident set and the
@@ -149,7 +151,7 @@ func goMemory(ctx context.Context, listen string, s *MemSample) {
 }
 
 // procRSS is a process's resident set (VmRSS), 0 if unknown.
-func procRSS(pid int) uint64 { return statusField("/proc/"+strconv.Itoa(pid)+"/status", "VmRSS:") }
+func procRSS(pid int) uint64 { return procstatus.Field(procstatus.Of(pid), "VmRSS:") }
 
 // memoryEvery is how often the run's memory is sampled.
 const memoryEvery = 5 * time.Second

@@ -1,13 +1,12 @@
 package e2ebench
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/cdc2delta/cdc2delta/internal/procstatus"
 )
 
 // memMonitor samples the heap in use while a phase runs.
@@ -55,29 +54,7 @@ func resetPeakRSS() {
 func peakRSS() uint64 { return statusHWM("/proc/self/status") }
 
 // statusHWM reads VmHWM from a /proc status file, 0 if unknown.
-func statusHWM(path string) uint64 { return statusField(path, "VmHWM:") }
-
-// statusField reads one "Key:  N kB" line of a /proc status file in
-// bytes, 0 if unknown.
-func statusField(path, key string) uint64 {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(key))
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseUint(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte("kB")))), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
-}
+func statusHWM(path string) uint64 { return procstatus.Field(path, "VmHWM:") }
 
 // cpuTime is the process's user plus system CPU time so far.
 func cpuTime() time.Duration {
