@@ -1,0 +1,98 @@
+package merge
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+	"github.com/cdc2delta/cdc2delta/deltalog/localstore"
+	"github.com/cdc2delta/cdc2delta/internal/tableops"
+)
+
+// BenchmarkCatchUpCompaction measures how a sink gets back in step after
+// another writer (automatic maintenance) compacted its table of
+// CDC2DELTA_BENCH_ROWS rows, loaded in files of CDC2DELTA_BENCH_LOAD_ROWS,
+// into one file: the catch-up indexes every row of the new file. It reports
+// the catch-up's time and the highest heap in use while it ran, sampled.
+//
+//	CDC2DELTA_BENCH_LOAD_ROWS=250000 go test ./processor/merge -run '^$' -bench BenchmarkCatchUpCompaction -benchtime 1x
+func BenchmarkCatchUpCompaction(b *testing.B) {
+	for _, index := range []string{"memory", "disk"} {
+		b.Run("index="+index, func(b *testing.B) {
+			rows := benchTableRows()
+			store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
+			require.NoError(b, err)
+			opts := Options{Store: store, TableName: "items", Mode: ModeDV}
+			if index == "disk" {
+				opts.IndexDir = b.TempDir()
+			}
+			s, err := Open(b.Context(), opts)
+			require.NoError(b, err)
+			defer s.Close()
+			tbl := &benchTable{rng: rand.New(rand.NewPCG(7, 8))}
+			tbl.load(b, s, rows)
+			dt, err := deltalog.Open(b.Context(), store)
+			require.NoError(b, err)
+			var (
+				elapsed time.Duration
+				peak    uint64
+				version int64
+			)
+			for b.Loop() {
+				b.StopTimer()
+				_, err := s.Apply(b.Context(), tbl.changes(10_000))
+				require.NoError(b, err)
+				snap, err := dt.Snapshot(b.Context())
+				require.NoError(b, err)
+				res, err := tableops.Optimize(b.Context(), dt, snap, tableops.OptimizeOptions{TargetSize: 1 << 40})
+				require.NoError(b, err)
+				require.Equal(b, 1, res.NumAddedFiles)
+				version = res.Version
+				heapInUse()
+				b.StartTimer()
+				start := time.Now()
+				high := sampleHeap(func() { require.NoError(b, s.catchUp(b.Context())) })
+				elapsed += time.Since(start)
+				peak = max(peak, high)
+			}
+			require.Equal(b, version, s.Version())
+			b.ReportMetric(float64(elapsed.Milliseconds())/float64(b.N), "ms/catchup")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(rows)/(elapsed.Seconds()/float64(b.N)), "rows/s")
+		})
+	}
+}
+
+// sampleHeap runs fn and returns the highest heap in use seen every 20 ms
+// while it ran.
+func sampleHeap(fn func()) uint64 {
+	var high atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > high.Load() {
+					high.Store(m.HeapInuse)
+				}
+			}
+		}
+	})
+	fn()
+	close(done)
+	wg.Wait()
+	return high.Load()
+}
