@@ -39,47 +39,121 @@ type FlatColumn struct {
 // read, when a column is not a flat integer, string or binary column of the
 // file (a partition column, one the file lacks, another type, a nested or
 // repeated one); Read then reads it. A malformed file is a CorruptFileError,
-// as for Read.
+// as for Read. OpenFlat reads the same a row group at a time.
 func ReadFlat(ctx context.Context, store deltalog.Store, add *deltalog.Add, schema *deltalog.StructType, columns []string, opts ReadOptions) (cols []FlatColumn, rows int64, ok bool, err error) {
+	f, ok, err := OpenFlat(ctx, store, add, schema, columns, opts)
+	if err != nil || !ok {
+		return nil, 0, ok, err
+	}
+	cols, err = f.read(ctx, -1)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return cols, f.Rows(), true, nil
+}
+
+// FlatFile is a data file opened by OpenFlat: its bytes, held, and the
+// columns to read from them.
+type FlatFile struct {
+	key    string
+	f      *parquet.File
+	leaves []*parquet.Column
+	kinds  []FlatKind
+	toInts []func(parquet.Value) int64
+	starts []int64 // the first row of each row group
+}
+
+// OpenFlat opens the data file add for reading the named columns as ReadFlat
+// does, a row group at a time (ReadGroup), so that a caller holds one group's
+// values and not a file's; ok is false as for ReadFlat.
+func OpenFlat(ctx context.Context, store deltalog.Store, add *deltalog.Add, schema *deltalog.StructType, columns []string, opts ReadOptions) (*FlatFile, bool, error) {
 	if add == nil || schema == nil {
-		return nil, 0, false, fmt.Errorf("%w: nil add or schema", ErrSchema)
+		return nil, false, fmt.Errorf("%w: nil add or schema", ErrSchema)
 	}
 	mode, err := parseMappingMode(opts.Properties)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
 	fields, err := selectFields(schema, columns)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
 	kinds := make([]FlatKind, len(fields))
 	for i, f := range fields {
 		if kinds[i] = flatKind(f.Type); kinds[i] == 0 {
-			return nil, 0, false, nil
+			return nil, false, nil
 		}
 	}
 	parts, err := partitionConsts(schema, add, fields, mode, opts.PartitionColumns)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("data file %s: %w", add.Path, err)
+		return nil, false, fmt.Errorf("data file %s: %w", add.Path, err)
 	}
 	for _, p := range parts {
 		if p != nil {
-			return nil, 0, false, nil
+			return nil, false, nil
 		}
 	}
 	key, err := objectKey(store, add.Path)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
 	data, err := fetch(ctx, store, key, add.Size)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
-	cols, rows, ok, err = decodeFlat(ctx, data, fields, kinds, mode)
+	ff, ok, err := openFlat(data, fields, kinds, mode)
 	if err != nil {
-		return nil, 0, false, decodeError(ctx, key, err)
+		return nil, false, decodeError(ctx, key, err)
 	}
-	return cols, rows, ok, nil
+	if ok {
+		ff.key = key
+	}
+	return ff, ok, nil
+}
+
+// Rows returns the file's physical rows.
+func (ff *FlatFile) Rows() int64 { return ff.f.NumRows() }
+
+// Groups returns the file's row groups.
+func (ff *FlatFile) Groups() int { return len(ff.starts) }
+
+// ReadGroup reads row group g: its columns, a value per physical row, and
+// the file row of its first row.
+func (ff *FlatFile) ReadGroup(ctx context.Context, g int) (cols []FlatColumn, first int64, err error) {
+	if g < 0 || g >= len(ff.starts) {
+		return nil, 0, fmt.Errorf("datafile: row group %d of %d", g, len(ff.starts))
+	}
+	cols, err = ff.read(ctx, g)
+	return cols, ff.starts[g], err
+}
+
+// read reads row group g, or every row when g < 0; a panic of parquet-go on
+// malformed input becomes a CorruptFileError.
+func (ff *FlatFile) read(ctx context.Context, g int) (cols []FlatColumn, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cols, err = nil, &deltalog.CorruptFileError{Path: ff.key, Err: fmt.Errorf("malformed parquet: %v", r)}
+		}
+	}()
+	rows := ff.f.NumRows()
+	if g >= 0 {
+		rows = ff.f.RowGroups()[g].NumRows()
+	}
+	cols = make([]FlatColumn, len(ff.leaves))
+	for i, c := range ff.leaves {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pages := c.Pages()
+		if g >= 0 {
+			pages = ff.f.RowGroups()[g].ColumnChunks()[c.Index()].Pages()
+		}
+		cols[i] = FlatColumn{Kind: ff.kinds[i]}
+		if err := cols[i].read(pages, c.MaxDefinitionLevel(), ff.toInts[i], rows); err != nil {
+			return nil, decodeError(ctx, ff.key, fmt.Errorf("column %s: %w", c.Name(), err))
+		}
+	}
+	return cols, nil
 }
 
 // flatKind is the kind ReadFlat returns a column of type t as; 0: none.
@@ -111,61 +185,52 @@ func flatInt(t deltalog.Type, k parquet.Kind) func(parquet.Value) int64 {
 	return nil
 }
 
-// decodeFlat is ReadFlat's decoding of one file held in memory; a panic of
-// parquet-go on malformed input becomes an error.
-func decodeFlat(ctx context.Context, data []byte, fields []*deltalog.StructField, kinds []FlatKind, mode mappingMode) (cols []FlatColumn, rows int64, ok bool, err error) {
+// openFlat opens a file held in memory and finds the leaves of fields; ok
+// is false when one is not flat. A panic of parquet-go on malformed input
+// becomes an error.
+func openFlat(data []byte, fields []*deltalog.StructField, kinds []FlatKind, mode mappingMode) (ff *FlatFile, ok bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			cols, rows, ok, err = nil, 0, false, fmt.Errorf("malformed parquet: %v", r)
+			ff, ok, err = nil, false, fmt.Errorf("malformed parquet: %v", r)
 		}
 	}()
 	f, err := openChecked(data)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
-	rows = f.NumRows()
+	rows := f.NumRows()
+	ff = &FlatFile{f: f, kinds: kinds, leaves: make([]*parquet.Column, len(fields)), toInts: make([]func(parquet.Value) int64, len(fields))}
 	var groupRows int64
 	for _, rg := range f.RowGroups() {
+		ff.starts = append(ff.starts, groupRows)
 		groupRows += rg.NumRows()
 	}
 	if rows < 0 || groupRows != rows {
-		return nil, 0, false, fmt.Errorf("footer claims %d rows, row groups %d", rows, groupRows)
+		return nil, false, fmt.Errorf("footer claims %d rows, row groups %d", rows, groupRows)
 	}
 	p := &planner{mode: mode}
-	leaves := make([]*parquet.Column, len(fields))
-	toInts := make([]func(parquet.Value) int64, len(fields))
 	for i, fd := range fields {
 		c := p.findColumn(f.Root(), fd)
 		if c == nil || !c.Leaf() || c.MaxRepetitionLevel() != 0 {
-			return nil, 0, false, nil
+			return nil, false, nil
 		}
 		k := c.Type().Kind()
 		if kinds[i] == FlatInt {
-			toInts[i] = flatInt(fd.Type, k)
+			ff.toInts[i] = flatInt(fd.Type, k)
 		}
-		if kinds[i] == FlatInt && toInts[i] == nil ||
+		if kinds[i] == FlatInt && ff.toInts[i] == nil ||
 			kinds[i] != FlatInt && k != parquet.ByteArray && k != parquet.FixedLenByteArray {
-			return nil, 0, false, nil
+			return nil, false, nil
 		}
-		leaves[i] = c
+		ff.leaves[i] = c
 	}
-	cols = make([]FlatColumn, len(fields))
-	for i, c := range leaves {
-		if err := ctx.Err(); err != nil {
-			return nil, 0, false, err
-		}
-		cols[i] = FlatColumn{Kind: kinds[i]}
-		if err := cols[i].read(c, toInts[i], rows); err != nil {
-			return nil, 0, false, fmt.Errorf("column %s: %w", c.Name(), err)
-		}
-	}
-	return cols, rows, true, nil
+	return ff, true, nil
 }
 
-// read decodes every page of column c into fc, which must end with rows
-// values. Byte values are copied into one buffer: page buffers are reused.
-func (fc *FlatColumn) read(c *parquet.Column, toInt func(parquet.Value) int64, rows int64) error {
-	maxDef := c.MaxDefinitionLevel()
+// read decodes pages of a column whose values are defined at maxDef into
+// fc, which must end with rows values. Byte values are copied into one
+// buffer: page buffers are reused.
+func (fc *FlatColumn) read(pages parquet.Pages, maxDef int, toInt func(parquet.Value) int64, rows int64) error {
 	var (
 		n    int64
 		vals []byte // the byte values, one after the other
@@ -176,7 +241,7 @@ func (fc *FlatColumn) read(c *parquet.Column, toInt func(parquet.Value) int64, r
 	} else {
 		ends = make([]int, 0, rows)
 	}
-	err := eachValues(c.Pages(), make([]parquet.Value, 1024), func(page []parquet.Value) error {
+	err := eachValues(pages, make([]parquet.Value, 1024), func(page []parquet.Value) error {
 		if n += int64(len(page)); n > rows {
 			return fmt.Errorf("more than %d values", rows)
 		}

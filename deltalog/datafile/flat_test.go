@@ -59,6 +59,7 @@ func requireFlatMatchesRead(t testing.TB, s deltalog.Store, add *deltalog.Add, s
 	require.NoError(t, wantErr, "ReadFlat read what Read refuses")
 	require.EqualValues(t, len(want), rows)
 	require.Len(t, cols, len(columns))
+	require.Equal(t, cols, readFlatGroups(t, s, add, schema, columns, opts), "read a row group at a time")
 	for r, row := range want {
 		for c, v := range row {
 			col := cols[c]
@@ -88,6 +89,39 @@ func requireFlatMatchesRead(t testing.TB, s deltalog.Store, add *deltalog.Add, s
 		}
 	}
 	return true
+}
+
+// readFlatGroups reads columns through OpenFlat, a row group at a time,
+// and joins the groups as ReadFlat returns them.
+func readFlatGroups(t testing.TB, s deltalog.Store, add *deltalog.Add, schema *deltalog.StructType, columns []string, opts ReadOptions) []FlatColumn {
+	t.Helper()
+	f, ok, err := OpenFlat(t.Context(), s, add, schema, columns, opts)
+	require.NoError(t, err)
+	require.True(t, ok)
+	out := make([]FlatColumn, len(columns))
+	var next int64
+	for g := range f.Groups() {
+		cols, first, err := f.ReadGroup(t.Context(), g)
+		require.NoError(t, err)
+		require.Equal(t, next, first, "row group %d", g)
+		next += int64(max(len(cols[0].Ints), len(cols[0].Bytes)))
+		for c, col := range cols {
+			out[c].Kind = col.Kind
+			if col.Null != nil && out[c].Null == nil {
+				out[c].Null = make([]bool, f.Rows())
+			}
+			if col.Null != nil {
+				copy(out[c].Null[first:], col.Null)
+			}
+			if col.Kind == FlatInt {
+				out[c].Ints = append(out[c].Ints, col.Ints...)
+			} else {
+				out[c].Bytes = append(out[c].Bytes, col.Bytes...)
+			}
+		}
+	}
+	require.Equal(t, f.Rows(), next)
+	return out
 }
 
 // TestReadFlat compares ReadFlat with ReadColumns on files of every flat

@@ -250,19 +250,24 @@ func readKeyEntries(ctx context.Context, store deltalog.Store, dvs *deltalog.DVR
 	if err != nil {
 		return nil, err
 	}
-	if src.flat == nil {
-		return src.entries, nil
-	}
-	return flatKeyEntries(add.Path, src.flat, 0, src.rows, src.dv)
+	var all []keyEntry
+	err = src.each(ctx, func(entries []keyEntry) error {
+		all = append(all, entries...)
+		return nil
+	})
+	return all, err
 }
 
-// keySource is a data file's keys as read: the flat columns, whose entries
-// are made a part at a time (a file of millions of rows would otherwise
-// hold an entry per row on top of its columns), or entries read row by row.
+// keySource is a data file's keys as read: the file opened for its flat
+// columns, whose entries are made a row group and a part at a time (a file
+// of millions of rows would otherwise hold its columns and an entry per
+// row at once), or entries read row by row.
 type keySource struct {
-	path    string
-	flat    []datafile.FlatColumn
-	rows    int64
+	path string
+	file *datafile.FlatFile
+	// first is the file's first row group, read with it: files of one
+	// group, the most, are then decoded by the readers in parallel.
+	first   []datafile.FlatColumn
 	dv      *roaring64.Bitmap
 	entries []keyEntry
 }
@@ -272,20 +277,29 @@ const keyPart = 1 << 16
 
 func readKeySource(ctx context.Context, store deltalog.Store, dvs *deltalog.DVReader, st *tableState, add *deltalog.Add) (*keySource, error) {
 	cols := append(append([]string(nil), st.KeyNames...), cdctable.ColPosition)
-	flat, n, ok, err := datafile.ReadFlat(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
+	file, ok, err := datafile.OpenFlat(ctx, store, add, st.Schema, cols, datafile.ReadOptions{
 		Properties: st.meta.Configuration, PartitionColumns: st.meta.PartitionColumns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", add.Path, err)
 	}
-	if ok && flat[len(flat)-1].Kind == datafile.FlatString {
-		dv := roaring64.New()
-		if add.DeletionVector != nil {
-			if dv, err = dvs.Read(ctx, add.DeletionVector); err != nil {
-				return nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
-			}
+	if ok && file.Groups() > 0 {
+		first, _, err := file.ReadGroup(ctx, 0)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", add.Path, err)
 		}
-		return &keySource{path: add.Path, flat: flat, rows: n, dv: dv}, nil
+		if first[len(first)-1].Kind == datafile.FlatString {
+			dv := roaring64.New()
+			if add.DeletionVector != nil {
+				if dv, err = dvs.Read(ctx, add.DeletionVector); err != nil {
+					return nil, fmt.Errorf("reading deletion vector of %s: %w", add.Path, err)
+				}
+			}
+			return &keySource{path: add.Path, file: file, first: first, dv: dv}, nil
+		}
+	}
+	if ok && file.Groups() == 0 {
+		return &keySource{path: add.Path}, nil
 	}
 	entries, err := readKeyEntriesRows(ctx, store, dvs, st, add, cols)
 	if err != nil {
@@ -295,9 +309,10 @@ func readKeySource(ctx context.Context, store deltalog.Store, dvs *deltalog.DVRe
 }
 
 // each passes the file's entries to fn in parts of at most keyPart, in row
-// order; fn may keep them.
-func (s *keySource) each(fn func([]keyEntry) error) error {
-	if s.flat == nil {
+// order; fn may keep them. It reads the row groups after the first as it
+// goes, and can be called once.
+func (s *keySource) each(ctx context.Context, fn func([]keyEntry) error) error {
+	if s.file == nil {
 		for len(s.entries) > 0 {
 			n := min(len(s.entries), keyPart)
 			if err := fn(s.entries[:n:n]); err != nil {
@@ -307,18 +322,37 @@ func (s *keySource) each(fn func([]keyEntry) error) error {
 		}
 		return nil
 	}
-	for from := int64(0); from < s.rows; from += keyPart {
-		entries, err := flatKeyEntries(s.path, s.flat, from, min(from+keyPart, s.rows), s.dv)
-		if err != nil {
-			return err
+	for g := range s.file.Groups() {
+		cols, base := s.first, int64(0)
+		s.first = nil // held no longer than it is used
+		if g > 0 {
+			var err error
+			if cols, base, err = s.file.ReadGroup(ctx, g); err != nil {
+				return fmt.Errorf("reading %s: %w", s.path, err)
+			}
 		}
-		if len(entries) > 0 {
-			if err := fn(entries); err != nil {
+		rows := int64(flatLen(cols[0]))
+		for from := int64(0); from < rows; from += keyPart {
+			entries, err := flatKeyEntries(s.path, cols, base, from, min(from+keyPart, rows), s.dv)
+			if err != nil {
 				return err
+			}
+			if len(entries) > 0 {
+				if err := fn(entries); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// flatLen returns the values a flat column holds.
+func flatLen(c datafile.FlatColumn) int {
+	if c.Kind == datafile.FlatInt {
+		return len(c.Ints)
+	}
+	return len(c.Bytes)
 }
 
 // readKeyEntriesRows is readKeyEntries through datafile.Read's rows, for
@@ -349,15 +383,17 @@ func readKeyEntriesRows(ctx context.Context, store deltalog.Store, dvs *deltalog
 	return entries, nil
 }
 
-// flatKeyEntries is readKeyEntries of rows [from, to) of columns read by
-// datafile.ReadFlat: the keys, then the position; rows in dv are left out. Keys are encoded as
+// flatKeyEntries is readKeyEntries of rows [from, to) of a row group read
+// by datafile.OpenFlat, whose first row is the file's row base: the keys,
+// then the position; rows in dv are left out. Keys are encoded as
 // cdctable.AppendKey encodes the values Read returns.
-func flatKeyEntries(path string, cols []datafile.FlatColumn, from, to int64, dv *roaring64.Bitmap) ([]keyEntry, error) {
+func flatKeyEntries(path string, cols []datafile.FlatColumn, base, from, to int64, dv *roaring64.Bitmap) ([]keyEntry, error) {
 	keys, posCol := cols[:len(cols)-1], cols[len(cols)-1]
 	entries := make([]keyEntry, 0, to-from)
 	var buf []byte
 	for r := int(from); r < int(to); r++ {
-		if dv.Contains(uint64(r)) {
+		row := int(base) + r
+		if dv.Contains(uint64(row)) {
 			continue
 		}
 		buf = buf[:0]
@@ -366,9 +402,9 @@ func flatKeyEntries(path string, cols []datafile.FlatColumn, from, to int64, dv 
 		}
 		pos, err := codecs.PositionFromHexBytes(posCol.Bytes[r])
 		if err != nil {
-			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, r, cdctable.ColPosition, posCol.Bytes[r], err)
+			return nil, fmt.Errorf("indexing %s row %d: bad %s %q: %w", path, row, cdctable.ColPosition, posCol.Bytes[r], err)
 		}
-		entries = append(entries, keyEntry{key: string(buf), row: r, pos: pos})
+		entries = append(entries, keyEntry{key: string(buf), row: row, pos: pos})
 	}
 	return entries, nil
 }
@@ -463,7 +499,7 @@ func readKeySources(ctx context.Context, store deltalog.Store, st *tableState, f
 // at a time: a file's parts follow each other.
 func readFileKeys(ctx context.Context, store deltalog.Store, st *tableState, files []*deltalog.Add, use func(path string, entries []keyEntry) error) error {
 	return eachKeySource(ctx, store, st, files, func(add *deltalog.Add, src *keySource) error {
-		return src.each(func(entries []keyEntry) error { return use(add.Path, entries) })
+		return src.each(ctx, func(entries []keyEntry) error { return use(add.Path, entries) })
 	})
 }
 

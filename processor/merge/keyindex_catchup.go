@@ -16,17 +16,24 @@ import (
 var errCatchUpUnsupported = errors.New("merge: log change needs a full index rebuild")
 
 // indexDelta is what the commits between two snapshots did to the indexed
-// rows, read completely before the index is touched so that a failed read
-// leaves the index as it was.
+// rows, read before the index is touched so that a failed read leaves the
+// index as it was: all of it but the keys of many new rows (a compaction's),
+// which are read as they are applied.
 type indexDelta struct {
 	// gone maps a file id to the rows no longer live there; nil: all of them.
 	gone map[uint32]*roaring64.Bitmap
 	// removed are the paths that left the table.
 	removed []string
-	// added are the keys of the files new to the table, read; their
-	// entries are made a part at a time as they are applied, so a large
-	// file (a compaction's) is not held twice over.
+	// added are the keys of the files new to the table, read when they
+	// hold at most readAheadRows; their entries are made a part at a time
+	// as they are applied.
 	added map[string]*keySource
+	// fresh are the new files when they hold more: read as they are
+	// applied, a few files and a row group at a time, so that a catch-up
+	// holds that much and not every new key at once.
+	fresh []*deltalog.Add
+	// freshRows are the rows of fresh, by their statistics (-1: unknown).
+	freshRows int64
 	// goneRows counts the rows of gone (for a removed file, the rows it had
 	// live); -1 when a removed file has no statistics to count them.
 	goneRows int64
@@ -46,9 +53,9 @@ func sameDV(a, b *deltalog.DeletionVector) bool {
 
 // diffSnapshots reads what changed in the indexed rows from old to cur, both
 // of st's metadata: removed files, rows newly deleted by a deletion vector
-// and the rows of new files. A deletion vector that lost rows (undeleted)
-// gives errCatchUpUnsupported.
-func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot) (*indexDelta, error) {
+// and the rows of new files, when they are at most readAhead. A deletion
+// vector that lost rows (undeleted) gives errCatchUpUnsupported.
+func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot, readAhead int64) (*indexDelta, error) {
 	d := &indexDelta{gone: map[uint32]*roaring64.Bitmap{}}
 	curFiles := cur.Files()
 	now := make(map[string]*deltalog.Add, len(curFiles))
@@ -86,11 +93,50 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 			fresh = append(fresh, add)
 		}
 	}
-	var err error
-	if d.added, err = readKeySources(ctx, store, st, fresh); err != nil {
-		return nil, err
+	if rows, known := statRows(fresh); known && rows <= readAhead {
+		var err error
+		if d.added, err = readKeySources(ctx, store, st, fresh); err != nil {
+			return nil, err
+		}
+	} else {
+		d.fresh, d.freshRows = fresh, rows
+		if !known {
+			d.freshRows = -1
+		}
 	}
 	return d, nil
+}
+
+// readAheadRows bounds the new rows whose keys a catch-up reads before it
+// touches the index. Below it, a failed read (a store's transient error)
+// leaves the index as it was, to be caught up again; above it, the keys are
+// read as they are applied, and a failed read has the index rebuilt (from
+// its manifest when on disk): memory, not that retry, bounds a catch-up
+// after a compaction of millions of rows.
+const readAheadRows = 1 << 18
+
+// statRows sums the live rows of files by their statistics; known is false
+// when a file has none.
+func statRows(files []*deltalog.Add) (rows int64, known bool) {
+	for _, add := range files {
+		n, ok, err := add.LiveRows()
+		if err != nil || !ok {
+			return 0, false
+		}
+		rows += n
+	}
+	return rows, true
+}
+
+// eachAdded passes the entries of the new files to use, a file's parts one
+// after the other: those read with the diff, then the fresh ones, read now.
+func (d *indexDelta) eachAdded(ctx context.Context, store deltalog.Store, st *tableState, use func(path string, entries []keyEntry) error) error {
+	for path, src := range d.added {
+		if err := src.each(ctx, func(entries []keyEntry) error { return use(path, entries) }); err != nil {
+			return err
+		}
+	}
+	return readFileKeys(ctx, store, st, d.fresh, use)
 }
 
 // countRemoved adds the rows a removed file had live to goneRows.
@@ -160,14 +206,14 @@ func (d deadRows) has(loc rowLoc) bool {
 }
 
 // applyDelta drops the keys whose rows are gone and records the rows of the
-// new files where they are newer than what is indexed. deleted names keys
-// the commits may have deleted (their tombstones). Run entries of gone rows
-// need nothing: check, against the new snapshot, finds them dead. A failure
-// leaves the index part-way, to be rebuilt.
-func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck) error {
+// new files of st's snapshot where they are newer than what is indexed.
+// deleted names keys the commits may have deleted (their tombstones). Run
+// entries of gone rows need nothing: check, against the new snapshot, finds
+// them dead. A failure leaves the index part-way, to be rebuilt.
+func (x *keyIndex) applyDelta(ctx context.Context, store deltalog.Store, st *tableState, d *indexDelta, deleted []string, check *liveCheck) error {
 	dead := newDeadRows(d.gone, len(x.files))
 	if x.runs == nil && d.goneRows >= 0 {
-		if err := x.applyCounted(d, deleted, dead); err != nil {
+		if err := x.applyCounted(ctx, store, st, d, deleted, dead); err != nil {
 			return err
 		}
 	} else {
@@ -175,10 +221,10 @@ func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck)
 			x.keys.deleteFunc(dead.has)
 			x.walks++
 		}
-		for path, src := range d.added {
-			if err := src.each(func(entries []keyEntry) error { return x.putNewer(path, entries, check) }); err != nil {
-				return err
-			}
+		if err := d.eachAdded(ctx, store, st, func(path string, entries []keyEntry) error {
+			return x.putNewer(path, entries, check)
+		}); err != nil {
+			return err
 		}
 	}
 	for _, path := range d.removed {
@@ -201,7 +247,7 @@ func (x *keyIndex) applyDelta(d *indexDelta, deleted []string, check *liveCheck)
 // many keys have left gone rows as there are gone rows, none is left.
 // Otherwise (deletes without tombstones, rows of no key) one pass drops the
 // rest, as before: the count only ever saves work.
-func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) error {
+func (x *keyIndex) applyCounted(ctx context.Context, store deltalog.Store, st *tableState, d *indexDelta, deleted []string, dead deadRows) error {
 	var left int64
 	replaces := func(old rowLoc, e keyEntry) bool {
 		if dead.has(old) {
@@ -210,13 +256,11 @@ func (x *keyIndex) applyCounted(d *indexDelta, deleted []string, dead deadRows) 
 		}
 		return old.pos.Compare(e.pos) < 0
 	}
-	for path, src := range d.added {
-		if err := src.each(func(entries []keyEntry) error {
-			x.putEntries(path, entries, replaces)
-			return nil
-		}); err != nil {
-			return err
-		}
+	if err := d.eachAdded(ctx, store, st, func(path string, entries []keyEntry) error {
+		x.putEntries(path, entries, replaces)
+		return nil
+	}); err != nil {
+		return err
 	}
 	for _, k := range deleted {
 		if old, ok := x.keys.get(k); ok && dead.has(old) {

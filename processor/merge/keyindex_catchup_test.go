@@ -70,15 +70,28 @@ func requireRebuildEqual(t *testing.T, s *Sink, step string) {
 // TestKeyIndexCatchUpRaces has two sinks write one table with random keys,
 // in turns and concurrently, so they keep losing commits and catching up;
 // after every batch each sink's index must equal a full rebuild, and a sink
-// that caught up must have kept (not rebuilt) its index.
+// that caught up must have kept (not rebuilt) its index. stream reads the
+// new files' keys as they are applied, as for many new rows.
 func TestKeyIndexCatchUpRaces(t *testing.T) {
 	for _, tc := range []struct {
-		mode Mode
-		del  DeleteMode
-	}{{ModeDV, DeleteHard}, {ModeCoW, DeleteHard}, {ModeDV, DeleteSoft}} {
-		t.Run(string(tc.mode)+"-"+string(tc.del), func(t *testing.T) {
+		mode   Mode
+		del    DeleteMode
+		stream bool
+	}{{ModeDV, DeleteHard, false}, {ModeCoW, DeleteHard, false}, {ModeDV, DeleteSoft, false}, {ModeDV, DeleteHard, true}} {
+		name := string(tc.mode) + "-" + string(tc.del)
+		if tc.stream {
+			name += "-stream"
+		}
+		t.Run(name, func(t *testing.T) {
 			store := newMemStore()
-			sinks := []*Sink{newTestSink(t, store, tc.mode, tc.del), nil}
+			newSink := func() *Sink {
+				s := newTestSink(t, store, tc.mode, tc.del)
+				if tc.stream {
+					s.readAhead = 0
+				}
+				return s
+			}
+			sinks := []*Sink{newSink(), nil}
 			rng := rand.New(rand.NewPCG(11, uint64(len(tc.mode)+len(tc.del))))
 			p := 0
 			offs := []int64{-1, -1}
@@ -103,7 +116,7 @@ func TestKeyIndexCatchUpRaces(t *testing.T) {
 			}
 			_, err := sinks[0].Apply(t.Context(), batch(0, false))
 			require.NoError(t, err)
-			sinks[1] = newTestSink(t, store, tc.mode, tc.del)
+			sinks[1] = newSink()
 			caughtUp := 0
 			// The catch-ups of each index that walked every key and that
 			// proved they need not (keyIndex.walks, skips).

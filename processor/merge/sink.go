@@ -206,6 +206,8 @@ type Sink struct {
 
 	// indexDir is where the key index lives on disk; nil: in memory.
 	indexDir *indexDir
+	// readAhead is the catch-up's readAheadRows (tests set less).
+	readAhead int64
 
 	mu    sync.Mutex
 	state *tableState // nil until the table exists and is loaded
@@ -261,7 +263,7 @@ func Open(ctx context.Context, opts Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening table %s: %w", opts.TableName, err)
 	}
-	s := &Sink{opts: opts, table: t, log: lg.With("table", opts.TableName)}
+	s := &Sink{opts: opts, table: t, log: lg.With("table", opts.TableName), readAhead: readAheadRows}
 	if opts.IndexDir != "" {
 		if opts.IndexMemoryKeys <= 0 {
 			opts.IndexMemoryKeys = DefaultIndexMemoryKeys

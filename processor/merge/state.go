@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cdc2delta/cdc2delta/codecs"
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -101,8 +102,10 @@ func (s *Sink) fullReload(ctx context.Context) error {
 
 // catchUp advances the state to the latest snapshot by reading only what
 // the commits since changed (ADR 0023). It leaves the state as it was when
-// it fails, and returns errCatchUpUnsupported for changes it does not
-// follow: new metadata or protocol, or a deletion vector that lost rows.
+// it fails, but for a failure while it indexes many new rows (indexDelta),
+// and returns errCatchUpUnsupported for changes it does not follow (new
+// metadata or protocol, a deletion vector that lost rows) and for that
+// failure: the index is then rebuilt.
 func (s *Sink) catchUp(ctx context.Context) error {
 	old := s.state
 	snap, err := s.table.Update(ctx, old.snap)
@@ -117,7 +120,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	st.snap, st.proto = snap, snap.Protocol()
-	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap)
+	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap, s.readAhead)
 	if err != nil {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
@@ -134,10 +137,19 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	if old.index.runs != nil {
 		was = old.index.runs.names()
 	}
-	if err := old.index.applyDelta(d, deleted, liveCheckOf(ctx, old.index, s.opts.Store, snap)); err != nil {
+	start := time.Now()
+	if len(d.fresh) > 0 {
+		// Minutes for a compaction of a large table, on disk: said, not silent.
+		s.log.Info("catching up the key index on new files", "from", old.snap.Version(), "version", snap.Version(),
+			"files", len(d.fresh), "rows", d.freshRows)
+	}
+	if err := old.index.applyDelta(ctx, s.opts.Store, st, d, deleted, liveCheckOf(ctx, old.index, s.opts.Store, snap)); err != nil {
 		// The index is part-way: only a rebuild is sure.
 		s.setState(nil)
-		return fmt.Errorf("%w: catching up the key index: %v", errCatchUpUnsupported, err)
+		return fmt.Errorf("%w: catching up the key index: %w", errCatchUpUnsupported, err)
+	}
+	if len(d.fresh) > 0 {
+		s.log.Info("key index caught up", "version", snap.Version(), "duration", time.Since(start).Round(time.Millisecond))
 	}
 	// A catch-up that wrote runs (over a compaction's files, say) is saved
 	// at once, as an open's is: a restart would otherwise read them again.
@@ -150,7 +162,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	s.state = st
 	s.compactTombstones(ctx, tombstoneCompactFiles)
 	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
-		"newFiles", len(d.added), "removedFiles", len(d.removed), "keys", st.index.keys.len(), "deleted", len(deleted))
+		"newFiles", len(d.added)+len(d.fresh), "removedFiles", len(d.removed), "keys", st.index.keys.len(), "deleted", len(deleted))
 	return nil
 }
 
