@@ -301,6 +301,14 @@ func renderEstate(w io.Writer, rep *estateReport) {
 			p("| %s | %.2f | %.2f | %.2f | %d |\n", cl.Name, f.P50Seconds, f.P99Seconds, f.MaxSeconds, f.Events)
 		}
 	}
+	if len(r.FreshnessMinutes) > 0 {
+		p("\n| minute of the phase | p50 s | p99 s | max s | events sampled |\n|---:|---:|---:|---:|---:|\n")
+		for m, f := range r.FreshnessMinutes {
+			if f != nil {
+				p("| %d | %.2f | %.2f | %.2f | %d |\n", m+1, f.P50Seconds, f.P99Seconds, f.MaxSeconds, f.Events)
+			}
+		}
+	}
 	renderEstateResources(w, r)
 	if len(rep.Reads) > 0 {
 		p("\n| table read | class | rank | full scan s | after OPTIMIZE s | ratio |\n|---|---|---:|---:|---:|---:|\n")

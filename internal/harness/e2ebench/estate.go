@@ -164,6 +164,10 @@ type EstateResult struct {
 	FreshnessHot   *Latency            `json:"freshness_hot"`
 	FreshnessRest  *Latency            `json:"freshness_rest"`
 	FreshnessClass map[string]*Latency `json:"freshness_class"`
+	// FreshnessMinutes is the freshness of every sampled event by the
+	// minute of the phase it was produced in: a queue at the start (the
+	// open's upkeep) and one that builds show apart.
+	FreshnessMinutes []*Latency `json:"freshness_minutes,omitempty"`
 	// KillRestartSeconds is from SIGKILL of the run to a new run's /readyz
 	// naming every table.
 	KillRestartSeconds float64 `json:"kill_restart_seconds"`
@@ -333,7 +337,7 @@ func RunEstate(ctx context.Context, cfg EstateConfig) (res EstateResult, err err
 	}
 
 	// 5. Freshness and files, from the tables.
-	if err := src.readTables(ctx, &res, sent); err != nil {
+	if err := src.readTables(ctx, &res, sent, start); err != nil {
 		return res, err
 	}
 	res.TableStates = src.states
@@ -631,8 +635,9 @@ func (s *estateSource) sampleLag(ctx context.Context, start time.Time, every tim
 }
 
 // readTables reads every table's log for the freshness of the sampled
-// events, by hot and rest and by class, and its live files.
-func (s *estateSource) readTables(ctx context.Context, res *EstateResult, events []sentIn) error {
+// events, by hot and rest, by class and by minute of the phase (which
+// began at start), and its live files.
+func (s *estateSource) readTables(ctx context.Context, res *EstateResult, events []sentIn, start time.Time) error {
 	tl := timelines{}
 	for i, tb := range s.tables {
 		st := &s.states[i]
@@ -676,6 +681,23 @@ func (s *estateSource) readTables(ctx context.Context, res *EstateResult, events
 		if res.FreshnessClass[c], err = tl.latency(evs); err != nil {
 			return err
 		}
+	}
+	var byMinute [][]sent
+	for _, e := range events {
+		m := max(int(e.at.Sub(start)/time.Minute), 0)
+		for len(byMinute) <= m {
+			byMinute = append(byMinute, nil)
+		}
+		byMinute[m] = append(byMinute[m], e.sent)
+	}
+	for _, evs := range byMinute {
+		var l *Latency
+		if len(evs) > 0 {
+			if l, err = tl.latency(evs); err != nil {
+				return err
+			}
+		}
+		res.FreshnessMinutes = append(res.FreshnessMinutes, l)
 	}
 	return nil
 }
