@@ -62,9 +62,10 @@ func (w *Writer) CopyLive(ctx context.Context, store deltalog.Store, add *deltal
 // copied ones: small files and a few new rows become one file, without decoding the
 // files' rows. Copied.Rows counts the copied rows only; the file holds Rows +
 // len(rows), in one row group unless a single source is copied alone or the
-// rows outgrow a row group (RowGroupRows, RowGroupSize): a group then closes
-// after the input row group that fills it. ok is false as for CopyLive, and
-// when the sources' partition values differ.
+// rows outgrow a row group (RowGroupRows, RowGroupSize): groups then close
+// between input row groups, within RowGroupRows unless one input group alone
+// holds more, and appended rows are cut at RowGroupRows. ok is false as for
+// CopyLive, and when the sources' partition values differ.
 func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []Source, rows [][]any, parallel int) (res Copied, ok bool, err error) {
 	for i, r := range rows {
 		if len(r) != len(w.opts.Schema.Fields) {
@@ -256,8 +257,8 @@ type copyInput struct {
 
 // copyRowGroups copies the kept rows of every row group of each input in turn into a
 // fresh file buffer, one output row group per input row group (when oneGroup, as few
-// as the row group limits allow: a group closes after the input row group that fills
-// it), and returns what each input gave. Up to parallel columns are copied at
+// as the row group bounds allow, closed only between input row groups), and returns
+// what each input gave. Up to parallel columns are copied at
 // once: parquet-go's column writers share nothing but the codec until the row group is
 // flushed, and the codecs of concurrentCodec are safe for concurrent use. sizeHint
 // presizes the file buffer (the new file is about as large as the inputs). A malformed
@@ -290,7 +291,8 @@ func (w *Writer) copyRowGroups(ctx context.Context, in []copyInput, leaves []*wn
 
 // copyFile copies one input's kept rows for copyRowGroups, flushing a row
 // group after each of its row groups unless oneGroup (and after its last
-// one unless it is the last input), and after any that fills the group.
+// one unless it is the last input), before one that would take the group
+// past RowGroupRows and after one that fills it (RowGroupRows, RowGroupSize).
 func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, slots int, bufs chan []parquet.Value, oneGroup, last bool) (c SourceCopied, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -301,6 +303,23 @@ func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, s
 	groups := src.f.RowGroups()
 	for g, rg := range groups {
 		n := rg.NumRows()
+		if base+n > src.f.NumRows() {
+			return c, fmt.Errorf("footer claims %d rows, row groups more", src.f.NumRows())
+		}
+		kept := int64(0)
+		for r := base; r < base+n; r++ {
+			if src.dropped[r/64]&(1<<(r%64)) == 0 {
+				kept++
+			}
+		}
+		// A row group that this one would take past RowGroupRows closes
+		// first: groups stay within the bound unless one input group alone
+		// exceeds it.
+		if w.rgRows > 0 && w.rgRows+kept > w.opts.RowGroupRows {
+			if err := w.closeGroup(); err != nil {
+				return c, err
+			}
+		}
 		chunks := rg.ColumnChunks()
 		cws := w.pw.ColumnWriters()
 		if len(chunks) != len(leaves) || len(cws) != len(leaves) {
@@ -328,12 +347,6 @@ func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, s
 		}
 		if err := eg.Wait(); err != nil {
 			return c, err
-		}
-		kept := int64(0)
-		for r := base; r < base+n; r++ {
-			if src.dropped[r/64]&(1<<(r%64)) == 0 {
-				kept++
-			}
 		}
 		c.Rows += kept
 		w.rgRows += kept

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -162,9 +163,10 @@ func TestRowGroupRowsDefault(t *testing.T) {
 }
 
 // TestCopyLiveWithRowGroupRows: a copy of many small files (a compaction, an
-// absorb) closes a row group after the input row group that brings it to
-// RowGroupRows, so groups hold at most the cap plus one input row group, and
-// appended rows are cut at the cap exactly. Rows, their order, what each
+// absorb) closes a row group between input row groups, before one that would
+// take it past RowGroupRows and after one that brings it there, so groups
+// hold at most the cap unless one input group alone holds more; appended rows
+// are cut at the cap exactly. Rows, their order, what each
 // source gave and the statistics are those of the same copy in one row group;
 // a copy under the cap stays one row group, and a single file copied alone
 // keeps its row groups.
@@ -229,6 +231,7 @@ func TestCopyLiveWithRowGroupRows(t *testing.T) {
 		{name: "many files above the cap", inputs: many(), cap: 500},
 		{name: "many files and appended rows past the cap", inputs: many(), more: 1300, cap: 500},
 		{name: "under the cap: one row group", inputs: many(), more: 20, cap: 1 << 20},
+		{name: "an input group above the cap stays whole", inputs: []input{file(300, 100, 0), file(700, noRowCap, 5), file(200, noRowCap, 0)}, cap: 400},
 		{name: "a file alone keeps its row groups", inputs: []input{file(900, 100, 3)}, cap: 250, one: true},
 	}
 	for _, tc := range cases {
@@ -268,13 +271,17 @@ func TestCopyLiveWithRowGroupRows(t *testing.T) {
 			require.JSONEq(t, fresh[0].Stats, res.Add.Stats)
 			require.JSONEq(t, ref.Add.Stats, res.Add.Stats)
 
-			// The row groups the rule gives: a group closes after the input
-			// row group that brings it to the cap; appended rows fill it to
-			// the cap exactly.
+			// The row groups the rule gives: a group closes before an input
+			// row group that would take it past the cap and after one that
+			// brings it there; appended rows fill it to the cap exactly.
 			var rule []int64
 			open := int64(0)
 			for _, in := range tc.inputs {
 				for _, k := range in.kept {
+					if open > 0 && open+k > tc.cap {
+						rule = append(rule, open)
+						open = 0
+					}
 					open += k
 					if open >= tc.cap || tc.one && open > 0 {
 						rule = append(rule, open)
@@ -298,7 +305,14 @@ func TestCopyLiveWithRowGroupRows(t *testing.T) {
 			if !tc.one {
 				require.Len(t, refGroups, 1, "without the cap a copy of several files is one row group")
 			}
-			if tc.cap < noRowCap && int64(len(all)) > 2*tc.cap && !tc.one {
+			biggest := int64(0)
+			for _, in := range tc.inputs {
+				biggest = max(biggest, slices.Max(in.kept))
+			}
+			for _, n := range groups {
+				require.LessOrEqual(t, n, max(tc.cap, biggest))
+			}
+			if int64(len(all)) > 2*tc.cap && !tc.one {
 				require.Greater(t, len(groups), 2)
 			}
 		})

@@ -47,7 +47,7 @@ type Options struct {
 	// RowGroupRows closes a row group once it holds this many rows, whichever
 	// of it and RowGroupSize comes first. Default DefaultRowGroupRows. Copies
 	// of several files (CopyLiveWith) close a group only between the inputs'
-	// row groups: theirs hold at most this plus one input row group.
+	// row groups: one input group that alone holds more stays whole.
 	RowGroupRows int64
 	// NoDataChange marks the adds dataChange=false (compaction, rewrites that keep rows).
 	NoDataChange bool

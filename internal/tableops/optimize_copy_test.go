@@ -1,11 +1,14 @@
 package tableops
 
 import (
+	"bytes"
+	"io"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -190,4 +193,63 @@ func BenchmarkCompactBin(b *testing.B) {
 			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// BenchmarkCompactSmallFiles compacts one bin of 40 files of 250,000 narrow
+// rows (a long key and a small integer), as a bulk load leaves them, by
+// copying: 10 million rows into one file. row_groups is the output's row
+// groups.
+//
+//	go test ./internal/tableops -run '^$' -bench CompactSmallFiles -benchtime 3x
+func BenchmarkCompactSmallFiles(b *testing.B) {
+	ctx := b.Context()
+	store := memstore.New(memstore.Options{})
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{
+		{Name: "id", Type: deltalog.TypeLong},
+		{Name: "qty", Type: deltalog.TypeInteger, Nullable: true},
+	}}
+	w, err := datafile.NewWriter(datafile.Options{Schema: schema})
+	require.NoError(b, err)
+	const files, perFile = 40, 250_000
+	var inputs []deltalog.Add
+	ids, qty := make([]int64, perFile), make([]int64, perFile)
+	for f := range files {
+		for r := range ids {
+			ids[r] = int64(f*perFile + r)
+			qty[r] = int64(r % 100)
+		}
+		adds, err := w.WriteColumns(ctx, store, []datafile.Column{{Ints: ids}, {Ints: qty}})
+		require.NoError(b, err)
+		require.Len(b, adds, 1)
+		inputs = append(inputs, adds[0])
+	}
+	w, err = datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
+	require.NoError(b, err)
+	rows, groups := 0, 0
+	for b.Loop() {
+		c := &compacted{inputs: inputs}
+		ok, err := c.copy(ctx, store, w, deltalog.NewDVReader(store))
+		require.NoError(b, err)
+		require.True(b, ok, "copied")
+		require.Len(b, c.outputs, 1)
+		for _, n := range c.live {
+			rows += int(n)
+		}
+		groups = len(parquetFooter(b, store, c.outputs[0]).RowGroups())
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(groups), "row_groups")
+}
+
+// parquetFooter opens the data file of add.
+func parquetFooter(tb testing.TB, store deltalog.Store, add deltalog.Add) *parquet.File {
+	tb.Helper()
+	rc, err := store.Get(tb.Context(), add.Path)
+	require.NoError(tb, err)
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	require.NoError(tb, err)
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	require.NoError(tb, err)
+	return f
 }
