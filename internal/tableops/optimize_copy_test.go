@@ -197,8 +197,8 @@ func BenchmarkCompactBin(b *testing.B) {
 
 // BenchmarkCompactSmallFiles compacts one bin of 40 files of 250,000 narrow
 // rows (a long key and a small integer), as a bulk load leaves them, by
-// copying: 10 million rows into one file. row_groups is the output's row
-// groups.
+// copying: 10 million rows into one file. row_groups and file_bytes are the
+// output's row groups and size.
 //
 //	go test ./internal/tableops -run '^$' -bench CompactSmallFiles -benchtime 3x
 func BenchmarkCompactSmallFiles(b *testing.B) {
@@ -225,7 +225,7 @@ func BenchmarkCompactSmallFiles(b *testing.B) {
 	}
 	w, err = datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
 	require.NoError(b, err)
-	rows, groups := 0, 0
+	rows, groups, size := 0, 0, int64(0)
 	for b.Loop() {
 		c := &compacted{inputs: inputs}
 		ok, err := c.copy(ctx, store, w, deltalog.NewDVReader(store))
@@ -235,10 +235,11 @@ func BenchmarkCompactSmallFiles(b *testing.B) {
 		for _, n := range c.live {
 			rows += int(n)
 		}
-		groups = len(parquetFooter(b, store, c.outputs[0]).RowGroups())
+		groups, size = len(parquetFooter(b, store, c.outputs[0]).RowGroups()), c.outputs[0].Size
 	}
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(groups), "row_groups")
+	b.ReportMetric(float64(size), "file_bytes")
 }
 
 // parquetFooter opens the data file of add.
