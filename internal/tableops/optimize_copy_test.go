@@ -195,22 +195,16 @@ func BenchmarkCompactBin(b *testing.B) {
 	}
 }
 
-// BenchmarkCompactSmallFiles compacts one bin of 40 files of 250,000 narrow
-// rows (a long key and a small integer), as a bulk load leaves them, by
-// copying: 10 million rows into one file. row_groups and file_bytes are the
-// output's row groups and size.
-//
-//	go test ./internal/tableops -run '^$' -bench CompactSmallFiles -benchtime 3x
-func BenchmarkCompactSmallFiles(b *testing.B) {
-	ctx := b.Context()
-	store := memstore.New(memstore.Options{})
+// smallFiles writes files files of perFile narrow rows (a long key and a
+// small integer), as a bulk load leaves them, and returns their adds.
+func smallFiles(tb testing.TB, store deltalog.Store, files, perFile int) (*deltalog.StructType, []deltalog.Add) {
+	tb.Helper()
 	schema := &deltalog.StructType{Fields: []deltalog.StructField{
 		{Name: "id", Type: deltalog.TypeLong},
 		{Name: "qty", Type: deltalog.TypeInteger, Nullable: true},
 	}}
 	w, err := datafile.NewWriter(datafile.Options{Schema: schema})
-	require.NoError(b, err)
-	const files, perFile = 40, 250_000
+	require.NoError(tb, err)
 	var inputs []deltalog.Add
 	ids, qty := make([]int64, perFile), make([]int64, perFile)
 	for f := range files {
@@ -218,12 +212,68 @@ func BenchmarkCompactSmallFiles(b *testing.B) {
 			ids[r] = int64(f*perFile + r)
 			qty[r] = int64(r % 100)
 		}
-		adds, err := w.WriteColumns(ctx, store, []datafile.Column{{Ints: ids}, {Ints: qty}})
-		require.NoError(b, err)
-		require.Len(b, adds, 1)
+		adds, err := w.WriteColumns(tb.Context(), store, []datafile.Column{{Ints: ids}, {Ints: qty}})
+		require.NoError(tb, err)
+		require.Len(tb, adds, 1)
 		inputs = append(inputs, adds[0])
 	}
-	w, err = datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
+	return schema, inputs
+}
+
+// TestCompactedCopyRowGroups: a compaction of small files past the default
+// row group bound (1,048,576 rows) closes row groups between its inputs, each
+// within the bound, the rows in input order.
+func TestCompactedCopyRowGroups(t *testing.T) {
+	store := memstore.New(memstore.Options{})
+	schema, inputs := smallFiles(t, store, 6, 250_000)
+	w, err := datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
+	require.NoError(t, err)
+	c := &compacted{inputs: inputs}
+	ok, err := c.copy(t.Context(), store, w, deltalog.NewDVReader(store))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []int64{250_000, 250_000, 250_000, 250_000, 250_000, 250_000}, c.live)
+	require.Len(t, c.outputs, 1)
+	f := parquetFooter(t, store, c.outputs[0])
+	var groups []int64
+	next := int64(0)
+	for _, rg := range f.RowGroups() {
+		groups = append(groups, rg.NumRows())
+		pages := rg.ColumnChunks()[0].Pages()
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			ids := make([]int64, p.NumValues())
+			_, err = p.Values().(parquet.Int64Reader).ReadInt64s(ids)
+			if err != io.EOF {
+				require.NoError(t, err)
+			}
+			for _, id := range ids {
+				if id != next {
+					require.Equal(t, next, id, "row %d", next)
+				}
+				next++
+			}
+		}
+		require.NoError(t, pages.Close())
+	}
+	require.Equal(t, int64(1_500_000), next)
+	require.Equal(t, []int64{1_000_000, 500_000}, groups)
+}
+
+// BenchmarkCompactSmallFiles compacts one bin of 40 files of 250,000 narrow
+// rows (smallFiles) by copying: 10 million rows into one file. row_groups and
+// file_bytes are the output's row groups and size.
+//
+//	go test ./internal/tableops -run '^$' -bench CompactSmallFiles -benchtime 3x
+func BenchmarkCompactSmallFiles(b *testing.B) {
+	ctx := b.Context()
+	store := memstore.New(memstore.Options{})
+	schema, inputs := smallFiles(b, store, 40, 250_000)
+	w, err := datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
 	require.NoError(b, err)
 	rows, groups, size := 0, 0, int64(0)
 	for b.Loop() {
