@@ -3,6 +3,7 @@ package datafile
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -70,6 +71,7 @@ func TestRowGroupRows(t *testing.T) {
 		{name: "columns, cap of one row", opts: Options{Schema: allPrimitivesSchema(), RowGroupRows: 1}, kinds: "viiiivvssiiivvvi", rows: prim[:20]},
 		{name: "partitioned, a cap per file", opts: Options{Schema: allPrimitivesSchema(), PartitionColumns: []string{"i8"}, RowGroupRows: 250}, rows: prim},
 		{name: "nested rows, row-wise path", opts: Options{Schema: list, RowGroupRows: 700}, rows: lists},
+		{name: "the largest cap", opts: Options{Schema: allPrimitivesSchema(), RowGroupRows: math.MaxInt64, RowGroupSize: 16 << 10}, kinds: "viiiivvssiiivvvi", rows: prim, bytes: true},
 		{name: "bytes before rows", opts: Options{Schema: allPrimitivesSchema(), RowGroupRows: 2000, RowGroupSize: 16 << 10}, rows: prim, bytes: true},
 	}
 	for _, tc := range cases {
@@ -100,7 +102,7 @@ func TestRowGroupRows(t *testing.T) {
 					rows += n
 				}
 				if tc.bytes {
-					require.Greater(t, len(groups), int((rows+tc.opts.RowGroupRows-1)/tc.opts.RowGroupRows), "the byte rule cut more groups")
+					require.Greater(t, len(groups), len(capped(rows, tc.opts.RowGroupRows)), "the byte rule cut more groups")
 				} else {
 					require.Equal(t, capped(rows, tc.opts.RowGroupRows), groups)
 				}

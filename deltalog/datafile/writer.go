@@ -380,7 +380,10 @@ func (w *Writer) writeRows(ctx context.Context, rows batch, idx []int, fileSize 
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
-		end := min(done+writeBatchRows, len(idx), done+int(max(w.opts.RowGroupRows-w.rgRows, 1)))
+		end := min(done+writeBatchRows, len(idx))
+		if room := w.opts.RowGroupRows - w.rgRows; room < int64(end-done) {
+			end = done + int(max(room, 1))
+		}
 		if err := w.writeBatch(rows, idx[done:end]); err != nil {
 			return done, err
 		}
