@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 
@@ -60,8 +61,11 @@ func (w *Writer) CopyLive(ctx context.Context, store deltalog.Store, add *deltal
 // (aligned with the schema fields, of the sources' partition), written after the
 // copied ones: small files and a few new rows become one file, without decoding the
 // files' rows. Copied.Rows counts the copied rows only; the file holds Rows +
-// len(rows), in one row group unless a single source is copied alone. ok is false as
-// for CopyLive, and when the sources' partition values differ.
+// len(rows), in one row group unless a single source is copied alone or the
+// rows outgrow a row group (RowGroupRows, RowGroupSize): groups then close
+// between input row groups, within RowGroupRows unless one input group alone
+// holds more, and appended rows are cut at RowGroupRows. ok is false as for
+// CopyLive, and when the sources' partition values differ.
 func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []Source, rows [][]any, parallel int) (res Copied, ok bool, err error) {
 	for i, r := range rows {
 		if len(r) != len(w.opts.Schema.Fields) {
@@ -105,8 +109,8 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []
 		res.SourceRows += f.NumRows()
 	}
 	// With rows to append or several files, everything goes into one row
-	// group: a file that takes a few rows per commit would otherwise gain a
-	// row group (and its metadata) each time.
+	// group as long as it is not full: a file that takes a few rows per
+	// commit would otherwise gain a row group (and its metadata) each time.
 	res.Sources, err = w.copyRowGroups(ctx, in, leaves, size, parallel, len(rows) > 0 || len(srcs) > 1)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -134,8 +138,8 @@ func (w *Writer) CopyLiveWith(ctx context.Context, store deltalog.Store, srcs []
 }
 
 // appendRows writes rows into the file buffer after what copyRowGroups copied, in the
-// same row group; with nothing copied it starts the file afresh, so that no empty row
-// group precedes them.
+// same row group until it is full; with nothing copied it starts the file afresh, so
+// that no empty row group precedes them.
 func (w *Writer) appendRows(ctx context.Context, rows [][]any, copied bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -148,21 +152,9 @@ func (w *Writer) appendRows(ctx context.Context, rows [][]any, copied bool) (err
 			s.reset()
 		}
 	}
-	idx := make([]int, len(rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	for done := 0; done < len(idx); {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		end := min(done+writeBatchRows, len(idx))
-		if err := w.writeBatch(batch{rows: rows}, idx[done:end]); err != nil {
-			return err
-		}
-		done = end
-	}
-	return nil
+	// One file whatever its size: the caller reported one add for the copy.
+	_, err = w.writeRows(ctx, batch{rows: rows}, allRows(len(rows)), math.MaxInt64)
+	return err
 }
 
 // flatLeaves returns the plan's leaf per Parquet column when every data column is a
@@ -264,8 +256,9 @@ type copyInput struct {
 }
 
 // copyRowGroups copies the kept rows of every row group of each input in turn into a
-// fresh file buffer, one output row group per input row group (one in all when
-// oneGroup), and returns what each input gave. Up to parallel columns are copied at
+// fresh file buffer, one output row group per input row group (when oneGroup, as few
+// as the row group bounds allow, closed only between input row groups), and returns
+// what each input gave. Up to parallel columns are copied at
 // once: parquet-go's column writers share nothing but the codec until the row group is
 // flushed, and the codecs of concurrentCodec are safe for concurrent use. sizeHint
 // presizes the file buffer (the new file is about as large as the inputs). A malformed
@@ -298,7 +291,8 @@ func (w *Writer) copyRowGroups(ctx context.Context, in []copyInput, leaves []*wn
 
 // copyFile copies one input's kept rows for copyRowGroups, flushing a row
 // group after each of its row groups unless oneGroup (and after its last
-// one unless it is the last input).
+// one unless it is the last input), before one that would take the group
+// past RowGroupRows and after one that fills it (RowGroupRows, RowGroupSize).
 func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, slots int, bufs chan []parquet.Value, oneGroup, last bool) (c SourceCopied, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -309,6 +303,23 @@ func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, s
 	groups := src.f.RowGroups()
 	for g, rg := range groups {
 		n := rg.NumRows()
+		if base+n > src.f.NumRows() {
+			return c, fmt.Errorf("footer claims %d rows, row groups more", src.f.NumRows())
+		}
+		kept := int64(0)
+		for r := base; r < base+n; r++ {
+			if src.dropped[r/64]&(1<<(r%64)) == 0 {
+				kept++
+			}
+		}
+		// A row group that this one would take past RowGroupRows closes
+		// first: groups stay within the bound unless one input group alone
+		// exceeds it.
+		if w.rgRows > 0 && w.rgRows+kept > w.opts.RowGroupRows {
+			if err := w.closeGroup(); err != nil {
+				return c, err
+			}
+		}
 		chunks := rg.ColumnChunks()
 		cws := w.pw.ColumnWriters()
 		if len(chunks) != len(leaves) || len(cws) != len(leaves) {
@@ -337,15 +348,12 @@ func (w *Writer) copyFile(ctx context.Context, src copyInput, leaves []*wnode, s
 		if err := eg.Wait(); err != nil {
 			return c, err
 		}
-		for r := base; r < base+n; r++ {
-			if src.dropped[r/64]&(1<<(r%64)) == 0 {
-				c.Rows++
-			}
-		}
+		c.Rows += kept
+		w.rgRows += kept
 		base += n
-		if !oneGroup && !(last && g == len(groups)-1) {
-			if err := w.pw.Flush(); err != nil {
-				return c, fmt.Errorf("flushing row group: %w", err)
+		if w.groupFull() || !oneGroup && !(last && g == len(groups)-1) {
+			if err := w.closeGroup(); err != nil {
+				return c, err
 			}
 		}
 	}

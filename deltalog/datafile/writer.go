@@ -20,8 +20,13 @@ import (
 const (
 	DefaultTargetFileSize = 128 << 20
 	DefaultRowGroupSize   = 64 << 20
-	propDeletionVectors   = "delta.enableDeletionVectors"
-	writeBatchRows        = 1024
+	// DefaultRowGroupRows is pyarrow's default row group length (1Mi rows):
+	// narrow, well-compressed rows reach it long before DefaultRowGroupSize,
+	// and readers that work a row group at a time (Spark and DuckDB
+	// parallelise by row group) then never hold tens of millions at once.
+	DefaultRowGroupRows = 1 << 20
+	propDeletionVectors = "delta.enableDeletionVectors"
+	writeBatchRows      = 1024
 )
 
 // Options configure a Writer.
@@ -39,6 +44,11 @@ type Options struct {
 	TargetFileSize int64
 	// RowGroupSize closes a row group at about this many buffered bytes. Default 64 MiB.
 	RowGroupSize int64
+	// RowGroupRows closes a row group once it holds this many rows, whichever
+	// of it and RowGroupSize comes first. Default DefaultRowGroupRows. Copies
+	// of several files (CopyLiveWith) close a group only between the inputs'
+	// row groups: one input group that alone holds more stays whole.
+	RowGroupRows int64
 	// NoDataChange marks the adds dataChange=false (compaction, rewrites that keep rows).
 	NoDataChange bool
 	// Dir is a directory under the table root for the files, e.g. "_change_data" for
@@ -73,10 +83,13 @@ type Writer struct {
 	partNames []string
 	partTypes []deltalog.Type
 	//lint:ignore SA1019 the untyped row writer is what a schema known only at run time needs; GenericWriter is for Go struct rows
-	pw      *parquet.Writer
-	buf     bytes.Buffer
-	rows    []parquet.Row
-	dataRow []any
+	pw *parquet.Writer
+	// rgStart is w.pw.Size() when the open row group began; rgRows
+	// counts its rows.
+	rgStart, rgRows int64
+	buf             bytes.Buffer
+	rows            []parquet.Row
+	dataRow         []any
 }
 
 // NewWriter validates the options and prepares the Parquet schema and statistics plan.
@@ -89,6 +102,9 @@ func NewWriter(opts Options) (*Writer, error) {
 	}
 	if opts.RowGroupSize <= 0 {
 		opts.RowGroupSize = DefaultRowGroupSize
+	}
+	if opts.RowGroupRows <= 0 {
+		opts.RowGroupRows = DefaultRowGroupRows
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -172,6 +188,7 @@ const pageBufferSize = 1 << 20
 // next file's footer, which parquet-mr (Spark) refuses.
 func (w *Writer) newFile() {
 	w.buf.Reset()
+	w.rgStart, w.rgRows = 0, 0
 	w.pw = parquet.NewWriter(&w.buf, w.schema,
 		parquet.Compression(w.codec.Codec),
 		parquet.CreatedBy("cdc2delta", "", ""),
@@ -350,29 +367,54 @@ func (w *Writer) fill(ctx context.Context, rows batch, idx []int) (int, error) {
 	for _, s := range w.stats {
 		s.reset()
 	}
-	var rgStart int64
+	return w.writeRows(ctx, rows, idx, w.opts.TargetFileSize)
+}
+
+// writeRows writes the rows idx into the open file, a batch at a time, closing
+// each row group when it is full, until they run out or the file reaches
+// fileSize bytes, and returns how many it took. A batch ends where the row
+// group reaches RowGroupRows, so that groups are cut at exactly that many rows.
+func (w *Writer) writeRows(ctx context.Context, rows batch, idx []int, fileSize int64) (int, error) {
 	done := 0
 	for done < len(idx) {
 		if err := ctx.Err(); err != nil {
 			return done, err
 		}
 		end := min(done+writeBatchRows, len(idx))
+		if room := w.opts.RowGroupRows - w.rgRows; room < int64(end-done) {
+			end = done + int(max(room, 1))
+		}
 		if err := w.writeBatch(rows, idx[done:end]); err != nil {
 			return done, err
 		}
+		w.rgRows += int64(end - done)
 		done = end
 		size := w.pw.Size()
-		if size-rgStart >= w.opts.RowGroupSize {
-			if err := w.pw.Flush(); err != nil {
-				return done, fmt.Errorf("flushing row group: %w", err)
+		if w.groupFull() {
+			if err := w.closeGroup(); err != nil {
+				return done, err
 			}
-			rgStart = w.pw.Size()
 		}
-		if size >= w.opts.TargetFileSize {
+		if size >= fileSize {
 			break
 		}
 	}
 	return done, nil
+}
+
+// groupFull reports whether the open row group holds RowGroupRows rows or
+// RowGroupSize bytes.
+func (w *Writer) groupFull() bool {
+	return w.rgRows >= w.opts.RowGroupRows || w.pw.Size()-w.rgStart >= w.opts.RowGroupSize
+}
+
+// closeGroup flushes the open row group; the next rows start another.
+func (w *Writer) closeGroup() error {
+	if err := w.pw.Flush(); err != nil {
+		return fmt.Errorf("flushing row group: %w", err)
+	}
+	w.rgStart, w.rgRows = w.pw.Size(), 0
+	return nil
 }
 
 // writeBatch shreds and writes the rows idx. Flat schemas go column by column to

@@ -1,11 +1,14 @@
 package tableops
 
 import (
+	"bytes"
+	"io"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
@@ -190,4 +193,114 @@ func BenchmarkCompactBin(b *testing.B) {
 			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// smallFiles writes files files of perFile narrow rows (a long key and a
+// small integer), as a bulk load leaves them, and returns their adds.
+func smallFiles(tb testing.TB, store deltalog.Store, files, perFile int) (*deltalog.StructType, []deltalog.Add) {
+	tb.Helper()
+	schema := &deltalog.StructType{Fields: []deltalog.StructField{
+		{Name: "id", Type: deltalog.TypeLong},
+		{Name: "qty", Type: deltalog.TypeInteger, Nullable: true},
+	}}
+	w, err := datafile.NewWriter(datafile.Options{Schema: schema})
+	require.NoError(tb, err)
+	var inputs []deltalog.Add
+	ids, qty := make([]int64, perFile), make([]int64, perFile)
+	for f := range files {
+		for r := range ids {
+			ids[r] = int64(f*perFile + r)
+			qty[r] = int64(r % 100)
+		}
+		adds, err := w.WriteColumns(tb.Context(), store, []datafile.Column{{Ints: ids}, {Ints: qty}})
+		require.NoError(tb, err)
+		require.Len(tb, adds, 1)
+		inputs = append(inputs, adds[0])
+	}
+	return schema, inputs
+}
+
+// TestCompactedCopyRowGroups: a compaction of small files past the default
+// row group bound (1,048,576 rows) closes row groups between its inputs, each
+// within the bound, the rows in input order.
+func TestCompactedCopyRowGroups(t *testing.T) {
+	store := memstore.New(memstore.Options{})
+	schema, inputs := smallFiles(t, store, 6, 250_000)
+	w, err := datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
+	require.NoError(t, err)
+	c := &compacted{inputs: inputs}
+	ok, err := c.copy(t.Context(), store, w, deltalog.NewDVReader(store))
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []int64{250_000, 250_000, 250_000, 250_000, 250_000, 250_000}, c.live)
+	require.Len(t, c.outputs, 1)
+	f := parquetFooter(t, store, c.outputs[0])
+	var groups []int64
+	next := int64(0)
+	for _, rg := range f.RowGroups() {
+		groups = append(groups, rg.NumRows())
+		pages := rg.ColumnChunks()[0].Pages()
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err)
+			ids := make([]int64, p.NumValues())
+			_, err = p.Values().(parquet.Int64Reader).ReadInt64s(ids)
+			if err != io.EOF {
+				require.NoError(t, err)
+			}
+			for _, id := range ids {
+				if id != next {
+					require.Equal(t, next, id, "row %d", next)
+				}
+				next++
+			}
+		}
+		require.NoError(t, pages.Close())
+	}
+	require.Equal(t, int64(1_500_000), next)
+	require.Equal(t, []int64{1_000_000, 500_000}, groups)
+}
+
+// BenchmarkCompactSmallFiles compacts one bin of 40 files of 250,000 narrow
+// rows (smallFiles) by copying: 10 million rows into one file. row_groups and
+// file_bytes are the output's row groups and size.
+//
+//	go test ./internal/tableops -run '^$' -bench CompactSmallFiles -benchtime 3x
+func BenchmarkCompactSmallFiles(b *testing.B) {
+	ctx := b.Context()
+	store := memstore.New(memstore.Options{})
+	schema, inputs := smallFiles(b, store, 40, 250_000)
+	w, err := datafile.NewWriter(datafile.Options{Schema: schema, TargetFileSize: 1 << 30, NoDataChange: true})
+	require.NoError(b, err)
+	rows, groups, size := 0, 0, int64(0)
+	for b.Loop() {
+		c := &compacted{inputs: inputs}
+		ok, err := c.copy(ctx, store, w, deltalog.NewDVReader(store))
+		require.NoError(b, err)
+		require.True(b, ok, "copied")
+		require.Len(b, c.outputs, 1)
+		for _, n := range c.live {
+			rows += int(n)
+		}
+		groups, size = len(parquetFooter(b, store, c.outputs[0]).RowGroups()), c.outputs[0].Size
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(groups), "row_groups")
+	b.ReportMetric(float64(size), "file_bytes")
+}
+
+// parquetFooter opens the data file of add.
+func parquetFooter(tb testing.TB, store deltalog.Store, add deltalog.Add) *parquet.File {
+	tb.Helper()
+	rc, err := store.Get(tb.Context(), add.Path)
+	require.NoError(tb, err)
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	require.NoError(tb, err)
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	require.NoError(tb, err)
+	return f
 }
