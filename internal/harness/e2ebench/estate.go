@@ -554,7 +554,9 @@ func (s *estateSource) produceZipf(ctx context.Context, cfg EstateConfig, start 
 		// of a second's events at a time, not in one huge batch.
 		due = min(due, done+max(1, int(cfg.Rate/10)))
 		var recs []*kgo.Record
-		var meta []pending
+		// By record: ProduceSync returns results as they complete, not
+		// in the order given.
+		meta := map[*kgo.Record]pending{}
 		now := time.Now()
 		for ; done < due; done++ {
 			i, _ := slices.BinarySearch(s.cdf, rng.Float64())
@@ -576,16 +578,17 @@ func (s *estateSource) produceZipf(ctx context.Context, cfg EstateConfig, start 
 			if err != nil {
 				return nil, err
 			}
-			recs = append(recs, &kgo.Record{Topic: s.tables[i].Topic(), Key: key, Value: value})
-			meta = append(meta, pending{table: i, at: now})
+			r := &kgo.Record{Topic: s.tables[i].Topic(), Key: key, Value: value}
+			recs = append(recs, r)
+			meta[r] = pending{table: i, at: now}
 		}
 		if len(recs) > 0 {
 			rs := s.cl.ProduceSync(ctx, recs...)
 			if err := rs.FirstErr(); err != nil {
 				return nil, fmt.Errorf("producing: %w", err)
 			}
-			for j, r := range rs {
-				m := meta[j]
+			for _, r := range rs {
+				m := meta[r.Record]
 				st := &s.states[m.table]
 				if st.Events%stride[m.table] == 0 {
 					out = append(out, sentIn{sent: sent{cdctable.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, m.at}, table: m.table})
