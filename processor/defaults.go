@@ -42,7 +42,7 @@ func DefaultBatchLimits() BatchLimits {
 
 // DefaultMaintenance is the upkeep of ADR 0032, on.
 func DefaultMaintenance() Maintenance {
-	return Maintenance{CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30, CheckpointCommits: 10,
+	return Maintenance{CompactAt: 10, PurgeRatio: 0.1, MaxCompactBytes: 1 << 30, MaxCompactRows: 1 << 22, CheckpointCommits: 10,
 		CheckpointInterval: time.Minute, CheckpointMaxCommits: 100, Concurrency: 1,
 		TailFileSize: merge.DefaultTailFileSize}
 }
