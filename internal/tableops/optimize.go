@@ -110,7 +110,7 @@ func (m OptimizeMetrics) operationMetrics() map[string]string {
 // every file with a deletion vector into files of about the target size, and commits
 // the swap with dataChange=false, as Spark's OPTIMIZE does: readers see the same rows,
 // and streaming readers skip the commit. Bins are bounded by the target size so memory
-// stays bounded: the rows of one bin are held at once.
+// stays bounded: the rows of one bin are held at once; with TargetRows, by rows too.
 func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opts OptimizeOptions) (OptimizeMetrics, error) {
 	if opts.TargetSize <= 0 {
 		return OptimizeMetrics{}, fmt.Errorf("tableops: optimize target size %d is not positive", opts.TargetSize)
