@@ -267,6 +267,10 @@ type Maintenance struct {
 	PurgeRatio float64 `yaml:"purge_ratio"`
 	// MaxCompactBytes bounds what one compaction rewrites.
 	MaxCompactBytes ByteSize `yaml:"max_compact_bytes"`
+	// MaxCompactRows bounds the rows one compaction of a table (or its
+	// history table) rewrites, and the rows of a compacted file: the
+	// table's writer indexes every one before it commits again.
+	MaxCompactRows int64 `yaml:"max_compact_rows"`
 	// A table is checkpointed CheckpointCommits versions and
 	// CheckpointInterval after its last checkpoint, or after
 	// CheckpointMaxCommits versions whatever the time.
@@ -442,7 +446,7 @@ func Default() Config {
 		Memory: Memory{MaxBufferedBytes: ByteSize(p.MaxBufferedBytes), OpenConcurrency: p.OpenConcurrency,
 			KeyIndex: KeyIndexMemory, KeyIndexMemoryKeys: merge.DefaultIndexMemoryKeys},
 		Maintenance: Maintenance{Enabled: true, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio,
-			MaxCompactBytes: ByteSize(m.MaxCompactBytes), CheckpointCommits: m.CheckpointCommits,
+			MaxCompactBytes: ByteSize(m.MaxCompactBytes), MaxCompactRows: m.MaxCompactRows, CheckpointCommits: m.CheckpointCommits,
 			CheckpointInterval: Duration(m.CheckpointInterval), CheckpointMaxCommits: m.CheckpointMaxCommits,
 			VacuumInterval: Duration(m.VacuumInterval), Concurrency: m.Concurrency, TailFileSize: ByteSize(m.TailFileSize)},
 		Decoding: Decoding{Converter: ConverterAvro, TimePrecisionMode: "adaptive", DecimalHandlingMode: "precise", BinaryHandlingMode: "bytes"},

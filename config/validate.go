@@ -474,6 +474,10 @@ func maintenanceProblems(m Maintenance, p *problems) {
 	if b := m.MaxCompactBytes; b < 1<<20 || b > 64<<30 {
 		p.add("maintenance.max_compact_bytes", "must be 1MiB to 64GiB, got %s", b)
 	}
+	if n := m.MaxCompactRows; n < 1<<16 || n > 1<<31 {
+		p.add("maintenance.max_compact_rows", "must be 65536 to %d, got %d: the table's writer indexes every row "+
+			"a compaction rewrites before it commits again", int64(1)<<31, n)
+	}
 	if n := m.CheckpointCommits; n < 1 || n > MaxCheckpointCommits {
 		p.add("maintenance.checkpoint_commits", "must be 1 to %d, got %d", MaxCheckpointCommits, n)
 	}

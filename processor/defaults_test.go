@@ -36,6 +36,7 @@ func TestZeroFieldsTakeWhatUsersRun(t *testing.T) {
 		{"buffer follows batch bytes", Options{Batch: BatchLimits{Bytes: 1 << 30}}.withDefaults().MaxBufferedBytes, int64(1 << 30)},
 		{"zero tail file size: off", Maintenance{}.withDefaults().TailFileSize, int64(0)},
 		{"default tail file size", DefaultMaintenance().TailFileSize, int64(merge.DefaultTailFileSize)},
+		{"max compact rows", Maintenance{}.withDefaults().MaxCompactRows, int64(1 << 22)},
 	} {
 		require.Equal(t, tc.want, tc.got, tc.name)
 	}

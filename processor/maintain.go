@@ -32,6 +32,16 @@ type Maintenance struct {
 	// MaxCompactBytes bounds the bytes one compaction rewrites (default
 	// 1 GiB); the rest waits for the next one.
 	MaxCompactBytes int64
+	// MaxCompactRows bounds the rows one compaction of a table or its
+	// history table rewrites, as the files' statistics count them, and the
+	// rows of a compacted file (default 4Mi). The table's writer indexes
+	// every row of the files a compaction adds before the table commits
+	// again, so this bounds that pause; and a file that holds as many rows
+	// is full however few its bytes, so narrow rows are not packed into
+	// files of tens of millions of rows that every later compaction or
+	// purge rewrites whole. A change log, which no writer indexes, is
+	// bounded by bytes only.
+	MaxCompactRows int64
 	// A table is checkpointed once CheckpointCommits versions (default 10)
 	// followed its last checkpoint and that checkpoint is CheckpointInterval
 	// old (default 1m), or once CheckpointMaxCommits versions (default 100)
@@ -72,6 +82,9 @@ func (m Maintenance) withDefaults() Maintenance {
 	}
 	if m.MaxCompactBytes <= 0 {
 		m.MaxCompactBytes = d.MaxCompactBytes
+	}
+	if m.MaxCompactRows <= 0 {
+		m.MaxCompactRows = d.MaxCompactRows
 	}
 	if m.CheckpointCommits <= 0 {
 		m.CheckpointCommits = d.CheckpointCommits
@@ -377,6 +390,13 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 	}
 	opts := tableops.OptimizeOptions{TargetSize: target, PurgeRatio: m.o.PurgeRatio, MaxInputBytes: m.o.MaxCompactBytes,
 		UnionTag: cdctable.PartitionsTag, DeltaEncodings: u.log}
+	if !u.log {
+		// The table's writer (its key index, or the history table's)
+		// indexes every row of the files a compaction adds before its next
+		// commit: bounded by rows, that pause is too. A change log's files
+		// are only read.
+		opts.TargetRows, opts.MaxInputRows = m.o.MaxCompactRows, m.o.MaxCompactRows
+	}
 	if !u.log && !u.hist {
 		// Instances that share the table compact disjoint files (ADR 0036).
 		opts.Select = cdctable.Compacts(owned, snap)

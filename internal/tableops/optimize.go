@@ -19,6 +19,13 @@ type OptimizeOptions struct {
 	// TargetSize is the size in bytes of the compacted files; files smaller than it are
 	// compacted. It must be positive.
 	TargetSize int64
+	// TargetRows bounds the rows of the compacted files too (0: no bound): a file
+	// whose statistics count at least TargetRows rows is full, as one of TargetSize
+	// bytes is, and a bin closes before a file would take it past TargetRows. Narrow
+	// rows make a file of TargetSize bytes hold tens of millions of them, and every
+	// row a compaction rewrites is one a writer's key index must index again. A file
+	// without statistics is weighed by its bytes only. ZOrderBy ignores it.
+	TargetRows int64
 	// OrderBy sorts the rows of every compacted file by these columns (matched without
 	// regard to case), nulls first; the commit records them as Spark's zOrderBy. Empty:
 	// rows keep the order of the files they come from.
@@ -37,6 +44,11 @@ type OptimizeOptions struct {
 	// MaxInputBytes bounds the bytes one run rewrites (0: no bound): bins are taken
 	// smallest first until it is reached, so an automatic run stays short and bounded.
 	MaxInputBytes int64
+	// MaxInputRows bounds the rows one run rewrites (0: no bound), as their
+	// statistics count them: bins are taken smallest first while their rows stay
+	// within it, and at least one. It bounds what one commit hands a writer of the
+	// table to index again.
+	MaxInputRows int64
 	// Select, when set, picks the files the run may compact: writers that share a
 	// table each compact their own.
 	Select func(*deltalog.Add) bool
@@ -98,7 +110,7 @@ func (m OptimizeMetrics) operationMetrics() map[string]string {
 // every file with a deletion vector into files of about the target size, and commits
 // the swap with dataChange=false, as Spark's OPTIMIZE does: readers see the same rows,
 // and streaming readers skip the commit. Bins are bounded by the target size so memory
-// stays bounded: the rows of one bin are held at once.
+// stays bounded: the rows of one bin are held at once; with TargetRows, by rows too.
 func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, opts OptimizeOptions) (OptimizeMetrics, error) {
 	if opts.TargetSize <= 0 {
 		return OptimizeMetrics{}, fmt.Errorf("tableops: optimize target size %d is not positive", opts.TargetSize)
@@ -244,29 +256,47 @@ func compaction(bins []*compacted) ([]deltalog.Action, []string, OptimizeMetrics
 }
 
 // plan returns the bins a run compacts, by partition, smallest first, up to
-// MaxInputBytes.
+// MaxInputBytes and MaxInputRows: always at least one.
 func (o OptimizeOptions) plan(snap *deltalog.Snapshot) [][]deltalog.Add {
-	byPartition := map[string][]deltalog.Add{}
+	byPartition := map[string][]sized{}
+	counted := o.TargetRows > 0 || o.MaxInputRows > 0
 	for _, f := range snap.Files() {
-		if len(o.ZOrderBy) == 0 && f.Size >= o.TargetSize && !o.purge(&f) || o.Select != nil && !o.Select(&f) {
+		if o.Select != nil && !o.Select(&f) {
+			continue
+		}
+		var rows int64
+		if counted {
+			rows, _ = fileRows(&f)
+		}
+		full := f.Size >= o.TargetSize || o.TargetRows > 0 && rows >= o.TargetRows
+		if len(o.ZOrderBy) == 0 && full && !o.purge(&f) {
 			continue
 		}
 		pv, _ := json.Marshal(f.PartitionValues) // a map of strings: cannot fail
-		byPartition[string(pv)] = append(byPartition[string(pv)], f)
+		byPartition[string(pv)] = append(byPartition[string(pv)], sized{Add: f, rows: rows})
 	}
 	var out [][]deltalog.Add
-	var input int64
+	var input, inputRows int64
 	for _, pk := range slices.Sorted(maps.Keys(byPartition)) {
-		pbins := [][]deltalog.Add{byPartition[pk]} // Z-order: the whole partition
-		if len(o.ZOrderBy) == 0 {
-			pbins = bins(byPartition[pk], o.TargetSize, o.purge)
+		var pbins []bin
+		if len(o.ZOrderBy) > 0 { // the whole partition
+			z := bin{}
+			for _, f := range byPartition[pk] {
+				z.files = append(z.files, f.Add)
+				z.rows += f.rows
+			}
+			pbins = []bin{z}
+		} else {
+			pbins = bins(byPartition[pk], o.TargetSize, o.TargetRows, o.purge)
 		}
-		for _, bin := range pbins {
-			if o.MaxInputBytes > 0 && input >= o.MaxInputBytes {
+		for _, b := range pbins {
+			if len(out) > 0 && (o.MaxInputBytes > 0 && input >= o.MaxInputBytes ||
+				o.MaxInputRows > 0 && inputRows+b.rows > o.MaxInputRows) {
 				return out
 			}
-			out = append(out, bin)
-			for _, f := range bin {
+			out = append(out, b.files)
+			inputRows += b.rows
+			for _, f := range b.files {
 				input += f.Size
 			}
 		}
@@ -293,13 +323,16 @@ func unionTag(bin []deltalog.Add, name string) string {
 	return strings.Join(slices.Sorted(maps.Keys(set)), ",")
 }
 
-// Debt is what an Optimize with opts would save a full scan of snap: the objects
-// (data files and deletion vectors) it reads beyond what the run would leave. Each
-// bin becomes about one file.
+// Debt is what Optimize with opts would save a full scan of snap, in as many runs
+// as MaxInputBytes and MaxInputRows take: the objects (data files and deletion
+// vectors) it reads beyond what the runs would leave. Each bin becomes about one
+// file. The bounds on a run do not hide debt: a table whose first bins are small
+// is still compacted once all of them add up.
 func Debt(snap *deltalog.Snapshot, opts OptimizeOptions) int {
 	if opts.TargetSize <= 0 {
 		return 0
 	}
+	opts.MaxInputBytes, opts.MaxInputRows = 0, 0
 	n := 0
 	for _, bin := range opts.plan(snap) {
 		n += len(bin) - 1

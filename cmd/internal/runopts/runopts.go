@@ -49,7 +49,8 @@ func Batch(b config.Batch) processor.BatchLimits {
 // Maintenance maps the maintenance block onto the processor's upkeep.
 func Maintenance(m config.Maintenance) processor.Maintenance {
 	return processor.Maintenance{
-		Disabled: !m.Enabled, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio, MaxCompactBytes: int64(m.MaxCompactBytes),
+		Disabled: !m.Enabled, CompactAt: m.CompactAt, PurgeRatio: m.PurgeRatio,
+		MaxCompactBytes: int64(m.MaxCompactBytes), MaxCompactRows: m.MaxCompactRows,
 		CheckpointCommits: m.CheckpointCommits, CheckpointInterval: time.Duration(m.CheckpointInterval),
 		CheckpointMaxCommits: m.CheckpointMaxCommits, VacuumInterval: time.Duration(m.VacuumInterval),
 		Concurrency: m.Concurrency, TailFileSize: int64(m.TailFileSize),
