@@ -90,7 +90,7 @@ func (l *ChangeLog) Behind() {}
 
 // Positions returns the change log's txn version per partition.
 func (l *ChangeLog) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
-	return positions(ctx, l.table, "change log "+l.opts.TableName)
+	return positions(ctx, l.table, l.latest.Load(), "change log "+l.opts.TableName)
 }
 
 // Append writes the batch's events above the log's txn versions, and moves

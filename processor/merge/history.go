@@ -116,7 +116,7 @@ func (h *History) Behind() {}
 
 // Positions returns the history table's txn version per partition.
 func (h *History) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
-	return positions(ctx, h.table, "history table "+h.opts.TableName)
+	return positions(ctx, h.table, h.latest.Load(), "history table "+h.opts.TableName)
 }
 
 // Apply places the batch's events above the table's txn versions among

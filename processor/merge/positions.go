@@ -9,10 +9,12 @@ import (
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
 )
 
-// positions returns the txn version per partition of t's latest snapshot;
-// a table not created yet has none. name says which table in errors.
-func positions(ctx context.Context, t *deltalog.Table, name string) (map[cdctable.TopicPartition]int64, error) {
-	snap, err := t.Snapshot(ctx)
+// positions returns the txn version per partition of t's latest snapshot,
+// read from known (nil: from scratch) as Table.Update reads it: a start
+// after an open then reads only the commits since, not the checkpoint
+// again. A table not created yet has none. name says which table in errors.
+func positions(ctx context.Context, t *deltalog.Table, known *deltalog.Snapshot, name string) (map[cdctable.TopicPartition]int64, error) {
+	snap, err := t.Update(ctx, known)
 	if errors.Is(err, deltalog.ErrNotExist) {
 		return map[cdctable.TopicPartition]int64{}, nil
 	}

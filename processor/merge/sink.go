@@ -317,7 +317,7 @@ func (s *Sink) warnFeatures(st *tableState) {
 // Positions returns the last applied offset per partition, from the txn
 // actions of the latest snapshot. A missing table has none.
 func (s *Sink) Positions(ctx context.Context) (map[cdctable.TopicPartition]int64, error) {
-	return positions(ctx, s.table, s.opts.TableName)
+	return positions(ctx, s.table, s.Snapshot(), s.opts.TableName)
 }
 
 // Apply dedups the batch, merges it into the table and commits it together
