@@ -12,6 +12,7 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
+	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Maintenance configures the upkeep the processor runs on its tables beside
@@ -200,6 +201,21 @@ type maintained interface {
 	Snapshot() *deltalog.Snapshot
 	Behind()
 	Settle()
+}
+
+// follower is a maintained writer whose key index follows the rows a
+// compaction moved instead of reading them again (merge.Sink).
+type follower interface {
+	Compacted(version int64, moves []merge.Moved)
+}
+
+// movedRows is a compaction's moves as a follower takes them.
+func movedRows(moves []tableops.Moved) []merge.Moved {
+	out := make([]merge.Moved, len(moves))
+	for i, m := range moves {
+		out[i] = merge.Moved{From: m.From, Read: m.Read, Live: m.Live, To: m.To, Offset: m.Offset}
+	}
+	return out
 }
 
 // queueLocked queues u when it has a commit not looked at, is not queued
@@ -414,7 +430,11 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 			if res.NumRemovedFiles == 0 {
 				return snap, nil // nothing left to compact
 			}
-			w.Behind()
+			if f, ok := w.(follower); ok && len(res.Moved) > 0 {
+				f.Compacted(res.Version, movedRows(res.Moved))
+			} else {
+				w.Behind()
+			}
 			m.p.m.maintenance.WithLabelValues(u.path, upkeepCompact, "ok").Inc()
 			m.p.log.Info("table compacted", "table", u.path, "version", res.Version, "debt", debt,
 				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,

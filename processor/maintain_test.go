@@ -22,6 +22,7 @@ import (
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 	"github.com/cdc2delta/cdc2delta/deltalog/datafile"
+	"github.com/cdc2delta/cdc2delta/deltalog/faultstore"
 	"github.com/cdc2delta/cdc2delta/deltalog/memstore"
 	"github.com/cdc2delta/cdc2delta/internal/dbzgen"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
@@ -210,12 +211,31 @@ func TestCompactionMeetsCommits(t *testing.T) {
 			pl.requireModel()
 
 			// The sink, told it is behind, catches up before its next batch
-			// instead of losing the race.
+			// instead of losing the race. Told what the compaction moved, it
+			// follows the rows without reading the compacted files (a read
+			// of them fails); a metadata change rebuilds its index anyway.
 			require.True(t, sink.Snapshot().Version() < snap.Version())
+			var faults []*faultstore.Injection
+			if !tc.alter {
+				was := map[string]bool{}
+				for _, f := range before.Files() {
+					was[f.Path] = true
+				}
+				for _, f := range snap.Files() {
+					if !was[f.Path] {
+						faults = append(faults, sc.sinkStore.Inject(faultstore.Fault{Ops: faultstore.OpGet, Pattern: f.Path}))
+					}
+				}
+				require.NotEmpty(t, faults, "the compaction added files")
+			}
 			res, err := sink.Apply(t.Context(), merge.Batch{})
 			require.NoError(t, err)
 			require.Zero(t, res.Retries)
 			require.Equal(t, snap.Version(), sink.Snapshot().Version())
+			for _, f := range faults {
+				require.Zero(t, f.Fired(), "the sink read a compacted file")
+				f.Remove()
+			}
 		})
 	}
 }
@@ -250,13 +270,15 @@ func requireTouched(t *testing.T, stale, cur *deltalog.Snapshot) {
 // that a compaction is about to plan on, with the maintainer to run it;
 // tbl reads the table through wrap(store).
 type staleCompaction struct {
-	pl    *pipeline
-	sink  *merge.Sink
-	stale *deltalog.Snapshot
-	m     *maintainer
-	u     *upkeep
-	reg   *prometheus.Registry
-	tbl   *deltalog.Table
+	pl   *pipeline
+	sink *merge.Sink
+	// sinkStore is the sink's store.
+	sinkStore *faultstore.Store
+	stale     *deltalog.Snapshot
+	m         *maintainer
+	u         *upkeep
+	reg       *prometheus.Registry
+	tbl       *deltalog.Table
 }
 
 func newStaleCompaction(t *testing.T, seed uint64, wrap func(deltalog.Store) deltalog.Store) staleCompaction {
@@ -273,7 +295,8 @@ func newStaleCompaction(t *testing.T, seed uint64, wrap func(deltalog.Store) del
 		r.close(t)
 	}
 	run(200)
-	sink, err := merge.Open(t.Context(), merge.Options{Store: pl.store(tb), TableName: tablePath(tb)})
+	sinkStore := faultstore.Wrap(pl.store(tb))
+	sink, err := merge.Open(t.Context(), merge.Options{Store: sinkStore, TableName: tablePath(tb)})
 	require.NoError(t, err)
 	stale := sink.Snapshot()
 	run(100) // updates and deletes hit the files stale holds
@@ -285,7 +308,7 @@ func newStaleCompaction(t *testing.T, seed uint64, wrap func(deltalog.Store) del
 	tbl, err := deltalog.Open(t.Context(), wrap(pl.store(tb)), deltalog.DisableCheckpoints())
 	require.NoError(t, err)
 	return staleCompaction{
-		pl: pl, sink: sink, stale: stale, reg: reg, tbl: tbl,
+		pl: pl, sink: sink, sinkStore: sinkStore, stale: stale, reg: reg, tbl: tbl,
 		m: &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults()},
 		u: &upkeep{path: tablePath(tb), ckptVersion: -2, failing: map[string]*failure{}},
 	}

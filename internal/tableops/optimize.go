@@ -92,6 +92,9 @@ type OptimizeMetrics struct {
 	// Rebases counts the concurrent commits the rewrite was carried past
 	// (their deletion vectors marked in its files); not one of Spark's.
 	Rebases int
+	// Moved says where the rows of the removed files went, where a writer
+	// can follow them without reading the added files; not one of Spark's.
+	Moved []Moved
 }
 
 // operationMetrics renders m under Spark's names.
@@ -147,7 +150,7 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 	var bins []*compacted
 	dvs := deltalog.NewDVReader(t.Store())
 	for _, bin := range opts.plan(snap) {
-		c := &compacted{inputs: bin, dropped: make([]bool, len(bin))}
+		c := &compacted{inputs: bin, dropped: make([]bool, len(bin)), sorted: len(order) > 0}
 		for i := range bin {
 			c.read = append(c.read, bin[i].DeletionVector)
 		}
@@ -181,7 +184,7 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 		if len(actions) == 0 {
 			return OptimizeMetrics{}, nil // concurrent commits removed every input
 		}
-		m.Rebases = rebases
+		m.Rebases, m.Moved = rebases, moved(bins)
 		op := deltalog.Operation{Name: deltalog.OpOptimize, Metrics: m.operationMetrics(),
 			Parameters: map[string]string{"predicate": "[]", "zOrderBy": string(orderBy)}}
 		res, err := t.Commit(ctx, snap, actions, op, deltalog.ReadFiles(removed...))

@@ -29,6 +29,8 @@ type compacted struct {
 	read    []*deltalog.DeletionVector
 	live    []int64
 	outputs []deltalog.Add
+	// sorted bins' rows do not keep their inputs' order.
+	sorted bool
 	// gone holds, per output, the rows deleted in the inputs since they
 	// were read; nil when none.
 	gone []*roaring64.Bitmap

@@ -103,6 +103,10 @@ func TestOptimizeRebasesPastDeletionVectors(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.rebases, m.Rebases)
+			require.Equal(t, tc.orderBy == nil, len(m.Moved) > 0, "unsorted rows are moved, sorted ones not")
+			// The moves map the rows as read; the rows deleted since are
+			// deleted in the output.
+			requireMovedRows(t, f, planned, f.snapshot(t, -1), m.Moved)
 			require.EqualValues(t, planned.Version()+2, m.Version)
 			require.Equal(t, want, f.ids(t, -1), "the compaction holds the writer's rows, no more")
 			out := f.files(t)["eu"]
@@ -235,6 +239,8 @@ func TestOptimizeRebasesPastRemovedInputs(t *testing.T) {
 			require.Equal(t, 1, m.Rebases)
 			require.EqualValues(t, planned.Version()+2, m.Version)
 			require.Equal(t, 2-len(tc.remove(a, b)), m.NumRemovedFiles)
+			require.Len(t, m.Moved, m.NumRemovedFiles, "a removed input moves nothing; its rows still take theirs")
+			requireMovedRows(t, f, planned, f.snapshot(t, -1), m.Moved)
 			for _, act := range f.commit(t, m.Version) {
 				if act.Remove != nil {
 					for _, r := range tc.remove(a, b) {

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"runtime/metrics"
@@ -22,11 +23,17 @@ import (
 // into one file: the catch-up indexes every row of the new file. It reports
 // the catch-up's time and how far the live heap (as of each collection)
 // rose above its level before (the index itself) while it ran, sampled.
+// followed=true hands the Sink what the compaction moved, as the
+// maintainer does: the catch-up then follows the rows instead.
 //
 //	CDC2DELTA_BENCH_LOAD_ROWS=250000 go test ./processor/merge -run '^$' -bench BenchmarkCatchUpCompaction -benchtime 1x
 func BenchmarkCatchUpCompaction(b *testing.B) {
-	for _, index := range []string{"memory", "disk"} {
-		b.Run("index="+index, func(b *testing.B) {
+	for _, bc := range []struct {
+		index  string
+		follow bool
+	}{{"memory", false}, {"memory", true}, {"disk", false}, {"disk", true}} {
+		index := bc.index
+		b.Run(fmt.Sprintf("index=%s/followed=%t", index, bc.follow), func(b *testing.B) {
 			rows := benchTableRows()
 			store, err := localstore.New(localstore.Options{Dir: b.TempDir(), NoSync: true})
 			require.NoError(b, err)
@@ -56,6 +63,9 @@ func BenchmarkCatchUpCompaction(b *testing.B) {
 				require.NoError(b, err)
 				require.Equal(b, 1, res.NumAddedFiles)
 				version = res.Version
+				if bc.follow {
+					s.Compacted(res.Version, movedOf(res))
+				}
 				runtime.GC()
 				base := liveHeap()
 				b.StartTimer()

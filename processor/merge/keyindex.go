@@ -39,6 +39,9 @@ type keyIndex struct {
 	// runs, when not nil, hold the keys flushed to disk; keys then holds
 	// only the changes since (keyindex_runs.go).
 	runs *indexRuns
+	// redirects, by file id, say where the rows of moved files that runs
+	// still name went (keyindex_redirect.go).
+	redirects map[uint32]*redirect
 	// walks and skips count the catch-ups that dropped gone rows by a pass
 	// over every key and those that proved the pass needless.
 	walks, skips int
@@ -94,11 +97,15 @@ func (x *keyIndex) lookup(keys []string, check *liveCheck) ([]rowLoc, []bool, er
 		if !has[j] {
 			continue
 		}
-		if found[i], err = check.live(cands[j]); err != nil {
+		loc, ok := x.follow(cands[j])
+		if !ok {
+			continue
+		}
+		if found[i], err = check.live(loc); err != nil {
 			return nil, nil, err
 		}
 		if found[i] {
-			locs[i] = cands[j]
+			locs[i] = loc
 		}
 	}
 	return locs, found, nil
@@ -157,11 +164,11 @@ type fileMove struct {
 // move points the keys of moved files at their rows in the new files, in one
 // pass over the in-memory table. It runs after apply: the keys a batch
 // changed no longer point at the old files, and a key still at a gone row is
-// dropped. Run entries of a moved file die with it: it returns the new files
-// whose rows must be read again for them (putNewer).
-func (x *keyIndex) move(moves []fileMove) (reread []string) {
+// dropped. Run entries of a moved file are redirected (addRedirect); it
+// returns the rows of the files redirected.
+func (x *keyIndex) move(moves []fileMove) (redirected int64) {
 	if len(moves) == 0 {
-		return nil
+		return 0
 	}
 	// newRows[file id][old row] is the row in the new file + 1, 0 when gone.
 	newRows := make([][]uint32, len(x.files))
@@ -194,7 +201,8 @@ func (x *keyIndex) move(moves []fileMove) (reread []string) {
 		if m.to != "" {
 			toIDs[id] = x.fileID(m.to)
 			if x.runs != nil && x.runs.holds(id) {
-				reread = append(reread, m.to)
+				x.addRedirect(id, toIDs[id], m)
+				redirected += m.rows
 			}
 		}
 		delete(x.fileIDs, m.from) // data file names are never reused
@@ -215,7 +223,7 @@ func (x *keyIndex) move(moves []fileMove) (reread []string) {
 	for _, id := range freed {
 		x.freeID(id)
 	}
-	return reread
+	return redirected
 }
 
 // physicalRows reads the named columns of every physical row of add (deleted

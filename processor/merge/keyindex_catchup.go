@@ -37,6 +37,8 @@ type indexDelta struct {
 	// goneRows counts the rows of gone (for a removed file, the rows it had
 	// live); -1 when a removed file has no statistics to count them.
 	goneRows int64
+	// followed are the compactions whose moved rows are followed, not read.
+	followed *followed
 }
 
 // sameDV reports whether two files carry the same deletion vector.
@@ -53,25 +55,24 @@ func sameDV(a, b *deltalog.DeletionVector) bool {
 
 // diffSnapshots reads what changed in the indexed rows from old to cur, both
 // of st's metadata: removed files, rows newly deleted by a deletion vector
-// and the rows of new files, when they are at most readAhead. A deletion
+// and the rows of new files, when they are at most readAhead. The rows moves
+// say a compaction moved are followed instead (followMoves). A deletion
 // vector that lost rows (undeleted) gives errCatchUpUnsupported.
-func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot, readAhead int64) (*indexDelta, error) {
+func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot, readAhead int64, moves []Moved) (*indexDelta, error) {
 	d := &indexDelta{gone: map[uint32]*roaring64.Bitmap{}}
-	curFiles := cur.Files()
-	now := make(map[string]*deltalog.Add, len(curFiles))
-	for i := range curFiles {
-		now[curFiles[i].Path] = &curFiles[i]
-	}
-	before := map[string]bool{}
+	now, before := filesByPath(cur), filesByPath(old)
 	dvs := deltalog.NewDVReader(store)
+	var err error
+	if d.followed, err = followMoves(ctx, dvs, moves, before, now); err != nil {
+		return nil, err
+	}
 	for _, o := range old.Files() {
-		before[o.Path] = true
 		n, live := now[o.Path]
 		id, indexed := x.fileIDs[o.Path]
 		switch {
 		case !live:
 			d.removed = append(d.removed, o.Path)
-			if indexed {
+			if indexed && !d.followed.from[o.Path] {
 				d.gone[id] = nil
 				d.countRemoved(&o)
 			}
@@ -89,12 +90,11 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 	}
 	var fresh []*deltalog.Add
 	for path, add := range now {
-		if !before[path] {
+		if before[path] == nil && !d.followed.to[path] {
 			fresh = append(fresh, add)
 		}
 	}
 	if rows, known := statRows(fresh); known && rows <= readAhead {
-		var err error
 		if d.added, err = readKeySources(ctx, store, st, fresh); err != nil {
 			return nil, err
 		}
@@ -211,6 +211,17 @@ func (d deadRows) has(loc rowLoc) bool {
 // entries of gone rows need nothing: check, against the new snapshot, finds
 // them dead. A failure leaves the index part-way, to be rebuilt.
 func (x *keyIndex) applyDelta(ctx context.Context, store deltalog.Store, st *tableState, d *indexDelta, deleted []string, check *liveCheck) error {
+	if f := d.followed; len(f.moves) > 0 {
+		x.move(f.moves)
+		// Rows deleted in an output since its inputs were read are gone
+		// as a deletion vector's newly deleted rows are.
+		for path, bm := range f.toGone {
+			if id, ok := x.fileIDs[path]; ok {
+				d.gone[id] = bm
+				d.count(int64(bm.GetCardinality()))
+			}
+		}
+	}
 	dead := newDeadRows(d.gone, len(x.files))
 	if x.runs == nil && d.goneRows >= 0 {
 		if err := x.applyCounted(ctx, store, st, d, deleted, dead); err != nil {

@@ -30,6 +30,8 @@ type indexManifest struct {
 	Runs []string `json:"runs"`
 	// Live are the table's live files at Version.
 	Live []manifestFile `json:"live"`
+	// Redirects say where rows that runs name moved (format 2).
+	Redirects []manifestRedirect `json:"redirects,omitempty"`
 }
 
 // manifestFile is a live file: its id and its deletion vector.
@@ -41,7 +43,10 @@ type manifestFile struct {
 
 const (
 	manifestFormat = 1
-	manifestPrefix = "manifest-"
+	// manifestFormatRedirects is a manifest with redirects: a build that
+	// does not follow them must not read its runs.
+	manifestFormatRedirects = 2
+	manifestPrefix          = "manifest-"
 	// foreignGrace is how old another writer's files must be before this
 	// one deletes them: a live writer names its new runs in a manifest
 	// well within it.
@@ -93,6 +98,13 @@ func (x *keyIndex) saveManifest(snap *deltalog.Snapshot) error {
 		m.Live = append(m.Live, f)
 	}
 	m.Files = x.files // after the ids given above
+	var err error
+	if m.Redirects, err = x.manifestRedirects(); err != nil {
+		return fmt.Errorf("saving key index: %w", err)
+	}
+	if len(m.Redirects) > 0 {
+		m.Format = manifestFormatRedirects
+	}
 	js, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("saving key index: %w", err)
@@ -203,8 +215,8 @@ func readManifest(dir, name string) (indexManifest, error) {
 	if err := json.Unmarshal(js, &m); err != nil {
 		return m, fmt.Errorf("manifest %s: %w", name, err)
 	}
-	if m.Format != manifestFormat {
-		return m, fmt.Errorf("manifest %s: format %d, want %d", name, m.Format, manifestFormat)
+	if m.Format != manifestFormat && m.Format != manifestFormatRedirects {
+		return m, fmt.Errorf("manifest %s: format %d, want %d or %d", name, m.Format, manifestFormat, manifestFormatRedirects)
 	}
 	return m, nil
 }

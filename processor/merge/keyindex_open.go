@@ -92,6 +92,10 @@ func indexFromManifest(ctx context.Context, store deltalog.Store, st *tableState
 		r.runs = append(r.runs, run)
 	}
 	x.files = slices.Clone(m.Files)
+	if err := x.loadRedirects(m.Redirects); err != nil {
+		r.close()
+		return nil, fmt.Errorf("manifest of version %d: %w", m.Version, err)
+	}
 	r.inRuns = make([]bool, len(x.files))
 	for i := range r.inRuns {
 		r.inRuns[i] = true

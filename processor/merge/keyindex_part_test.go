@@ -60,11 +60,11 @@ func TestPutNewerFlushesWithinAFile(t *testing.T) {
 	}
 }
 
-// TestIndexOnDiskSavesARereadThatWroteRuns: a batch folds a file whose keys
-// are in runs into a new file, and the index reads that file's keys again,
-// writing runs. The index is saved at that version, so an open after a kill
-// does not read the file again.
-func TestIndexOnDiskSavesARereadThatWroteRuns(t *testing.T) {
+// TestIndexOnDiskSavesAMoveOfRunRows: a batch folds a file whose keys are
+// in runs, more than the in-memory table holds, into a new file, and the
+// index redirects their run entries. The index is saved at that version,
+// so an open after a kill does not read the file.
+func TestIndexOnDiskSavesAMoveOfRunRows(t *testing.T) {
 	store := &dataReadStore{Store: newMemStore(), read: map[string]bool{}}
 	dir := t.TempDir()
 	open := func() *Sink {
@@ -81,10 +81,12 @@ func TestIndexOnDiskSavesARereadThatWroteRuns(t *testing.T) {
 	_, err := s.Apply(t.Context(), batchOf(evs...))
 	require.NoError(t, err)
 	// One update folds that file (below the tail size and tailMaxRows) into
-	// a new one: its n keys are read again, 100 at a time.
+	// a new one: its n keys' run entries are redirected.
 	_, err = s.Apply(t.Context(), batchOf(ev{op: codecs.OpUpdate, id: 7, pos: n + 1, name: "y", offset: n}))
 	require.NoError(t, err)
 	require.Equal(t, 1, s.Snapshot().NumFiles(), "the update was folded")
+	require.NotEmpty(t, s.state.index.redirects, "the fold's run entries are redirected")
+	requireIndexMatchesFiles(t, s)
 
 	store.reads()
 	s = open() // no Close: killed

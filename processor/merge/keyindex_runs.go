@@ -28,9 +28,8 @@ import (
 type indexRuns struct {
 	*indexDir
 	runs []*diskRun // newest first
-	// inRuns[file id] says a run may hold rows of that file; a move of
-	// one then has its rows read again (afterCommit), as their run entries
-	// die with the file.
+	// inRuns[file id] says a run may name rows of that file, itself or
+	// through a redirect; a move of one then gets a redirect.
 	inRuns []bool
 }
 
@@ -241,14 +240,14 @@ func (x *keyIndex) flush() error {
 func (x *keyIndex) compactRuns() error {
 	r := x.runs
 	k, total := 1, r.runs[0].Len()
-	for k < len(r.runs) && r.runs[k].Len() <= 2*total {
+	for k < len(r.runs) && (r.runs[k].Len() <= 2*total || len(x.redirects) > maxRedirects) {
 		total += r.runs[k].Len()
 		k++
 	}
-	if k == 1 {
+	full := k == len(r.runs)
+	if k == 1 && !(full && len(x.redirects) > maxRedirects) {
 		return nil
 	}
-	full := k == len(r.runs)
 	srcs := make([]*keyrun.Run, k)
 	for i := range k {
 		srcs[i] = r.runs[i].Run
@@ -258,14 +257,23 @@ func (x *keyIndex) compactRuns() error {
 		if !full {
 			return keyrun.Merge(w, nil, srcs...)
 		}
+		// The entries of dead files are dropped and those of moved files
+		// follow their redirects, which then have no entry left to serve.
 		used = make([]bool, len(x.files))
-		return keyrun.Merge(w, func(v []byte) bool {
-			id := binary.LittleEndian.Uint32(v)
-			if int(id) >= len(x.files) || x.files[id] == "" {
-				return true
+		var out []byte
+		return keyrun.Merge(w, func(v []byte) ([]byte, bool) {
+			loc := rowLoc{file: binary.LittleEndian.Uint32(v), row: binary.LittleEndian.Uint32(v[4:])}
+			loc, ok := x.follow(loc)
+			if !ok || int(loc.file) >= len(x.files) || x.files[loc.file] == "" {
+				return nil, false
 			}
-			used[id] = true
-			return false
+			used[loc.file] = true
+			if len(x.redirects) == 0 {
+				return v, true
+			}
+			out = binary.LittleEndian.AppendUint32(out[:0], loc.file)
+			out = binary.LittleEndian.AppendUint32(out, loc.row)
+			return append(out, v[8:]...), true
 		}, srcs...)
 	})
 	if err != nil {
@@ -279,6 +287,7 @@ func (x *keyIndex) compactRuns() error {
 	r.runs = append([]*diskRun{merged}, r.runs[k:]...)
 	if full {
 		// Ids of dead files that no run names any more are free again.
+		x.redirects = nil
 		r.inRuns = used
 		free := map[uint32]bool{}
 		for _, id := range x.free {
@@ -318,6 +327,10 @@ func (x *keyIndex) allLive(check *liveCheck, fn func(key string, loc rowLoc) err
 		loc, err := decodeRunValue(m.Value())
 		if err != nil {
 			return err
+		}
+		loc, ok := x.follow(loc)
+		if !ok {
+			continue
 		}
 		live, err := check.live(loc)
 		if err != nil {

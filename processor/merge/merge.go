@@ -290,7 +290,7 @@ func (s *Sink) applyOnce(ctx context.Context, b Batch) (Result, error) {
 	if cr.CheckpointErr != nil {
 		s.log.Warn("checkpoint failed", "version", cr.Version, "err", cr.CheckpointErr)
 	}
-	s.afterCommit(ctx, st, p, d.truncate, cr)
+	s.afterCommit(st, p, d.truncate, cr)
 	s.logUnresolved(st, p.unresolved)
 	return res, nil
 }
@@ -914,7 +914,7 @@ func (s *Sink) operation(st *tableState, res *Result, p *mergePlan, sourceRows i
 
 // afterCommit makes the committed state the Sink's, or marks it stale when
 // the log moved past the commit (another writer) so the next batch reloads.
-func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
+func (s *Sink) afterCommit(st *tableState, p *mergePlan, truncate *Record, cr deltalog.CommitResult) {
 	// Our commit followed st.snap directly (no retries): Commit then built the
 	// snapshot after it, without listing or reading the log.
 	snap := cr.Snapshot
@@ -927,7 +927,7 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 		st.tombs.floor = truncate.Change.Pos
 	}
 	st.index.apply(p.ops)
-	reread := st.index.move(p.moves)
+	redirected := st.index.move(p.moves)
 	for k, ts := range p.tombs {
 		st.tombs.merge(k, ts)
 	}
@@ -935,47 +935,21 @@ func (s *Sink) afterCommit(ctx context.Context, st *tableState, p *mergePlan, tr
 		st.tombs.files[cdctable.TombstoneDir+p.tombFile] = fileMerged
 	}
 	s.state = st
-	if err := s.afterCommitRuns(ctx, st, reread); err != nil {
-		// The index may lack the moved rows: only a rebuild is sure.
-		s.log.Warn("the key index lost track of moved rows; rebuilding it before the next batch", "err", err)
-		s.setState(nil)
-		s.stale = true
-	}
+	s.afterCommitRuns(st, redirected)
 }
 
-// afterCommitRuns brings the runs of an on-disk index up to a commit: the
-// rows of files moved out of runs are indexed again from their new files,
-// and a full in-memory table is flushed, with a manifest of the version.
-func (s *Sink) afterCommitRuns(ctx context.Context, st *tableState, reread []string) error {
+// afterCommitRuns flushes a full in-memory table of an on-disk index to a
+// run, with a manifest of the commit's version. It saves one too when the
+// commit moved as many rows out of files in runs as the table holds: an
+// open after a kill would otherwise read them again.
+func (s *Sink) afterCommitRuns(st *tableState, redirected int64) {
 	x := st.index
-	if x.runs == nil {
-		return nil
+	if x.runs == nil || x.keys.len() < x.runs.memKeys && redirected < int64(x.runs.memKeys) {
+		return
 	}
-	wrote := false
-	if len(reread) > 0 {
-		was := x.runs.names()
-		check := liveCheckOf(ctx, x, s.opts.Store, st.snap)
-		var adds []*deltalog.Add
-		for _, path := range reread {
-			if add := check.files[path]; add != nil {
-				adds = append(adds, add)
-			}
-		}
-		if err := readFileKeys(ctx, s.opts.Store, st, adds, func(path string, entries []keyEntry) error {
-			return x.putNewer(path, entries, check)
-		}); err != nil {
-			return err
-		}
-		// A reread long enough to write runs is saved at once, as an open's
-		// catch-up is: the next open would otherwise read those files again.
-		wrote = !slices.Equal(x.runs.names(), was)
+	if err := x.saveManifest(st.snap); err != nil {
+		// The index is still whole (runs and table); only the next
+		// open has further to catch up.
+		s.log.Warn("saving the key index", "err", err)
 	}
-	if wrote || x.keys.len() >= x.runs.memKeys {
-		if err := x.saveManifest(st.snap); err != nil {
-			// The index is still whole (runs and table); only the next
-			// open has further to catch up.
-			s.log.Warn("saving the key index", "err", err)
-		}
-	}
-	return nil
 }

@@ -120,7 +120,8 @@ func (s *Sink) catchUp(ctx context.Context) error {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	st.snap, st.proto = snap, snap.Protocol()
-	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap, s.readAhead)
+	moves := s.compactions.take(old.snap.Version(), snap.Version())
+	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap, s.readAhead, moves)
 	if err != nil {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
@@ -151,9 +152,13 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	if len(d.fresh) > 0 {
 		s.log.Info("key index caught up", "version", snap.Version(), "duration", time.Since(start).Round(time.Millisecond))
 	}
-	// A catch-up that wrote runs (over a compaction's files, say) is saved
-	// at once, as an open's is: a restart would otherwise read them again.
-	if x := old.index; x.runs != nil && !slices.Equal(x.runs.names(), was) {
+	if n := len(d.followed.moves); n > 0 {
+		s.log.Debug("key index followed compacted rows", "version", snap.Version(), "files", n, "outputs", len(d.followed.to))
+	}
+	// A catch-up that wrote runs (over a compaction's files, say) or
+	// followed moved rows is saved at once, as an open's is: a restart would
+	// otherwise read the new files again.
+	if x := old.index; x.runs != nil && (!slices.Equal(x.runs.names(), was) || len(d.followed.moves) > 0) {
 		if err := x.saveManifest(snap); err != nil {
 			s.log.Warn("the key index caught up but was not saved; the next open catches up again", "err", err)
 		}

@@ -73,11 +73,12 @@ func (m *Merged) Value() []byte { return m.value }
 // Err is the error that ended the iteration, if any.
 func (m *Merged) Err() error { return m.err }
 
-// Merge writes the union of runs to w, newest first (as Merged). drop, when
-// not nil, leaves out a key whose winning value it returns true for, as a
-// compaction that reaches the oldest run does with deletes. It does not
+// Merge writes the union of runs to w, newest first (as Merged). keep, when
+// not nil, gives the value written for a key's winning value, or false to
+// leave the key out, as a compaction that reaches the oldest run does with
+// deletes; the value it returns is used before its next call. It does not
 // close w.
-func Merge(w *Writer, drop func(value []byte) bool, runs ...*Run) error {
+func Merge(w *Writer, keep func(value []byte) ([]byte, bool), runs ...*Run) error {
 	for i, r := range runs {
 		if r.width != w.width {
 			return fmt.Errorf("keyrun: merging run %d of width %d into a run of width %d", i, r.width, w.width)
@@ -85,10 +86,14 @@ func Merge(w *Writer, drop func(value []byte) bool, runs ...*Run) error {
 	}
 	m := NewMerged(runs...)
 	for m.Next() {
-		if drop != nil && drop(m.Value()) {
-			continue
+		v := m.Value()
+		if keep != nil {
+			var ok bool
+			if v, ok = keep(v); !ok {
+				continue
+			}
 		}
-		if err := w.Add(m.Key(), m.Value()); err != nil {
+		if err := w.Add(m.Key(), v); err != nil {
 			return err
 		}
 	}

@@ -223,6 +223,19 @@ func TestMergeNewestWins(t *testing.T) {
 		gens[g][""] = value(width, uint64(g)+1) // the empty key sorts first
 	}
 	deleted := func(v []byte) bool { return v[0]&7 == 0 }
+	// keep drops deleted values and rewrites the others, as a full merge
+	// follows redirects.
+	rewrite := func(v []byte) []byte {
+		out := bytes.Clone(v)
+		out[width-1] ^= 0xff
+		return out
+	}
+	keep := func(v []byte) ([]byte, bool) {
+		if deleted(v) {
+			return nil, false
+		}
+		return rewrite(v), true
+	}
 
 	want := entries{}
 	for g := len(gens) - 1; g >= 0; g-- {
@@ -233,6 +246,8 @@ func TestMergeNewestWins(t *testing.T) {
 	for k, v := range want {
 		if deleted(v) {
 			delete(want, k)
+		} else {
+			want[k] = rewrite(v)
 		}
 	}
 
@@ -242,7 +257,7 @@ func TestMergeNewestWins(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w := keyrun.NewWriter(&buf, width, 9000, 10)
-	require.NoError(t, keyrun.Merge(w, deleted, runs...))
+	require.NoError(t, keyrun.Merge(w, keep, runs...))
 	require.NoError(t, w.Close())
 	merged := open(t, buf.Bytes())
 	require.NoError(t, readAll(buf.Bytes(), want.sorted(), want))
