@@ -3,6 +3,7 @@ package merge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -52,23 +53,26 @@ func (s *Sink) Compacted(version int64, moves []Moved) {
 	s.Behind()
 }
 
-// take returns the moves of the commits after version from up to version
-// to, and forgets those up to to.
-func (c *compactions) take(from, to int64) []Moved {
+// between returns the moves of the commits after version from up to
+// version to.
+func (c *compactions) between(from, to int64) []Moved {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []Moved
-	kept := c.pending[:0]
 	for _, p := range c.pending {
-		switch {
-		case p.version > to:
-			kept = append(kept, p)
-		case p.version > from:
+		if p.version > from && p.version <= to {
 			out = append(out, p.moves...)
 		}
 	}
-	c.pending = kept
 	return out
+}
+
+// forget drops the moves of the commits up to version to, which a
+// catch-up has passed.
+func (c *compactions) forget(to int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = slices.DeleteFunc(c.pending, func(p compaction) bool { return p.version <= to })
 }
 
 // followed are the moves a catch-up follows: those whose commit lies

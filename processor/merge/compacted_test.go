@@ -25,6 +25,7 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 		untold  bool // Compacted is not called
 		rebased bool // the Sink commits between the compaction's read and its commit
 		restart bool // a kill and an open follow the catch-up
+		dvFails bool // the first catch-up cannot read deletion vectors
 	}{
 		{name: "memory", disk: false},
 		{name: "disk", disk: true},
@@ -32,6 +33,7 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 		{name: "memory, rebased", rebased: true},
 		{name: "disk, restart", disk: true, restart: true},
 		{name: "disk, untold", disk: true, untold: true},
+		{name: "disk, a failed catch-up keeps the moves", disk: true, dvFails: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := newFaultStore()
@@ -90,6 +92,15 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 			}
 
 			fault := store.Inject(faultstore.Fault{Ops: faultstore.OpGet, Pattern: compacted})
+			if tc.dvFails {
+				dvFault := store.Inject(faultstore.Fault{Ops: faultstore.OpGet, Pattern: "deletion_vector_*"})
+				s.mu.Lock()
+				err = s.catchUp(t.Context())
+				s.mu.Unlock()
+				require.ErrorIs(t, err, faultstore.ErrInjected)
+				require.Positive(t, dvFault.Fired())
+				dvFault.Remove()
+			}
 			s.mu.Lock()
 			err = s.catchUp(t.Context())
 			s.mu.Unlock()
