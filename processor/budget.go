@@ -8,7 +8,9 @@ import "time"
 // after a quiet spell. A table whose batch is ready reserves the next slot
 // and commits when it comes (tables get their turns in the order they
 // asked, and each sleeps until its own); a forced commit takes a slot
-// without waiting. It is guarded by Processor.mu.
+// without waiting, but for one forced by MaxDelay, the floor of the
+// tables' commits, which the budget does not bound. It is guarded by
+// Processor.mu.
 type commitBudget struct {
 	every time.Duration // between slots; 0: unlimited
 	// burst is how far behind now the next slot may lag: the slots a quiet

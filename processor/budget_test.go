@@ -84,6 +84,45 @@ func TestPendingBudget(t *testing.T) {
 		"max delay below age is raised to it")
 }
 
+// TestMaxDelayCommitsLeaveTheBudget: many trickling tables forced by
+// max_delay at once, more than the budget holds, leave it to the ready
+// batch of a busy table, which commits at once instead of waiting for the
+// slots they would have taken. A full batch still takes a slot, so the
+// busy table's next ready batch waits for one.
+func TestMaxDelayCommitsLeaveTheBudget(t *testing.T) {
+	l := BatchLimits{Records: 10, Age: time.Second, MinRecords: 3, MaxDelay: 10 * time.Second, CommitsPerSecond: 1}.withDefaults()
+	p := &Processor{opts: Options{Batch: l}}
+	p.mu.budget = newCommitBudget(l)
+	t0 := time.Unix(1000, 0)
+	now := t0.Add(l.MaxDelay)
+	for i := range 20 {
+		trickle := &table{}
+		trickle.pend.add(t0, l, entry{kind: entryChange, size: 1})
+		why, _ := p.commitDueLocked(trickle, now, false, false)
+		require.Equal(t, commitMaxDelay, why, "trickling table %d", i)
+	}
+	busy := &table{}
+	for range 3 {
+		busy.pend.add(now.Add(-l.Age), l, entry{kind: entryChange, size: 1})
+	}
+	why, wait := p.commitDueLocked(busy, now, false, false)
+	require.Equal(t, commitReady, why, "the busy table's ready batch waits %s", wait)
+
+	full := &table{}
+	for range l.Records {
+		full.pend.add(now, l, entry{kind: entryChange, size: 1})
+	}
+	why, _ = p.commitDueLocked(full, now, false, false)
+	require.Equal(t, commitFull, why)
+	busy.pend = pending{}
+	for range 3 {
+		busy.pend.add(now.Add(-l.Age), l, entry{kind: entryChange, size: 1})
+	}
+	why, wait = p.commitDueLocked(busy, now, false, false)
+	require.Empty(t, why, "the full batch took the next slot")
+	require.Positive(t, wait)
+}
+
 // producedAt produces the workload's next event and returns when, by
 // partition and offset.
 func (pl *pipeline) producedAt(at map[cdctable.TopicPartition]map[int64]time.Time) {

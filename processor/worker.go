@@ -123,8 +123,12 @@ func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool)
 	default:
 		return "", pd.wake(now, l).Sub(now)
 	}
-	if t.slot.IsZero() {
-		p.mu.budget.reserve(now) // a forced commit uses up the budget too
+	// A forced commit uses up the budget too, but for one max_delay forced:
+	// that floor, a commit per table per max_delay, is the tables' and not
+	// the budget's to bound, and spending the budget on it would hold every
+	// busy table to max_delay too once the tables are many (ADR 0030).
+	if t.slot.IsZero() && why != commitMaxDelay {
+		p.mu.budget.reserve(now)
 	}
 	t.slot = time.Time{}
 	return why, 0
