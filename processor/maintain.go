@@ -12,7 +12,6 @@ import (
 	"github.com/cdc2delta/cdc2delta/internal/backoff"
 	"github.com/cdc2delta/cdc2delta/internal/tableops"
 	"github.com/cdc2delta/cdc2delta/processor/cdctable"
-	"github.com/cdc2delta/cdc2delta/processor/merge"
 )
 
 // Maintenance configures the upkeep the processor runs on its tables beside
@@ -122,6 +121,9 @@ type maintainer struct {
 	p    *Processor
 	o    Maintenance
 	wake chan struct{} // capacity 1
+	// movedRows are the rows a compacted file needs to be tagged with
+	// where they came from (movedMinRows; tests set fewer).
+	movedRows int64
 
 	mu     sync.Mutex
 	queue  []*upkeep
@@ -156,7 +158,7 @@ func newMaintainer(p *Processor) *maintainer {
 	if p.opts.Maintenance.Disabled {
 		return nil
 	}
-	return &maintainer{p: p, o: p.opts.Maintenance, wake: make(chan struct{}, 1), tables: map[string]*upkeep{}}
+	return &maintainer{p: p, o: p.opts.Maintenance, wake: make(chan struct{}, 1), tables: map[string]*upkeep{}, movedRows: movedMinRows}
 }
 
 // committed tells the maintainer that t committed. The table is queued at
@@ -201,21 +203,6 @@ type maintained interface {
 	Snapshot() *deltalog.Snapshot
 	Behind()
 	Settle()
-}
-
-// follower is a maintained writer whose key index follows the rows a
-// compaction moved instead of reading them again (merge.Sink).
-type follower interface {
-	Compacted(version int64, moves []merge.Moved)
-}
-
-// movedRows is a compaction's moves as a follower takes them.
-func movedRows(moves []tableops.Moved) []merge.Moved {
-	out := make([]merge.Moved, len(moves))
-	for i, m := range moves {
-		out[i] = merge.Moved{From: m.From, Read: m.Read, Live: m.Live, To: m.To, Offset: m.Offset}
-	}
-	return out
 }
 
 // queueLocked queues u when it has a commit not looked at, is not queued
@@ -394,6 +381,29 @@ func (m *maintainer) run1(ctx context.Context, u *upkeep, kind string, fn func()
 	}
 }
 
+// movedMinRows are the rows a compacted file needs for its tag: below, a
+// writer reads them again about as fast as it follows them.
+const movedMinRows = 1 << 16
+
+// movedTags tags a compacted file of m.movedRows or more with where its
+// rows came from (cdctable.MovedTag).
+func (m *maintainer) movedTags(moves []tableops.Moved) map[string]string {
+	out := make([]cdctable.Moved, len(moves))
+	var rows int64
+	for i, mv := range moves {
+		out[i] = cdctable.Moved{From: mv.From, Read: mv.Read, Live: mv.Live, Offset: mv.Offset}
+		rows += mv.Live
+	}
+	if rows < m.movedRows {
+		return nil
+	}
+	v, ok := cdctable.MovedTagValue(out)
+	if !ok {
+		return nil
+	}
+	return map[string]string{cdctable.MovedTag: v}
+}
+
 // compactRaces bounds how often a compaction is planned again after a
 // commit of the table touched its files; then it waits for the next look.
 const compactRaces = 3
@@ -416,6 +426,9 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 	if !u.log && !u.hist {
 		// Instances that share the table compact disjoint files (ADR 0036).
 		opts.Select = cdctable.Compacts(owned, snap)
+		// The writers' key indexes follow the rows instead of reading
+		// them again (ADR 0034).
+		opts.MovedTags = m.movedTags
 	}
 	debt := tableops.Debt(snap, opts)
 	if debt < m.o.CompactAt {
@@ -430,11 +443,7 @@ func (m *maintainer) compact(ctx context.Context, u *upkeep, target int64, w mai
 			if res.NumRemovedFiles == 0 {
 				return snap, nil // nothing left to compact
 			}
-			if f, ok := w.(follower); ok && len(res.Moved) > 0 {
-				f.Compacted(res.Version, movedRows(res.Moved))
-			} else {
-				w.Behind()
-			}
+			w.Behind()
 			m.p.m.maintenance.WithLabelValues(u.path, upkeepCompact, "ok").Inc()
 			m.p.log.Info("table compacted", "table", u.path, "version", res.Version, "debt", debt,
 				"files_removed", res.NumRemovedFiles, "files_added", res.NumAddedFiles,

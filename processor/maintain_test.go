@@ -211,9 +211,10 @@ func TestCompactionMeetsCommits(t *testing.T) {
 			pl.requireModel()
 
 			// The sink, told it is behind, catches up before its next batch
-			// instead of losing the race. Told what the compaction moved, it
-			// follows the rows without reading the compacted files (a read
-			// of them fails); a metadata change rebuilds its index anyway.
+			// instead of losing the race. The compaction's tags say where
+			// its rows came from, so the sink follows them without reading
+			// the compacted files (a read of them fails); a metadata change
+			// rebuilds its index anyway.
 			require.True(t, sink.Snapshot().Version() < snap.Version())
 			var faults []*faultstore.Injection
 			if !tc.alter {
@@ -309,7 +310,7 @@ func newStaleCompaction(t *testing.T, seed uint64, wrap func(deltalog.Store) del
 	require.NoError(t, err)
 	return staleCompaction{
 		pl: pl, sink: sink, sinkStore: sinkStore, stale: stale, reg: reg, tbl: tbl,
-		m: &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults()},
+		m: &maintainer{p: p, o: Maintenance{CompactAt: 1}.withDefaults(), movedRows: 1},
 		u: &upkeep{path: tablePath(tb), ckptVersion: -2, failing: map[string]*failure{}},
 	}
 }

@@ -55,6 +55,10 @@ type OptimizeOptions struct {
 	// UnionTag names a tag whose value is a ","-separated set: a compacted file
 	// carries the union of its inputs' values, or none if one of them has none.
 	UnionTag string
+	// MovedTags, when set, gives tags for a compacted file whose rows moved
+	// unsorted from its inputs (OptimizeMetrics.Moved), from those moves: a
+	// writer that indexes rows by file and row can follow them from the log.
+	MovedTags func(moves []Moved) map[string]string
 	// DeltaEncodings writes the compacted files with datafile's delta
 	// encodings (datafile.Options.DeltaEncodings), as a change log's own
 	// appends are written, so that compaction keeps their smaller files.
@@ -180,11 +184,15 @@ func Optimize(ctx context.Context, t *deltalog.Table, snap *deltalog.Snapshot, o
 		orderBy = []byte("[]")
 	}
 	commit := func(snap *deltalog.Snapshot, rebases int) (OptimizeMetrics, error) {
+		mv := moved(bins)
+		if opts.MovedTags != nil {
+			tagMoved(bins, mv, opts.MovedTags)
+		}
 		actions, removed, m := compaction(bins)
 		if len(actions) == 0 {
 			return OptimizeMetrics{}, nil // concurrent commits removed every input
 		}
-		m.Rebases, m.Moved = rebases, moved(bins)
+		m.Rebases, m.Moved = rebases, mv
 		op := deltalog.Operation{Name: deltalog.OpOptimize, Metrics: m.operationMetrics(),
 			Parameters: map[string]string{"predicate": "[]", "zOrderBy": string(orderBy)}}
 		res, err := t.Commit(ctx, snap, actions, op, deltalog.ReadFiles(removed...))

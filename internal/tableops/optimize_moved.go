@@ -1,6 +1,10 @@
 package tableops
 
-import "github.com/cdc2delta/cdc2delta/deltalog"
+import (
+	"maps"
+
+	"github.com/cdc2delta/cdc2delta/deltalog"
+)
 
 // Moved is where a compaction put one input file's rows, for a writer that
 // indexes rows by file and row (a key index): the rows live when the file
@@ -36,4 +40,30 @@ func moved(bins []*compacted) []Moved {
 		}
 	}
 	return out
+}
+
+// tagMoved sets the tags tags gives each output of bins from its moves (a
+// rebase runs it again, as the moves may have changed).
+func tagMoved(bins []*compacted, moves []Moved, tags func([]Moved) map[string]string) {
+	by := map[string][]Moved{}
+	for _, m := range moves {
+		by[m.To] = append(by[m.To], m)
+	}
+	for _, b := range bins {
+		for j := range b.outputs {
+			out := &b.outputs[j]
+			if len(by[out.Path]) == 0 {
+				continue
+			}
+			add := tags(by[out.Path])
+			if len(add) == 0 {
+				continue
+			}
+			out.Tags = maps.Clone(out.Tags)
+			if out.Tags == nil {
+				out.Tags = map[string]string{}
+			}
+			maps.Copy(out.Tags, add)
+		}
+	}
 }

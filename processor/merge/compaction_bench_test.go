@@ -23,8 +23,8 @@ import (
 // into one file: the catch-up indexes every row of the new file. It reports
 // the catch-up's time and how far the live heap (as of each collection)
 // rose above its level before (the index itself) while it ran, sampled.
-// followed=true hands the Sink what the compaction moved, as the
-// maintainer does: the catch-up then follows the rows instead.
+// followed=true tags the compacted file with where its rows came from, as
+// the maintainer does: the catch-up then follows the rows instead.
 //
 //	CDC2DELTA_BENCH_LOAD_ROWS=250000 go test ./processor/merge -run '^$' -bench BenchmarkCatchUpCompaction -benchtime 1x
 func BenchmarkCatchUpCompaction(b *testing.B) {
@@ -59,13 +59,14 @@ func BenchmarkCatchUpCompaction(b *testing.B) {
 				require.NoError(b, err)
 				snap, err := dt.Snapshot(b.Context())
 				require.NoError(b, err)
-				res, err := tableops.Optimize(b.Context(), dt, snap, tableops.OptimizeOptions{TargetSize: 1 << 40})
+				opts := tableops.OptimizeOptions{TargetSize: 1 << 40}
+				if bc.follow {
+					opts.MovedTags = movedTags
+				}
+				res, err := tableops.Optimize(b.Context(), dt, snap, opts)
 				require.NoError(b, err)
 				require.Equal(b, 1, res.NumAddedFiles)
 				version = res.Version
-				if bc.follow {
-					s.Compacted(res.Version, movedOf(res))
-				}
 				runtime.GC()
 				base := liveHeap()
 				b.StartTimer()

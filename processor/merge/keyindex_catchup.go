@@ -55,17 +55,14 @@ func sameDV(a, b *deltalog.DeletionVector) bool {
 
 // diffSnapshots reads what changed in the indexed rows from old to cur, both
 // of st's metadata: removed files, rows newly deleted by a deletion vector
-// and the rows of new files, when they are at most readAhead. The rows moves
-// say a compaction moved are followed instead (followMoves). A deletion
+// and the rows of new files, when they are at most readAhead. The rows a
+// compaction's tags say it moved are followed instead (followMoves). A deletion
 // vector that lost rows (undeleted) gives errCatchUpUnsupported.
-func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot, readAhead int64, moves []Moved) (*indexDelta, error) {
+func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *tableState, old, cur *deltalog.Snapshot, readAhead int64, log func(string, ...any)) (*indexDelta, error) {
 	d := &indexDelta{gone: map[uint32]*roaring64.Bitmap{}}
 	now, before := filesByPath(cur), filesByPath(old)
 	dvs := deltalog.NewDVReader(store)
-	var err error
-	if d.followed, err = followMoves(ctx, dvs, moves, before, now); err != nil {
-		return nil, err
-	}
+	d.followed = followMoves(ctx, dvs, before, now, log)
 	for _, o := range old.Files() {
 		n, live := now[o.Path]
 		id, indexed := x.fileIDs[o.Path]
@@ -95,6 +92,7 @@ func (x *keyIndex) diffSnapshots(ctx context.Context, store deltalog.Store, st *
 		}
 	}
 	if rows, known := statRows(fresh); known && rows <= readAhead {
+		var err error
 		if d.added, err = readKeySources(ctx, store, st, fresh); err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ func (s *Sink) openIndex(ctx context.Context, st *tableState) (*keyIndex, error)
 		name, m, err := newestManifest(s.indexDir.path, st.snap.Version())
 		if err == nil {
 			var x *keyIndex
-			x, err = indexFromManifest(ctx, s.opts.Store, st, &indexRuns{indexDir: s.indexDir}, m)
+			x, err = indexFromManifest(ctx, s.opts.Store, st, &indexRuns{indexDir: s.indexDir}, m, s.log.Warn)
 			if err == nil {
 				s.log.Info("key index opened", "manifest", name, "version", st.snap.Version(), "runs", len(m.Runs),
 					"duration", time.Since(start).Round(time.Millisecond))
@@ -81,7 +81,7 @@ func (s *Sink) openIndex(ctx context.Context, st *tableState) (*keyIndex, error)
 // of m to st's snapshot: files new since are read, files gone die with
 // their entries (liveCheck). A deletion vector that holds fewer rows than
 // at m's version (a RESTORE) gives errCatchUpUnsupported.
-func indexFromManifest(ctx context.Context, store deltalog.Store, st *tableState, r *indexRuns, m indexManifest) (*keyIndex, error) {
+func indexFromManifest(ctx context.Context, store deltalog.Store, st *tableState, r *indexRuns, m indexManifest, log func(string, ...any)) (*keyIndex, error) {
 	x := newKeyIndex(r)
 	for _, name := range m.Runs {
 		run, err := r.openRun(name)
@@ -124,6 +124,18 @@ func indexFromManifest(ctx context.Context, store deltalog.Store, st *tableState
 			return nil, fmt.Errorf("%w: deletion vector of %s lost rows since version %d", errCatchUpUnsupported, add.Path, m.Version)
 		}
 	}
+	// A compaction since the manifest, tagged, is followed, not read: its
+	// inputs are the manifest's files removed since.
+	before := make(map[string]*deltalog.Add, len(m.Live))
+	for _, f := range m.Live {
+		before[x.files[f.ID]] = &deltalog.Add{Path: x.files[f.ID]}
+	}
+	follow := followMoves(ctx, deltalog.NewDVReader(store), before, filesByPath(st.snap), log)
+	for path := range follow.from {
+		x.fileIDs[path] = was[path].ID
+	}
+	x.move(follow.moves)
+	fresh = slices.DeleteFunc(fresh, func(add *deltalog.Add) bool { return follow.to[add.Path] })
 	for _, f := range was {
 		x.files[f.ID] = "" // removed since
 	}

@@ -214,8 +214,6 @@ type Sink struct {
 	stale bool        // state may not match the log: reload before the next batch
 	// behind is set when another writer of this process committed (Behind).
 	behind atomic.Bool
-	// compactions are what this process's compactions moved (Compacted).
-	compactions compactions
 }
 
 // ErrNoStore reports Options without a Store.

@@ -120,8 +120,7 @@ func (s *Sink) catchUp(ctx context.Context) error {
 		return fmt.Errorf("loading table %s: %w", s.opts.TableName, err)
 	}
 	st.snap, st.proto = snap, snap.Protocol()
-	moves := s.compactions.between(old.snap.Version(), snap.Version())
-	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap, s.readAhead, moves)
+	d, err := old.index.diffSnapshots(ctx, s.opts.Store, st, old.snap, snap, s.readAhead, s.log.Warn)
 	if err != nil {
 		return fmt.Errorf("indexing table %s: %w", s.opts.TableName, err)
 	}
@@ -165,7 +164,6 @@ func (s *Sink) catchUp(ctx context.Context) error {
 	}
 	st.index, st.tombs = old.index, old.tombs
 	s.state = st
-	s.compactions.forget(snap.Version())
 	s.compactTombstones(ctx, tombstoneCompactFiles)
 	s.log.Debug("table caught up", "from", old.snap.Version(), "version", snap.Version(),
 		"newFiles", len(d.added)+len(d.fresh), "removedFiles", len(d.removed), "keys", st.index.keys.len(), "deleted", len(deleted))

@@ -31,7 +31,7 @@ func openIndexCheck(ctx context.Context, store deltalog.Store, st *tableState, d
 	if err != nil {
 		return nil, fmt.Errorf("key index in %s: %w", dir, err)
 	}
-	x, err := indexFromManifest(ctx, store, st, &indexRuns{indexDir: d}, m)
+	x, err := indexFromManifest(ctx, store, st, &indexRuns{indexDir: d}, m, func(string, ...any) {})
 	if err != nil {
 		return nil, fmt.Errorf("key index in %s: %w", dir, err)
 	}
