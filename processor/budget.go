@@ -21,6 +21,9 @@ type commitBudget struct {
 	// MaxDelay, which forces them anyway.
 	ahead time.Duration
 	next  time.Time
+	// busyNext is the next slot of busy batches (pending.busy): they
+	// queue behind each other only, and each takes a slot from the rest.
+	busyNext time.Time
 }
 
 func newCommitBudget(l BatchLimits) commitBudget {
@@ -32,18 +35,32 @@ func newCommitBudget(l BatchLimits) commitBudget {
 }
 
 // reserve takes the next free slot and returns when it is: at or before
-// now, the commit may go at once.
-func (b *commitBudget) reserve(now time.Time) time.Time {
+// now, the commit may go at once. A busy batch takes the next slot of busy
+// batches and pushes the others' back by one, so that tables of
+// min_records per max_age or more commit every max_age while the budget
+// holds them, however many slower tables wait (ADR 0030).
+func (b *commitBudget) reserve(now time.Time, busy bool) time.Time {
 	if b.every == 0 {
 		return now
 	}
-	slot := b.next
+	if busy {
+		slot := b.take(&b.busyNext, now)
+		b.take(&b.next, now)
+		return slot
+	}
+	return b.take(&b.next, now)
+}
+
+// take takes the slot next says, at most burst behind now, and moves next
+// one slot on, at most ahead of now.
+func (b *commitBudget) take(next *time.Time, now time.Time) time.Time {
+	slot := *next
 	if floor := now.Add(-b.burst); slot.Before(floor) {
 		slot = floor
 	}
-	b.next = slot.Add(b.every)
-	if limit := now.Add(b.ahead); b.next.After(limit) {
-		b.next = limit
+	*next = slot.Add(b.every)
+	if limit := now.Add(b.ahead); next.After(limit) {
+		*next = limit
 	}
 	return slot
 }

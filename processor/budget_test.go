@@ -16,7 +16,8 @@ import (
 
 // TestCommitBudgetSlots: the budget hands out a slot every 1/rate, banks up
 // to a second's worth while commits are fewer, and forced commits push the
-// next slot at most MaxDelay ahead.
+// next slot at most MaxDelay ahead. Busy batches queue behind each other
+// only, and each pushes the others back by a slot.
 func TestCommitBudgetSlots(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
@@ -24,8 +25,9 @@ func TestCommitBudgetSlots(t *testing.T) {
 		name  string
 		rate  float64
 		delay time.Duration
-		at    []int // reserve at these ms
-		want  []int // slots, in ms
+		at    []int  // reserve at these ms
+		busy  []bool // of each reservation; nil: none busy
+		want  []int  // slots, in ms
 	}{
 		{name: "unlimited", rate: 0, at: []int{0, 0, 0}, want: []int{0, 0, 0}},
 		{name: "one a second", rate: 1, delay: time.Hour, at: []int{0, 0, 0, 5000}, want: []int{-0, 1000, 2000, 5000}},
@@ -33,12 +35,17 @@ func TestCommitBudgetSlots(t *testing.T) {
 			want: []int{9250, 9500, 9750, 10_000, 10_250}},
 		{name: "forced spell capped at max delay", rate: 1, delay: 3 * time.Second, at: []int{0, 0, 0, 0, 0, 0},
 			want: []int{0, 1000, 2000, 3000, 3000, 3000}},
+		{name: "busy ahead of a queue", rate: 1, delay: time.Hour, at: []int{0, 0, 0, 0, 0},
+			busy: []bool{false, false, false, true, false}, want: []int{0, 1000, 2000, 0, 4000}},
+		{name: "busy behind busy", rate: 2, delay: time.Hour, at: []int{5000, 5000, 5000, 5000},
+			busy: []bool{true, true, true, false}, want: []int{4500, 5000, 5500, 6000}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newCommitBudget(BatchLimits{CommitsPerSecond: tc.rate, MaxDelay: tc.delay})
 			for i, at := range tc.at {
-				require.Equal(t, ms(tc.want[i]), b.reserve(ms(at)), "reservation %d at %dms", i, at)
+				busy := tc.busy != nil && tc.busy[i]
+				require.Equal(t, ms(tc.want[i]), b.reserve(ms(at), busy), "reservation %d at %dms", i, at)
 			}
 		})
 	}
@@ -87,8 +94,9 @@ func TestPendingBudget(t *testing.T) {
 // TestMaxDelayCommitsLeaveTheBudget: many trickling tables forced by
 // max_delay at once, more than the budget holds, leave it to the ready
 // batch of a busy table, which commits at once instead of waiting for the
-// slots they would have taken. A full batch still takes a slot, so the
-// busy table's next ready batch waits for one.
+// slots they would have taken. A full batch still takes a slot, so a slow
+// table's ready batch waits for one, and a second busy batch waits for the
+// slot after the first's.
 func TestMaxDelayCommitsLeaveTheBudget(t *testing.T) {
 	l := BatchLimits{Records: 10, Age: time.Second, MinRecords: 3, MaxDelay: 10 * time.Second, CommitsPerSecond: 1}.withDefaults()
 	p := &Processor{opts: Options{Batch: l}}
@@ -114,13 +122,24 @@ func TestMaxDelayCommitsLeaveTheBudget(t *testing.T) {
 	}
 	why, _ = p.commitDueLocked(full, now, false, false)
 	require.Equal(t, commitFull, why)
-	busy.pend = pending{}
-	for range 3 {
-		busy.pend.add(now.Add(-l.Age), l, entry{kind: entryChange, size: 1})
+	// A batch that gathered min_records slowly is not busy: it waits for
+	// the slot after the one the full batch took.
+	slow := &table{}
+	for i := range 3 {
+		slow.pend.add(now.Add(time.Duration(i-5)*time.Second), l, entry{kind: entryChange, size: 1})
 	}
-	why, wait = p.commitDueLocked(busy, now, false, false)
+	require.False(t, slow.pend.busy)
+	why, wait = p.commitDueLocked(slow, now, false, false)
 	require.Empty(t, why, "the full batch took the next slot")
 	require.Positive(t, wait)
+	// Another busy batch waits for the busy table's slot only.
+	again := &table{}
+	for range 3 {
+		again.pend.add(now.Add(-l.Age), l, entry{kind: entryChange, size: 1})
+	}
+	why, wait = p.commitDueLocked(again, now, false, false)
+	require.Empty(t, why)
+	require.Equal(t, time.Second, wait, "one slot after the busy table's")
 }
 
 // producedAt produces the workload's next event and returns when, by

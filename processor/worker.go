@@ -109,7 +109,7 @@ func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool)
 		why = commitMaxDelay
 	case pd.ready(now, l, t.drained()):
 		if t.slot.IsZero() {
-			t.slot = p.mu.budget.reserve(now)
+			t.slot = p.mu.budget.reserve(now, pd.busy)
 		}
 		if now.Before(t.slot) {
 			wake := t.slot
@@ -128,7 +128,7 @@ func (p *Processor) commitDueLocked(t *table, now time.Time, stopped, over bool)
 	// the budget's to bound, and spending the budget on it would hold every
 	// busy table to max_delay too once the tables are many (ADR 0030).
 	if t.slot.IsZero() && why != commitMaxDelay {
-		p.mu.budget.reserve(now)
+		p.mu.budget.reserve(now, false)
 	}
 	t.slot = time.Time{}
 	return why, 0
