@@ -59,3 +59,20 @@ func MovedOf(add *deltalog.Add) ([]Moved, error) {
 	}
 	return moves, nil
 }
+
+// WithoutMoved returns tags less MovedTag, for a file added again with a
+// new deletion vector: the writer that adds it has followed its moves, and
+// the tag would otherwise be written again with every commit that touches
+// the file.
+func WithoutMoved(tags map[string]string) map[string]string {
+	if _, ok := tags[MovedTag]; !ok {
+		return tags
+	}
+	out := make(map[string]string, len(tags)-1)
+	for k, v := range tags {
+		if k != MovedTag {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -163,6 +163,16 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 				}
 				apply(evs...)
 				requireIndexMatchesFiles(t, s)
+				if b == 0 && !tc.untagged {
+					// The writer has followed the tag: it drops it when it
+					// adds the file again with a deletion vector.
+					for _, f := range s.Snapshot().Files() {
+						if f.Path == compacted {
+							require.NotNil(t, f.DeletionVector)
+							require.NotContains(t, f.Tags, cdctable.MovedTag)
+						}
+					}
+				}
 			}
 			require.False(t, strings.Contains(logs.String(), "level=ERROR"), "the log:\n%s", logs)
 		})

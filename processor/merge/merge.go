@@ -711,6 +711,7 @@ func (s *Sink) writeDVs(ctx context.Context, p *mergePlan, paths []string) error
 		add := *old
 		add.DataChange = true
 		add.DeletionVector = &descs[i]
+		add.Tags = cdctable.WithoutMoved(old.Tags)
 		if loose[i] {
 			// Already not tight (a vector before this one): the stats stand.
 		} else if stats, ok, err := deltalog.ParseStats(old.Stats); err == nil && ok {
