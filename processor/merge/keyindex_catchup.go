@@ -128,7 +128,13 @@ func statRows(files []*deltalog.Add) (rows int64, known bool) {
 
 // eachAdded passes the entries of the new files to use, a file's parts one
 // after the other: those read with the diff, then the fresh ones, read now.
-func (d *indexDelta) eachAdded(ctx context.Context, store deltalog.Store, st *tableState, use func(path string, entries []keyEntry) error) error {
+func (d *indexDelta) eachAdded(ctx context.Context, store deltalog.Store, st *tableState, all func(path string, entries []keyEntry) error) error {
+	use := func(path string, entries []keyEntry) error {
+		if entries = d.followed.keep(path, entries); len(entries) == 0 {
+			return nil
+		}
+		return all(path, entries)
+	}
 	for path, src := range d.added {
 		if err := src.each(ctx, func(entries []keyEntry) error { return use(path, entries) }); err != nil {
 			return err

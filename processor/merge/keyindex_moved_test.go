@@ -45,6 +45,11 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 		rebased  bool // the Sink commits between the compaction's read and its commit
 		kill     int  // 1: a kill and an open before the catch-up; 2: after it
 		dvFails  bool // the tag's first deletion vector cannot be read
+		// late adds a file the compaction takes in that the index has not
+		// saved (1: the Sink's own, before a kill) or not seen (2: another
+		// writer's): its rows are read from the compacted file, the rest
+		// followed.
+		late int
 	}{
 		{name: "memory"},
 		{name: "disk", disk: true},
@@ -54,6 +59,9 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 		{name: "disk, killed after the catch-up", disk: true, kill: 2},
 		{name: "disk, untagged", disk: true, untagged: true},
 		{name: "disk, a vector of the tag unreadable", disk: true, dvFails: true},
+		{name: "disk, killed, an input written after the last save", disk: true, kill: 1, late: 1},
+		{name: "memory, another writer's input", late: 2},
+		{name: "disk, another writer's input", disk: true, late: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := newFaultStore()
@@ -91,6 +99,24 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 			if tc.disk {
 				require.True(t, s.state.index.onDisk(), "keys are in runs")
 			}
+			var lateRows []ev
+			for i := range 5 {
+				pos++
+				lateRows = append(lateRows, ev{op: codecs.OpCreate, id: int32(500 + i), pos: pos, name: "late", offset: int64(pos)})
+			}
+			switch tc.late {
+			case 1:
+				apply(lateRows...) // fewer keys than a flush: no manifest
+			case 2:
+				other, err := Open(t.Context(), Options{Store: store, TableName: "items", Mode: ModeDV, TailFileSize: -1})
+				require.NoError(t, err)
+				for i := range lateRows {
+					lateRows[i].part = 1
+				}
+				_, err = other.Apply(t.Context(), batchOf(lateRows...))
+				require.NoError(t, err)
+				require.NoError(t, other.Close())
+			}
 			tbl, err := deltalog.Open(t.Context(), store)
 			require.NoError(t, err)
 			planned, err := tbl.Snapshot(t.Context())
@@ -112,8 +138,10 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 			compacted := res.Moved[0].To
 
 			fault := faultstore.Fault{Ops: faultstore.OpGet, Pattern: compacted}
-			if tc.dvFails {
+			if tc.dvFails || tc.late > 0 {
 				fault.DelayOnly = true // read, not failed: counted
+			}
+			if tc.dvFails {
 				store.Inject(faultstore.Fault{Ops: faultstore.OpGet, Pattern: "deletion_vector_*", Nth: 1})
 			}
 			read := store.Inject(fault)
@@ -132,10 +160,16 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 					s = open()
 				}
 			}
-			if tc.dvFails {
+			switch {
+			case tc.dvFails:
 				require.Positive(t, read.Fired(), "the compacted file is read instead")
 				require.Contains(t, logs.String(), "reading a compacted file's keys instead of following its rows")
-			} else {
+			case tc.late > 0:
+				require.Positive(t, read.Fired(), "the late input's rows are read from the compacted file")
+				if tc.disk {
+					require.NotEmpty(t, s.state.index.redirects, "the other inputs' run entries follow the compaction")
+				}
+			default:
 				require.Zero(t, read.Fired(), "the compacted file was read")
 				if tc.disk {
 					require.NotEmpty(t, s.state.index.redirects, "run entries follow the compaction")
@@ -177,4 +211,25 @@ func TestCatchUpFollowsCompaction(t *testing.T) {
 			require.False(t, strings.Contains(logs.String(), "level=ERROR"), "the log:\n%s", logs)
 		})
 	}
+}
+
+// TestFollowedKeep: a file followed in part keeps the entries of its
+// ranges' rows only, bounds included and excluded as [from, to); other
+// files keep all of theirs.
+func TestFollowedKeep(t *testing.T) {
+	f := &followed{ranges: map[string][]rowRange{"part": {{0, 2}, {5, 6}, {9, 12}}}}
+	var entries []keyEntry
+	for r := range 14 {
+		entries = append(entries, keyEntry{row: r})
+	}
+	rows := func(es []keyEntry) []int {
+		var out []int
+		for _, e := range es {
+			out = append(out, e.row)
+		}
+		return out
+	}
+	require.Equal(t, []int{0, 1, 5, 9, 10, 11}, rows(f.keep("part", entries)))
+	require.Len(t, f.keep("whole", entries), 14)
+	require.Empty(t, f.keep("part", entries[2:5]))
 }

@@ -141,7 +141,7 @@ func indexFromManifest(ctx context.Context, store deltalog.Store, st *tableState
 	}
 	check := liveCheckOf(ctx, x, store, st.snap)
 	if err := readFileKeys(ctx, store, st, fresh, func(path string, entries []keyEntry) error {
-		return x.putNewer(path, entries, check)
+		return x.putNewer(path, follow.keep(path, entries), check)
 	}); err != nil {
 		r.close()
 		return nil, err
