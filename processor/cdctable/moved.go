@@ -3,6 +3,7 @@ package cdctable
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/cdc2delta/cdc2delta/deltalog"
 )
@@ -68,11 +69,7 @@ func WithoutMoved(tags map[string]string) map[string]string {
 	if _, ok := tags[MovedTag]; !ok {
 		return tags
 	}
-	out := make(map[string]string, len(tags)-1)
-	for k, v := range tags {
-		if k != MovedTag {
-			out[k] = v
-		}
-	}
+	out := maps.Clone(tags)
+	delete(out, MovedTag)
 	return out
 }

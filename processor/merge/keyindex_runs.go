@@ -244,10 +244,11 @@ func (x *keyIndex) compactRuns() error {
 		total += r.runs[k].Len()
 		k++
 	}
-	full := k == len(r.runs)
-	if k == 1 && !(full && len(x.redirects) > maxRedirects) {
+	// Past maxRedirects, k reaches every run, even a single one.
+	if k == 1 && len(x.redirects) <= maxRedirects {
 		return nil
 	}
+	full := k == len(r.runs)
 	srcs := make([]*keyrun.Run, k)
 	for i := range k {
 		srcs[i] = r.runs[i].Run
