@@ -96,9 +96,15 @@ func (m *Moto) CreateBucket(name string) {
 	}
 }
 
-// Freeze stops the server with SIGSTOP: the kernel still accepts
-// connections and buffers requests, and nothing answers.
-func (m *Moto) Freeze() { m.signal(syscall.SIGSTOP) }
+// Freeze stops the server with SIGSTOP and returns once it is stopped: the
+// kernel still accepts connections and buffers requests, and nothing
+// answers.
+func (m *Moto) Freeze() {
+	m.t.Helper()
+	if err := freeze(m.cmd.Process.Pid); err != nil {
+		m.t.Fatalf("fulltier: freezing moto: %v", err)
+	}
+}
 
 // Thaw resumes a frozen server with SIGCONT.
 func (m *Moto) Thaw() { m.signal(syscall.SIGCONT) }

@@ -53,9 +53,15 @@ func startScript(t testing.TB, name, script, pidFile string, timeout time.Durati
 	return s, strings.TrimSpace(string(out))
 }
 
-// Freeze stops the server with SIGSTOP: the kernel still accepts
-// connections and buffers requests, and nothing answers.
-func (s *scriptServer) Freeze() { s.signal(syscall.SIGSTOP) }
+// Freeze stops the server with SIGSTOP and returns once it is stopped: the
+// kernel still accepts connections and buffers requests, and nothing
+// answers.
+func (s *scriptServer) Freeze() {
+	s.t.Helper()
+	if err := freeze(s.pid); err != nil {
+		s.t.Fatalf("fulltier: freezing the private %s: %v", s.name, err)
+	}
+}
 
 // Thaw resumes a frozen server with SIGCONT.
 func (s *scriptServer) Thaw() { s.signal(syscall.SIGCONT) }

@@ -9,8 +9,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/glue"
@@ -33,6 +35,9 @@ const (
 	commentParamName = "comment"
 )
 
+// maxAttempts bounds the SDK's attempts at one call.
+const maxAttempts = 3
+
 // Options configure a Glue catalog.
 type Options struct {
 	// Region is the AWS region (default: the AWS configuration's).
@@ -47,8 +52,10 @@ type Options struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
 }
 
-// Catalog is a Glue Data Catalog. It makes one attempt per call: the
-// registrar retries, and the caller's context bounds each call.
+// Catalog is a Glue Data Catalog. A call is retried at most twice, a
+// second apart at most, on what the AWS SDK deems transient (throttling,
+// 5xx, a connection reset or closed under a response); the caller's context
+// bounds the whole call, and the registrar retries beyond that.
 type Catalog struct {
 	client    *glue.Client
 	catalogID *string
@@ -66,7 +73,12 @@ func New(ctx context.Context, o Options) (*Catalog, error) {
 	if o.AccessKeyID != "" {
 		lo = append(lo, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(o.AccessKeyID, o.SecretAccessKey, o.SessionToken)))
 	}
-	lo = append(lo, awsconfig.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }))
+	lo = append(lo, awsconfig.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = maxAttempts
+			o.MaxBackoff = time.Second
+		})
+	}))
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("glue: loading AWS configuration: %w", err)
