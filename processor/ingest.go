@@ -358,10 +358,14 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
 	if t.consumed == nil {
 		t.consumed, t.tombstones = p.m.consumed.WithLabelValues(t.path), p.m.tombstones.WithLabelValues(t.path)
+		t.arrival = p.m.arrivalDelay.WithLabelValues(t.path)
 	}
-	consumed, tombstones := t.consumed, t.tombstones
+	consumed, tombstones, arrival := t.consumed, t.tombstones, t.arrival
 	p.mu.Unlock()
 	consumed.Inc()
+	if first && !r.Timestamp.IsZero() {
+		arrival.Observe(max(now.Sub(r.Timestamp), 0).Seconds())
+	}
 	switch {
 	case e.kind == entrySkip:
 		tombstones.Inc()

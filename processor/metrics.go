@@ -24,6 +24,7 @@ type metrics struct {
 	batchRecords      *prometheus.HistogramVec // table
 	commitSeconds     *prometheus.HistogramVec // table
 	endToEnd          *prometheus.HistogramVec // table
+	arrivalDelay      *prometheus.HistogramVec // table
 	conflicts         *prometheus.CounterVec   // table
 	rebases           *prometheus.CounterVec   // table
 	retries           *prometheus.CounterVec   // table, while
@@ -63,18 +64,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: name, Help: help, Buckets: buckets}, labels)
 	}
 	m := &metrics{
-		consumed:          counter("events_consumed_total", "Kafka records consumed, tombstones and bad input included.", "table"),
-		applied:           counter("events_applied_total", "Changes applied to Delta tables, by effect.", "table", "op"),
-		skippedStale:      counter("events_skipped_stale_total", "Changes at or below the position stored for their key.", "table"),
-		skippedReplay:     counter("events_skipped_replayed_total", "Records at or below their partition's Delta txn version (replays).", "table"),
-		duplicates:        counter("events_duplicates_total", "In-batch duplicates and superseded changes of one key.", "table"),
-		unresolved:        counter("unavailable_unresolved_total", "Columns an event did not carry (Debezium's unavailable-value placeholder) with no earlier image of the row to take the value from: stored as NULL.", "table"),
-		tombstones:        counter("tombstones_total", "Kafka tombstones (null values) skipped.", "table"),
-		deadLettered:      counter("events_dead_lettered_total", "Records produced to the dead-letter topic.", "table", "reason"),
-		badInput:          counter("bad_input_total", "Records that could not be decoded or applied, by reason and policy.", "table", "reason", "policy"),
-		batchRecords:      hist("batch_records", "Records per applied micro-batch.", prometheus.ExponentialBuckets(1, 4, 10), "table"),
-		commitSeconds:     hist("commit_seconds", "Time to apply one micro-batch (MERGE and Delta commit).", prometheus.ExponentialBuckets(0.005, 2, 14), "table"),
-		endToEnd:          hist("end_to_end_latency_seconds", "From the oldest source commit in a batch to its Delta commit.", prometheus.ExponentialBuckets(0.01, 2, 16), "table"),
+		consumed:      counter("events_consumed_total", "Kafka records consumed, tombstones and bad input included.", "table"),
+		applied:       counter("events_applied_total", "Changes applied to Delta tables, by effect.", "table", "op"),
+		skippedStale:  counter("events_skipped_stale_total", "Changes at or below the position stored for their key.", "table"),
+		skippedReplay: counter("events_skipped_replayed_total", "Records at or below their partition's Delta txn version (replays).", "table"),
+		duplicates:    counter("events_duplicates_total", "In-batch duplicates and superseded changes of one key.", "table"),
+		unresolved:    counter("unavailable_unresolved_total", "Columns an event did not carry (Debezium's unavailable-value placeholder) with no earlier image of the row to take the value from: stored as NULL.", "table"),
+		tombstones:    counter("tombstones_total", "Kafka tombstones (null values) skipped.", "table"),
+		deadLettered:  counter("events_dead_lettered_total", "Records produced to the dead-letter topic.", "table", "reason"),
+		badInput:      counter("bad_input_total", "Records that could not be decoded or applied, by reason and policy.", "table", "reason", "policy"),
+		batchRecords:  hist("batch_records", "Records per applied micro-batch.", prometheus.ExponentialBuckets(1, 4, 10), "table"),
+		commitSeconds: hist("commit_seconds", "Time to apply one micro-batch (MERGE and Delta commit).", prometheus.ExponentialBuckets(0.005, 2, 14), "table"),
+		endToEnd:      hist("end_to_end_latency_seconds", "From the oldest source commit in a batch to its Delta commit.", prometheus.ExponentialBuckets(0.01, 2, 16), "table"),
+		arrivalDelay: hist("arrival_delay_seconds", "From the Kafka timestamp of a batch's first record to its arrival in the batch (the time in Kafka, the fetch and the decoding): the part of the end-to-end latency before batching and commits.",
+			prometheus.ExponentialBuckets(0.001, 2, 16), "table"),
 		conflicts:         counter("commit_conflict_retries_total", "Re-applications (a new plan) after a concurrent Delta commit that touched the batch's keys or files.", "table"),
 		rebases:           counter("commit_rebases_total", "Commits retried at a later version, with the same plan, after concurrent Delta commits that touched nothing the batch read.", "table"),
 		retries:           counter("retries_total", "Retries of transient failures (storage, registry, Kafka), by what was being done.", "table", "while"),
@@ -106,7 +109,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.consumed, m.applied, m.skippedStale, m.skippedReplay, m.duplicates, m.unresolved, m.tombstones,
-		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.conflicts, m.rebases,
+		m.deadLettered, m.badInput, m.batchRecords, m.commitSeconds, m.endToEnd, m.arrivalDelay, m.conflicts, m.rebases,
 		m.retries, m.retrySeconds, m.tableFailed, m.tableState, m.deadLetterDropped, m.kafkaUp, m.pausedPartitions,
 		m.deltaOffset, m.groupOffset, m.highWatermark, m.groupCommits, m.bufferedBytes,
 		m.commits, m.filesWritten, m.bytesWritten, m.liveFiles, m.liveDVs, m.deletedRows, m.smallFileDebt,

@@ -84,6 +84,7 @@ type table struct {
 	// tombstones counters, looked up once rather than per record (guarded
 	// by Processor.mu).
 	consumed, tombstones prometheus.Counter
+	arrival              prometheus.Observer // arrival_delay_seconds
 }
 
 // flight is a batch being applied. A revoke of one of its partitions waits

@@ -8,8 +8,11 @@
 //	1  runtime failure (storage, Kafka, a table that cannot be read or committed)
 //	2  usage or configuration error (unknown command or flag, bad argument, invalid config)
 //
-// CDC2DELTA_CPUPROFILE=PREFIX writes a CPU profile of the whole process to
-// PREFIX.PID.pprof when it exits, for benchmarks that run the binary.
+// CDC2DELTA_CPUPROFILE=PREFIX writes a CPU profile of the whole process, for
+// benchmarks that run the binary, in segments of a minute:
+// PREFIX.PID.000.pprof, .001 and so on, the last at exit (`go tool pprof`
+// merges the files it is given). A process killed with SIGKILL loses only
+// its last minute.
 // CDC2DELTA_HEAPPROFILE=PREFIX writes a heap profile to PREFIX.PID.heap.pprof
 // whenever the resident set passes the last profile's (checked every 3 s, at
 // most every 30 s) and at exit: a long run leaves the profile of its peak.
@@ -22,6 +25,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -41,16 +45,51 @@ func startProfile(prefix string) (stop func()) {
 	if prefix == "" {
 		return func() {}
 	}
-	f, err := os.Create(fmt.Sprintf("%s.%d.pprof", prefix, os.Getpid()))
-	if err == nil {
-		err = pprof.StartCPUProfile(f)
+	seg := 0
+	var f *os.File
+	next := func() bool {
+		var err error
+		f, err = os.Create(fmt.Sprintf("%s.%d.%03d.pprof", prefix, os.Getpid(), seg))
+		if err == nil {
+			if err = pprof.StartCPUProfile(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "CDC2DELTA_CPUPROFILE: %v\n", err)
+			return false
+		}
+		seg++
+		return true
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "CDC2DELTA_CPUPROFILE: %v\n", err)
+	if !next() {
 		return func() {}
 	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(profileSegment)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				pprof.StopCPUProfile()
+				f.Close()
+				return
+			case <-tick.C:
+				pprof.StopCPUProfile()
+				f.Close()
+				if !next() {
+					return
+				}
+			}
+		}
+	}()
 	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
+		close(done)
+		<-stopped
 	}
 }
+
+// profileSegment is how much of a run one CPU profile file holds.
+const profileSegment = time.Minute
