@@ -168,6 +168,12 @@ type EstateResult struct {
 	// minute of the phase it was produced in: a queue at the start (the
 	// open's upkeep) and one that builds show apart.
 	FreshnessMinutes []*Latency `json:"freshness_minutes,omitempty"`
+	// SourceHot is, for the hot tables' sampled events, from the event's
+	// source commit time to Kafka's acknowledgement of its produce (of
+	// the produce call that carried it, an upper bound): the part of
+	// their freshness that the source and the broker take, on the same
+	// machine, before cdc2delta can fetch them.
+	SourceHot *Latency `json:"source_hot,omitempty"`
 	// KillRestartSeconds is from SIGKILL of the run to a new run's /readyz
 	// naming every table.
 	KillRestartSeconds float64 `json:"kill_restart_seconds"`
@@ -587,11 +593,12 @@ func (s *estateSource) produceZipf(ctx context.Context, cfg EstateConfig, start 
 			if err := rs.FirstErr(); err != nil {
 				return nil, fmt.Errorf("producing: %w", err)
 			}
+			acked := time.Now()
 			for _, r := range rs {
 				m := meta[r.Record]
 				st := &s.states[m.table]
 				if st.Events%stride[m.table] == 0 {
-					out = append(out, sentIn{sent: sent{cdctable.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, m.at}, table: m.table})
+					out = append(out, sentIn{sent: sent{cdctable.TopicPartition{Topic: r.Record.Topic, Partition: r.Record.Partition}, r.Record.Offset, m.at}, table: m.table, acked: acked})
 				}
 				st.Events++
 			}
@@ -604,10 +611,12 @@ func (s *estateSource) produceZipf(ctx context.Context, cfg EstateConfig, start 
 	}
 }
 
-// sentIn is a sent event and its table's index.
+// sentIn is a sent event, its table's index and when its produce was
+// acknowledged.
 type sentIn struct {
 	sent
 	table int
+	acked time.Time
 }
 
 // sampleLag samples the group's lag every interval until ctx ends.
@@ -658,11 +667,13 @@ func (s *estateSource) readTables(ctx context.Context, res *EstateResult, events
 		st.LiveFiles, st.LiveDVs, st.OptimalFiles = lf.files, lf.dvs, lf.optimal
 	}
 	var hot, rest []sent
+	var source []time.Duration
 	byClass := map[string][]sent{}
 	for _, e := range events {
 		st := s.states[e.table]
 		if st.Hot {
 			hot = append(hot, e.sent)
+			source = append(source, e.acked.Sub(e.at))
 		} else {
 			rest = append(rest, e.sent)
 		}
@@ -673,6 +684,9 @@ func (s *estateSource) readTables(ctx context.Context, res *EstateResult, events
 		if res.FreshnessHot, err = tl.latency(hot); err != nil {
 			return err
 		}
+	}
+	if len(source) > 0 {
+		res.SourceHot = latencyOf(source)
 	}
 	if len(rest) > 0 {
 		if res.FreshnessRest, err = tl.latency(rest); err != nil {

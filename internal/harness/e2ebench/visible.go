@@ -133,7 +133,12 @@ func (tl timelines) latency(events []sent) (*Latency, error) {
 		}
 		ds[i] = at.Sub(e.at)
 	}
+	return latencyOf(ds), nil
+}
+
+// latencyOf summarizes durations (at least one; sorted in place).
+func latencyOf(ds []time.Duration) *Latency {
 	slices.Sort(ds)
 	q := func(f float64) float64 { return ds[min(int(f*float64(len(ds))), len(ds)-1)].Seconds() }
-	return &Latency{Events: len(ds), P50Seconds: q(0.50), P99Seconds: q(0.99), MaxSeconds: ds[len(ds)-1].Seconds()}, nil
+	return &Latency{Events: len(ds), P50Seconds: q(0.50), P99Seconds: q(0.99), MaxSeconds: ds[len(ds)-1].Seconds()}
 }
