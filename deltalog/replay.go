@@ -68,6 +68,11 @@ func (s *tableState) apply(actions []Action, from string) {
 		case a.Remove != nil:
 			rm := *a.Remove
 			rm.DataChange = false
+			// A tombstone is kept for the retention period (a week by default), one
+			// per file a commit removes, for VACUUM and checkpoints, neither of which
+			// reads its statistics or tags: a table that commits every few seconds
+			// holds tens of thousands, and those strings were most of their memory.
+			rm.Stats, rm.Tags = "", nil
 			k := rm.Key()
 			delete(s.files, k)
 			delete(s.absolute, k)

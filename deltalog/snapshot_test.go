@@ -53,7 +53,8 @@ func TestReplayReconciliation(t *testing.T) {
 		`{"txn":{"appId":"k/1","version":3,"lastUpdated":2}}`,
 		`{"domainMetadata":{"domain":"gone","configuration":"","removed":true}}`)
 	// Paths are keyed decoded: this removes "b%20c.parquet".
-	putCommit(t, st, 2, `{"remove":{"path":"b c.parquet","deletionTimestamp":`+fmt.Sprint(now)+`,"dataChange":true}}`)
+	putCommit(t, st, 2, `{"remove":{"path":"b c.parquet","deletionTimestamp":`+fmt.Sprint(now)+`,"dataChange":true,`+
+		`"extendedFileMetadata":true,"partitionValues":{},"size":1,"stats":"{\"numRecords\":1}","tags":{"k":"v"}}}`)
 
 	snap, err := tbl.Snapshot(ctx)
 	require.NoError(t, err)
@@ -71,6 +72,10 @@ func TestReplayReconciliation(t *testing.T) {
 	// old.parquet's tombstone expired; a.parquet (no DV) and "b c.parquet" remain; the
 	// DV'd remove of b%20c with deletionTimestamp 1 expired long ago.
 	require.Equal(t, []string{"a.parquet", "b c.parquet"}, tp)
+	// Tombstones keep what VACUUM and checkpoints use, not statistics or tags.
+	require.Equal(t, int64(1), *tomb[1].Size)
+	require.Empty(t, tomb[1].Stats)
+	require.Nil(t, tomb[1].Tags)
 
 	v, ok := snap.TxnVersion("k/0")
 	require.True(t, ok)

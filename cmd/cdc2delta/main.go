@@ -16,6 +16,8 @@
 // CDC2DELTA_HEAPPROFILE=PREFIX writes a heap profile to PREFIX.PID.heap.pprof
 // whenever the resident set passes the last profile's (checked every 3 s, at
 // most every 30 s) and at exit: a long run leaves the profile of its peak.
+// CDC2DELTA_TRACE=PREFIX keeps an execution trace of the last 10 s in memory
+// and writes it to PREFIX.PID.N.trace on each SIGUSR1.
 package main
 
 import (
@@ -32,7 +34,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile(os.Getenv("CDC2DELTA_CPUPROFILE"))
 	stopHeap := startHeapProfile(os.Getenv("CDC2DELTA_HEAPPROFILE"), os.Stderr)
+	stopTrace := startFlightTrace(os.Getenv("CDC2DELTA_TRACE"), os.Stderr)
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stopTrace()
 	stopHeap()
 	stopProfile()
 	stop()
