@@ -349,13 +349,22 @@ func (p *Processor) route(now time.Time, r *kgo.Record, d decoded) {
 		e.produced = earliest(e.produced, time.UnixMilli(ms))
 	}
 	first := t.pend.empty()
+	produced := t.pend.produced
 	t.pend.add(now, l, e)
 	p.mu.buffered += e.size
 	// The worker learns the batch's deadline from its first entry, and
 	// again when it reaches MinRecords (its deadline moves from MaxDelay to
 	// Age).
 	drained := l.Drained && t.pend.count() >= l.MinRecords && t.drained() // only then does it count
-	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || p.mu.buffered > p.opts.MaxBufferedBytes
+	over := p.mu.buffered > p.opts.MaxBufferedBytes
+	due := first || t.pend.count() == l.MinRecords || t.pend.due(now, l, drained) || over
+	if due && !first && !t.slot.IsZero() && t.pend.produced.Equal(produced) && !t.pend.full(l) && !over {
+		// The worker holds a commit-budget slot and sleeps until it or
+		// max_delay: a record that moves neither (its batch's oldest, full,
+		// memory) would only wake it to sleep again, once a poll for every
+		// table waiting its turn, crowding the scheduler and mu.
+		due = false
+	}
 	if t.consumed == nil {
 		t.consumed, t.tombstones = p.m.consumed.WithLabelValues(t.path), p.m.tombstones.WithLabelValues(t.path)
 		t.arrival = p.m.arrivalDelay.WithLabelValues(t.path)
